@@ -2796,18 +2796,23 @@ def qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
     return sched_replay.device_peak_by_kv(key, build, caches[0].cells, CUDA_ALIGN, host)
 
 
-def gemma2_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
-                        devices: tuple[Device, ...], s: LlamaCppSettings, rough: bool = False) -> int | None:
-    """The compute buffer of the one ggml-cuda device that holds Gemma 2's output layer, its other layers on it or
-    left on the CPU (sched_replay.gemma2_graph scheduled and allocated as ggml_backend_sched does, as
-    qwen35_device_bytes: the host layers' products run on the device by op offload, one weight copy a split, their
-    K / V stores on the CPU, their attention on the device reading copies of their cache's views and masks). With
-    every layer on the CPU the logits land above what the last host layer's splits leave (a weight copy and the
-    FFN's rows), where the closed forms put them at the buffer's start. H200 (tests/fixtures/llamacpp_cuda, the
-    gemma-2-9b 4-layer file at -ngl 1, -c 8192): CUDA0 569.56 MiB measured, 514.00 by the closed forms (0.902).
-    Where it holds: one KV stream (one sequence, or several on a unified cache), an F16 cache (on the CPU with -nkvo
-    and flash attention), every layer on the device or the CPU, no tensor overrides, the newest build's graph
-    (QWEN35_REPLAY_BUILD); None elsewhere."""
+# the iSWA graphs sched_replay rebuilds for a ggml-cuda device, by architecture: their layers' FFN (dense or MoE)
+ISWA_DEVICE_GRAPHS = {"gemma2": False, "llama4": True}
+
+
+def iswa_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                      devices: tuple[Device, ...], s: LlamaCppSettings, rough: bool = False) -> int | None:
+    """The compute buffer of the one ggml-cuda device that holds the output layer of Gemma 2 or Llama 4, their other
+    layers on it or left on the CPU (sched_replay.gemma2_graph / llama4_graph scheduled and allocated as
+    ggml_backend_sched does, as qwen35_device_bytes: the host layers' products run on the device by op offload, one
+    weight copy a split, their K / V stores on the CPU, their attention on the device reading copies of their
+    cache's views and masks). With the repeating layers on the CPU the logits land above what the last host
+    layer's splits leave (a weight copy and the FFN's rows), where the closed forms put them at the buffer's start.
+    H200 (tests/fixtures/llamacpp_cuda): the gemma-2-9b 4-layer file at -ngl 1, -c 8192: CUDA0 569.56 MiB measured,
+    514.00 by the closed forms (0.902). Where it holds: one KV stream (one sequence, or several on a unified cache),
+    an F16 cache (on the CPU with -nkvo and flash attention), every layer on the device or the CPU, no tensor
+    overrides, the newest build's graph (QWEN35_REPLAY_BUILD); Llama 4 with every layer's FFN an MoE of one shared
+    expert; None elsewhere."""
     d = placement.output_device
     trunk = spec.trunk_layers
     T = min(ctx.n_ctx, ctx.n_ubatch)
@@ -2815,21 +2820,24 @@ def gemma2_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
     if rough and host_layers:
         return None
     names = {t.name for t in spec.weights.tensors}
-    if spec.architecture != "gemma2" or d != 0 or len(devices) != 1 or ctx.n_stream != 1 or T % max(1, ctx.n_seq_max) \
+    moe = ISWA_DEVICE_GRAPHS.get(spec.architecture)
+    if moe is None or d != 0 or len(devices) != 1 or ctx.n_stream != 1 or T % max(1, ctx.n_seq_max) \
             or ctx.build < QWEN35_REPLAY_BUILD or infer_backend(devices, s.backend).name not in _GGML_CUDA \
             or not set(placement.layer_device) <= {-1, d} or s.no_kv_offload and not ctx.flash_attn or ctx.n_rs_seq \
             or ctx.type_k.quantized or ctx.type_v.quantized or ctx.type_k.type_size != 2 \
             or ctx.type_v.type_size != 2 or host_layers and _offload_device(devices, s, T) != d \
             or s.override_tensor or s.cpu_moe or s.n_cpu_moe or not trunk or trunk[-1].index != len(trunk) - 1 \
-            or any(la.attention is None or la.ffn.is_moe or f"blk.{la.index}.ffn_down.weight" not in names
-                   for la in trunk) \
+            or any(la.attention is None for la in trunk) \
             or any(ctx.flash_attn and not cuda_fa_supported(la.attention, ctx) for la in trunk):
+        return None
+    if moe and any(not la.ffn.is_moe or not la.ffn.n_ff_shared or not la.ffn.n_ff_expert for la in trunk) \
+            or not moe and any(la.ffn.is_moe or f"blk.{la.index}.ffn_down.weight" not in names for la in trunk):
         return None
     host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
             if t.layer in host_layers}
     iswa = [(layers, cells) for layers, cells, _ in _iswa_caches(caches, T, ctx.flash_attn)]
-    g = sched_replay.gemma2_graph(spec, T, reserved_outputs(ctx, s), iswa, host, host_layers, ctx.flash_attn,
-                                  s.no_kv_offload)
+    build = sched_replay.llama4_graph if moe else sched_replay.gemma2_graph
+    g = build(spec, T, reserved_outputs(ctx, s), iswa, host, host_layers, ctx.flash_attn, s.no_kv_offload)
     return sched_replay.device_peak(g, CUDA_ALIGN)
 
 
@@ -3188,8 +3196,8 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     q35 = qwen35_device_bytes(spec, ctx, caches, placement, devices, s, rough)
     if q35 is not None:  # Qwen3.5's pp graph on the device, scheduled and replayed
         out[placement.output_device] = q35
-    g2 = gemma2_device_bytes(spec, ctx, caches, placement, devices, s, rough)
-    if g2 is not None:  # Gemma 2's pp graph on the device, scheduled and replayed
+    g2 = iswa_device_bytes(spec, ctx, caches, placement, devices, s, rough)
+    if g2 is not None:  # Gemma 2's or Llama 4's pp graph on the device, scheduled and replayed
         out[placement.output_device] = g2
     vq = vulkan_qwen35_device_bytes(spec, ctx, caches, placement, devices, s, rough)
     if vq is not None:  # Qwen3.5's whole pp graph on one Vulkan device, in its order, replayed

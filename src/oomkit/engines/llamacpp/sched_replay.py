@@ -827,6 +827,120 @@ def gemma2_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
     return g
 
 
+def llama4_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ...], int]], host: dict[str, int],
+                 host_layers: set[int], flash_attn: bool = True, host_caches: bool = False) -> Graph:
+    """Llama 4's pp graph (src/models/llama4.cpp at llama.cpp@0c1e57098, the iSWA variant: chunked layers with RoPE,
+    every n_no_rope_layer_step-th (4th) layer global without it; one sequence a KV stream, an F16 cache), in graph
+    order: the token rows; per layer the attention norm, build_qkv's Q, K and V products and reshapes; a RoPE layer
+    ropes Q and K and RMS-normalises them without weight (use_kq_norm: Llama4TextL2Norm), a global layer multiplies Q
+    by the temperature-tuning input (build_inp_attn_scale, 1 x 1 x T); the iSWA build_attn (q, k, v expanded, the
+    stores into the layer's cache: caches, (layers, cells) each, then FLASH_ATTN_EXT on its views and F16 mask, or
+    KQ, SOFT_MAX with the F32 mask, KQV and its CONT) and wo; in the last layer out_ids' rows of it and of the layer
+    input; ffn_inp; the FFN norm; build_moe_ffn with weight_before_ffn (LLM_ARCH_LLAMA4): the router's logits, their
+    SIGMOID, ARGSORT of the logits themselves and its top-k view, GET_ROWS of the reshaped probabilities (expanded
+    early), the input REPEATed to the used experts and multiplied by the weights, the gate / up MUL_MAT_ID, SWIGLU,
+    down, each expert's view expanded, their ADDs (a CONT for one expert); the shared expert (build_ffn: up, gate,
+    SWIGLU, down) added, then the residual; the output norm (result_norm, an output) and the logits. ggml-cuda's
+    top-k fusion does not match this router (ggml_cuda_topk_moe_fusion wants ARGSORT to read the sigmoid's output),
+    so no allocation dependency is added. The layers in host_layers keep their weights and their cache on the CPU;
+    host: those weights' bytes, copied when read on the device; host_caches (-nkvo): every cache on the CPU."""
+    g, w, inp = _pp_graph_start(spec, T_, host, host_layers)
+    n_embd = spec.n_embd
+    inp_pos = g.input((T_,))
+    attn_scale = g.input((1, 1, T_))
+    trunk = spec.trunk_layers
+    by_layer: dict[int, tuple[T, T, T, int]] = {}
+    for layers, cells in caches:  # build_attn_inp_kv_iswa
+        a = trunk[layers[0]].attention
+        k_idxs = g.input((T_,), 8)
+        v_idxs = g.input((T_ if flash_attn else T_ * a.n_kv_heads * a.head_dim_v,), 8)
+        mask = g.input((cells, T_, 1, 1), 2 if flash_attn else 4)
+        by_layer.update({il: (k_idxs, v_idxs, mask, cells) for il in layers})
+    out_ids = g.input((n_outputs,))
+    for la in trunk:
+        il, a, f = la.index, la.attention, la.ffn
+        dev = HOST if il in host_layers or host_caches else DEVICE  # the layer's cache
+        k_idxs, v_idxs, mask, n_kv = by_layer[il]
+        hd, hdv, nh, nkv = a.head_dim_k, a.head_dim_v, a.n_heads, a.n_kv_heads
+        res = inp
+        cur = g.op("RMS_NORM", inp.ne, inp)
+        cur = g.op("MUL", cur.ne, cur, w(f"blk.{il}.attn_norm.weight", (n_embd,), il))
+        q = g.op("MUL_MAT", (hd * nh, T_), w(f"blk.{il}.attn_q.weight", (n_embd, hd * nh), il), cur)
+        kc = g.op("MUL_MAT", (hd * nkv, T_), w(f"blk.{il}.attn_k.weight", (n_embd, hd * nkv), il), cur)
+        vc = g.op("MUL_MAT", (hdv * nkv, T_), w(f"blk.{il}.attn_v.weight", (n_embd, hdv * nkv), il), cur)
+        q, kc, vc = g.reshape(q, (hd, nh, T_)), g.reshape(kc, (hd, nkv, T_)), g.reshape(vc, (hdv, nkv, T_))
+        if a.window:  # use_rope (a chunked layer), then use_kq_norm's weightless RMS norms
+            q, kc = g.op("ROPE", q.ne, q, inp_pos), g.op("ROPE", kc.ne, kc, inp_pos)
+            q, kc = g.op("RMS_NORM", q.ne, q), g.op("RMS_NORM", kc.ne, kc)
+        else:
+            q = g.op("MUL", q.ne, q, attn_scale)
+        g.expand(q)
+        g.expand(kc)
+        g.expand(vc)
+        kc_ = g.cache((hd * nkv, n_kv), dev, 2)
+        g.expand(g.into("SET_ROWS", kc_, g.view(kc, (hd * nkv, T_)), k_idxs, kc_))
+        vv = g.cache((hdv * nkv, n_kv), dev, 2)
+        if flash_attn:
+            g.expand(g.into("SET_ROWS", vv, g.view(vc, (hdv * nkv, T_)), v_idxs, vv))
+        else:
+            flat = g.reshape(vv, (1, hdv * nkv * n_kv))
+            g.expand(g.into("SET_ROWS", flat, g.reshape(g.reshape(vc, (hdv * nkv, T_)), (1, hdv * nkv * T_)),
+                            v_idxs, flat))
+        k = g.permute(g.view(kc_, (hd, nkv, n_kv, 1), (2, hd * 2, hd * nkv * 2, hd * nkv * 2 * n_kv)), (0, 2, 1, 3))
+        qq = g.permute(g.view(q, (hd, nh, T_, 1)), (0, 2, 1, 3))
+        if flash_attn:
+            v = g.permute(g.view(vv, (hdv, nkv, n_kv, 1), (2, hdv * 2, hdv * nkv * 2, hdv * nkv * 2 * n_kv)),
+                          (0, 2, 1, 3))
+            att = g.reshape(g.op("FLASH_ATTN_EXT", (hdv, nh, T_, 1), qq, k, v, mask), (hdv * nh, T_))
+        else:
+            v = g.permute(g.view(vv, (n_kv, nkv, hdv, 1), (2, n_kv * hdv * 2, n_kv * 2, n_kv * hdv * nkv * 2)),
+                          (0, 2, 1, 3))
+            kq = g.op("SOFT_MAX", (n_kv, T_, nh, 1), g.op("MUL_MAT", (n_kv, T_, nh, 1), k, qq), mask)
+            kqv = g.op("MUL_MAT", (hdv, T_, nh, 1), v, kq)
+            att = g.op("CONT", (hdv * nh, T_), g.permute(kqv, (0, 2, 1, 3)))
+        cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.attn_output.weight", (hdv * nh, n_embd), il), att)
+        R = T_
+        if la is trunk[-1]:  # out_ids' rows of the attention output and of the layer input
+            R = n_outputs
+            cur = g.op("GET_ROWS", (n_embd, R), cur, out_ids)
+            res = g.op("GET_ROWS", (n_embd, R), res, out_ids)
+        ffn_inp = g.op("ADD", cur.ne, cur, res)
+        x = g.op("RMS_NORM", ffn_inp.ne, ffn_inp)
+        x = g.op("MUL", x.ne, x, w(f"blk.{il}.ffn_norm.weight", (n_embd,), il))
+        n_exp, n_used, ff = f.n_experts, f.n_experts_used, f.n_ff_expert
+        logits = g.op("MUL_MAT", (n_exp, R), w(f"blk.{il}.ffn_gate_inp.weight", (n_embd, n_exp), il), x)
+        probs = g.op("UNARY", logits.ne, logits)  # sigmoid
+        topk = g.view(g.op("ARGSORT", logits.ne, logits), (n_used, R))  # selection_probs = logits (llama4)
+        wts = g.expand(g.op("GET_ROWS", (1, n_used, R), g.reshape(probs, (1, n_exp, R)), topk))
+        xr = g.op("MUL", (n_embd, n_used, R), g.op("REPEAT", (n_embd, n_used, R), g.reshape(x, (n_embd, 1, R))), wts)
+        up = g.op("MUL_MAT_ID", (ff, n_used, R), w(f"blk.{il}.ffn_up_exps.weight", (n_embd, ff, n_exp), il), xr, topk)
+        gate = g.op("MUL_MAT_ID", (ff, n_used, R), w(f"blk.{il}.ffn_gate_exps.weight", (n_embd, ff, n_exp), il), xr,
+                    topk)
+        ex = g.expand(g.op("MUL_MAT_ID", (n_embd, n_used, R),
+                           w(f"blk.{il}.ffn_down_exps.weight", (ff, n_embd, n_exp), il),
+                           g.op("GLU", (ff, n_used, R), gate, up), topk))
+        views = [g.expand(g.view(ex, (n_embd, R), (4, ex.nb[2]))) for _ in range(n_used)]
+        moe = views[0]
+        for v_ in views[1:]:
+            moe = g.expand(g.op("ADD", (n_embd, R), moe, v_))
+        if n_used == 1:
+            moe = g.op("CONT", (n_embd, R), moe)
+        sh = f.n_ff_shared
+        up = g.op("MUL_MAT", (sh, R), w(f"blk.{il}.ffn_up_shexp.weight", (n_embd, sh), il), x)
+        gate = g.op("MUL_MAT", (sh, R), w(f"blk.{il}.ffn_gate_shexp.weight", (n_embd, sh), il), x)
+        down = g.op("MUL_MAT", (n_embd, R), w(f"blk.{il}.ffn_down_shexp.weight", (sh, n_embd), il),
+                    g.op("GLU", (sh, R), gate, up))
+        cur = g.op("ADD", moe.ne, moe, down)
+        inp = g.op("ADD", cur.ne, cur, ffn_inp)
+    h = g.op("RMS_NORM", inp.ne, inp)
+    h = g.op("MUL", h.ne, h, w("output_norm.weight", (n_embd,), None))
+    h.output = True  # result_norm (t_embd)
+    logits = g.op("MUL_MAT", (spec.n_vocab, h.ne[1]), w("output.weight", (n_embd, spec.n_vocab), None), h)
+    logits.output = True
+    g.expand(logits)
+    return g
+
+
 def host_nodes(g: Graph, n_embd: int, T_: int) -> tuple[int, list[Node]]:
     """The graph as the CPU backend alone hands it to ggml-alloc (no splits, no copies): its leafs first, in
     ggml_build_forward_expand's order, build_inp_embd's embeddings input (flagged an input, never read) after the
