@@ -406,6 +406,64 @@ def _split_input(on_gpu: bool, nbytes: int, *shape: int) -> T:
     return T("", nbytes=nbytes, layout=("in", shape), external=True)
 
 
+def _vl_input(size: int, shape: tuple[int, ...], on_gpu: bool) -> T:
+    """A ctx.Input() tensor: in a buffer of its own on the CPU, a leaf in the scheduler's buffer on a GPU."""
+    return T("", nbytes=size, layout=("in", shape), external=not on_gpu)
+
+
+def _vl_linear(x: T, i: int, o: int, cols: int) -> T:
+    return _made("add", (_made("mul_mat", (_weight(i, o), x), 4, o, cols), _weight(o)), 4, o, cols)
+
+
+def _vl_rms_norm(x: T, E: int, cols: int) -> T:
+    return _made("mul", (_made("rms_norm", (x,), 4, E, cols), _weight(E)), 4, E, cols)
+
+
+def _qwen25vl_patch_embed(pix: T, E: int, n: int) -> T:
+    """PatchEmbedding (the same code in v0.13.0-v0.13.3 and v0.13.4+): the two temporal halves' F16 conv_2d
+    (im2col, matmul, permuted copy), summed."""
+    t, w = _made, _weight
+    pv = t("cont", (view(view(pix)),), 4, 2, 196, 3, n)
+    convs = []
+    for _ in range(2):
+        x = view(t("cont", (view(pv),), 4, 1, 196, 3, n))
+        col = t("im2col", (w(14, 14, 3, E), x), 2, 588, 1, 1, n)
+        mm = t("mul_mat", (view(col), view(w(14, 14, 3, E))), 4, n, E)
+        convs.append(t("cont", (view(view(mm)),), 4, 1, 1, E, n))
+    return view(t("add", (convs[0], convs[1]), 4, 1, 1, E, n))
+
+
+def _qwen25vl_blocks(h: T, E: int, H: int, n: int, n_ff: int, n_layer: int, full_layers: tuple[int, ...],
+                     mask: T, rope) -> T:
+    """The encoder blocks: RMSNorm, q/k/v with biases, `rope` on q and k, the attention by hand (kq = k x q in
+    F32 per head, scaled, the block-diagonal mask on the window blocks, softmax), the output, the SwiGLU MLP."""
+    t, D = _made, E // H
+    for il in range(n_layer):
+        res = h
+        x = _vl_rms_norm(h, E, n)
+        q, k, v = (view(_vl_linear(x, E, E, n)) for _ in range(3))
+        q, k = rope(q), rope(k)
+        v = t("cont", (view(v),), 4, n, D, H)
+        kq = t("scale", (t("mul_mat", (k, q), 4, n, n, H),), 4, n, n, H)
+        if il not in full_layers:
+            kq = t("add", (kq, mask), 4, n, n, H)
+        kq = t("soft_max", (kq, None, None), 4, n, n, H)
+        a = view(t("cont", (view(t("mul_mat", (v, kq), 4, D, n, H)),), 4, D, H, n))
+        h = t("add", (_vl_linear(a, E, E, n), res), 4, E, n)
+        res = h
+        x = _vl_rms_norm(h, E, n)
+        x = t("glu", (_vl_linear(x, E, n_ff, n), _vl_linear(x, E, n_ff, n)), 4, n_ff, n)
+        h = t("add", (_vl_linear(x, n_ff, E, n), res), 4, E, n)
+    return h
+
+
+def _qwen25vl_merger(h: T, E: int, n: int, out_hidden: int) -> T:
+    """The patch merger: RMSNorm, then 4 patches' rows through the two-layer GELU MLP."""
+    x = view(_vl_rms_norm(h, E, n))
+    hidden = _made("unary", (_vl_linear(x, 4 * E, 4 * E, n // 4),), 4, 4 * E, n // 4)
+    return _vl_linear(hidden, 4 * E, out_hidden, n // 4)
+
+
 def qwen25vl_vision_graph_bytes(grid_h: int, grid_w: int, hidden: int, n_head: int, n_ff: int, out_hidden: int,
                                 n_layer: int, full_layers: tuple[int, ...], on_gpu: bool,
                                 alignment: int = 128) -> int:
@@ -425,52 +483,16 @@ def qwen25vl_vision_graph_bytes(grid_h: int, grid_w: int, hidden: int, n_head: i
     (tests/test_ollama_graph_ggml.py) on the CPU and with the inputs in the buffer."""
     E, H, n = hidden, n_head, grid_h * grid_w
     D = E // H
-    g = Graph()
-
-    w, t = _weight, _made
-
-    def inp(size: int, *shape: int) -> T:
-        return T("", nbytes=size, layout=("in", shape), external=not on_gpu)
-
-    def lin(x: T, i: int, o: int, cols: int) -> T:
-        return t("add", (t("mul_mat", (w(i, o), x), 4, o, cols), w(o)), 4, o, cols)
-
-    def norm(x: T, cols: int) -> T:
-        return t("mul", (t("rms_norm", (x,), 4, E, cols), w(E)), 4, E, cols)
-
-    pix = inp(4 * 1176 * n, 1176, n)
-    widx = inp(4 * (n // 4), n // 4)
-    pos = inp(4 * 4 * n, 4 * n)
-    mask = inp(4 * n * n, n, n)
-    pv = t("cont", (view(view(pix)),), 4, 2, 196, 3, n)
-    convs = []
-    for _ in range(2):  # the two temporal halves
-        x = view(t("cont", (view(pv),), 4, 1, 196, 3, n))
-        col = t("im2col", (w(14, 14, 3, E), x), 2, 588, 1, 1, n)
-        mm = t("mul_mat", (view(col), view(w(14, 14, 3, E))), 4, n, E)
-        convs.append(t("cont", (view(view(mm)),), 4, 1, 1, E, n))
-    h = view(t("add", (convs[0], convs[1]), 4, 1, 1, E, n))
+    g, t = Graph(), _made
+    pix = _vl_input(4 * 1176 * n, (1176, n), on_gpu)
+    widx = _vl_input(4 * (n // 4), (n // 4,), on_gpu)
+    pos = _vl_input(4 * 4 * n, (4 * n,), on_gpu)
+    mask = _vl_input(4 * n * n, (n, n), on_gpu)
+    h = _qwen25vl_patch_embed(pix, E, n)
     h = view(t("get_rows", (view(h), t("argsort", (widx,), 4, n // 4)), 4, 4 * E, n // 4))
-    for il in range(n_layer):
-        res = h
-        x = norm(h, n)
-        q, k, v = (view(lin(x, E, E, n)) for _ in range(3))
-        q = view(t("rope", (q, pos, None), 4, D, H, n))
-        k = view(t("rope", (k, pos, None), 4, D, H, n))
-        v = t("cont", (view(v),), 4, n, D, H)
-        kq = t("scale", (t("mul_mat", (k, q), 4, n, n, H),), 4, n, n, H)
-        if il not in full_layers:
-            kq = t("add", (kq, mask), 4, n, n, H)
-        kq = t("soft_max", (kq, None, None), 4, n, n, H)
-        a = view(t("cont", (view(t("mul_mat", (v, kq), 4, D, n, H)),), 4, D, H, n))
-        h = t("add", (lin(a, E, E, n), res), 4, E, n)
-        res = h
-        x = norm(h, n)
-        x = t("glu", (lin(x, E, n_ff, n), lin(x, E, n_ff, n)), 4, n_ff, n)
-        h = t("add", (lin(x, n_ff, E, n), res), 4, E, n)
-    x = view(norm(h, n))
-    x = lin(t("unary", (lin(x, 4 * E, 4 * E, n // 4),), 4, 4 * E, n // 4), 4 * E, out_hidden, n // 4)
-    g.expand(t("get_rows", (x, widx), 4, out_hidden, n // 4))
+    h = _qwen25vl_blocks(h, E, H, n, n_ff, n_layer, full_layers, mask,
+                         lambda a: view(t("rope", (a, pos, None), 4, D, H, n)))
+    g.expand(t("get_rows", (_qwen25vl_merger(h, E, n, out_hidden), widx), 4, out_hidden, n // 4))
     return reserve(g, alignment)
 
 
@@ -495,32 +517,13 @@ def qwen25vl_rotate_half_vision_graph_bytes(grid_h: int, grid_w: int, hidden: in
     E, H, n = hidden, n_head, grid_h * grid_w
     D = E // H
     F = D // 4  # the frequencies of one axis (PositionalEmbedding: dim = head_dim / 2, freq = dim / 2)
-    g = Graph()
-
-    w, t = _weight, _made
-
-    def inp(size: int, *shape: int) -> T:
-        return T("", nbytes=size, layout=("in", shape), external=not on_gpu)
-
-    def lin(x: T, i: int, o: int, cols: int) -> T:
-        return t("add", (t("mul_mat", (w(i, o), x), 4, o, cols), w(o)), 4, o, cols)
-
-    def norm(x: T, cols: int) -> T:
-        return t("mul", (t("rms_norm", (x,), 4, E, cols), w(E)), 4, E, cols)
-
-    pix = inp(4 * 1176 * n, 1176, n)
-    freqs = inp(4 * F * max(grid_h, grid_w), F, max(grid_h, grid_w))
-    coords = inp(4 * 2 * n, 2, grid_w, grid_h)
-    widx = inp(4 * (n // 4), n // 4)
-    mask = inp(4 * n * n, n, n)
-    pv = t("cont", (view(view(pix)),), 4, 2, 196, 3, n)
-    convs = []
-    for _ in range(2):  # the two temporal halves (PatchEmbedding: the same code as v0.13.4's)
-        x = view(t("cont", (view(pv),), 4, 1, 196, 3, n))
-        col = t("im2col", (w(14, 14, 3, E), x), 2, 588, 1, 1, n)
-        mm = t("mul_mat", (view(col), view(w(14, 14, 3, E))), 4, n, E)
-        convs.append(t("cont", (view(view(mm)),), 4, 1, 1, E, n))
-    h = view(t("add", (convs[0], convs[1]), 4, 1, 1, E, n))
+    g, t = Graph(), _made
+    pix = _vl_input(4 * 1176 * n, (1176, n), on_gpu)
+    freqs = _vl_input(4 * F * max(grid_h, grid_w), (F, max(grid_h, grid_w)), on_gpu)
+    coords = _vl_input(4 * 2 * n, (2, grid_w, grid_h), on_gpu)
+    widx = _vl_input(4 * (n // 4), (n // 4,), on_gpu)
+    mask = _vl_input(4 * n * n, (n, n), on_gpu)
+    h = _qwen25vl_patch_embed(pix, E, n)
     pos = t("cont", (view(view(coords)),), 4, 2, merge, grid_w, grid_h // merge)  # I32 ids
     pos = view(t("cont", (view(view(pos)),), 4, 2, merge, merge, n // (merge * merge)))
     pe = view(t("get_rows", (freqs, pos), 4, F, 2 * n))
@@ -528,31 +531,14 @@ def qwen25vl_rotate_half_vision_graph_bytes(grid_h: int, grid_w: int, hidden: in
     pe = view(t("get_rows", (view(pe), widx), 4, 8 * F, n // 4))
     pe = t("concat", (pe, pe), 4, D, n)
     cos, sin = view(t("cos", (pe,), 4, D, n)), view(t("sin", (pe,), 4, D, n))
-    m3 = view(mask)
 
-    def rope(a: T) -> T:
+    def rotate_half(a: T) -> T:
         half = t("scale", (t("cont", (view(a),), 4, D // 2, H, n),), 4, D // 2, H, n)
         rotated = t("mul", (t("concat", (half, view(a)), 4, D, H, n), sin), 4, D, H, n)
-        return t("add", (t("mul", (a, cos), 4, D, H, n), rotated), 4, D, H, n)
+        return view(t("add", (t("mul", (a, cos), 4, D, H, n), rotated), 4, D, H, n))
 
-    for il in range(n_layer):
-        res = h
-        x = norm(h, n)
-        q, k, v = (view(lin(x, E, E, n)) for _ in range(3))
-        q, k = view(rope(q)), view(rope(k))
-        v = t("cont", (view(v),), 4, n, D, H)
-        kq = t("scale", (t("mul_mat", (k, q), 4, n, n, H),), 4, n, n, H)
-        if il not in full_layers:
-            kq = t("add", (kq, m3), 4, n, n, H)
-        kq = t("soft_max", (kq, None, None), 4, n, n, H)
-        a = view(t("cont", (view(t("mul_mat", (v, kq), 4, D, n, H)),), 4, D, H, n))
-        h = t("add", (lin(a, E, E, n), res), 4, E, n)
-        res = h
-        x = norm(h, n)
-        x = t("glu", (lin(x, E, n_ff, n), lin(x, E, n_ff, n)), 4, n_ff, n)
-        h = t("add", (lin(x, n_ff, E, n), res), 4, E, n)
-    x = view(norm(h, n))
-    x = lin(t("unary", (lin(x, 4 * E, 4 * E, n // 4),), 4, 4 * E, n // 4), 4 * E, out_hidden, n // 4)
+    h = _qwen25vl_blocks(h, E, H, n, n_ff, n_layer, full_layers, view(mask), rotate_half)
+    x = _qwen25vl_merger(h, E, n, out_hidden)
     g.expand(t("get_rows", (x, t("argsort", (widx,), 4, n // 4)), 4, out_hidden, n // 4))
     return reserve(g, alignment)
 
