@@ -225,8 +225,10 @@ _RULES: tuple[_Rule, ...] = (
     # cards, Qwen3.6-35B-A3B-int4-mixed-AutoRound) that the name does not list: counted at 4 bits, a lower bound
     _Rule(r"-int(?P<bits>[248])-mixed-autoround", "-int4-mixed-AutoRound: Intel AutoRound int4, group 128, some "
           "layers kept at more bits that the name does not say (counted at 4 bits: a lower bound)", _autoround),
-    _Rule(r"-int(?P<bits>[248])-autoround(?P<awq>-awq)?(?:-inc)?", "-int4-AutoRound: Intel AutoRound, GPTQ-packed "
-          "(AWQ-packed when named), group 128, symmetric: auto-round's defaults", _autoround),
+    # OPEA's "-int4-AutoRound-awq-sym" (OPEA/Mistral-Small-3.1-24B-Instruct-2503-int4-AutoRound-awq-sym,
+    # vllm-project/vllm#16128) names the symmetry auto-round's default already is
+    _Rule(r"-int(?P<bits>[248])-autoround(?P<awq>-awq)?(?:-sym)?(?:-inc)?", "-int4-AutoRound: Intel AutoRound, "
+          "GPTQ-packed (AWQ-packed when named), group 128, symmetric: auto-round's defaults", _autoround),
     _Rule(r"-int4", "-Int4: GPTQ int4, group 128", _fixed(_gptq(4))),
     _Rule(r"-int8", "-Int8: GPTQ int8, group 128", _fixed(_gptq(8))),
     # bitsandbytes (unsloth)

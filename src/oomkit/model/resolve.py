@@ -320,10 +320,23 @@ def _not_in_catalog(ref: str, name: str, fmt: str | None, weight_format: str | N
     if ref.lower().endswith((".gguf", ".json")) or "/" in ref and Path(ref).suffix:
         named = (names.hub_cache_gguf(ref) or names.gguf_file_model(ref)) if ref.lower().endswith(".gguf") else None
         said = f" (its name says {named}: give that to estimate it without the file)" if named else ""
+        if named and (ik := gguf_recipes.ik_quant_refusal(named.rsplit(":", 1)[1])):
+            # ik_llama.cpp's own file types (IQ4_K, ik_llama.cpp#675's GLM-4.5-Air-IQ4_K-00001-of-00002.gguf): the
+            # name is refused as the file would be, not offered as the way to estimate it
+            said = f" (its name says {named}); {ik}"
         raise ModelError(f"no such file: {ref}{said}")
     if _OLLAMA_BLOB.search(ref):
         raise ModelError(f"{ref}: an Ollama model blob that is not on this machine, and its name (a digest) says "
                          "nothing of the model: name its tag (`ollama list` shows it) or give the file itself")
+    # a folder of the server's working directory named without "./" (`vllm serve "Qwen2.5-VL-72B-Instruct-AWQ"`,
+    # QwenLM/Qwen3-VL#1353; Jan's "Qwen3.5-9B-MLX-4bit", janhq/jan#7722): transformers' from_pretrained and
+    # mlx_lm.utils.load take a name that is an existing directory as that directory before any hub lookup, and a hub
+    # repo id has an owner; read by its name as "./NAME" is
+    if not re.search(r"[\\/:]", ref) and (folder := _catalog_folder(f"./{ref}")) is not None:
+        spec = resolve(folder, weight_format, default_format, tag_formats)
+        return replace(spec, labels=spec.labels + (
+            f"{ref} has no owner, so it is a folder, and it is not on this machine: read as {folder}, the repo its "
+            "name says (its own config.json was not read)",))
     raise ModelError(f"unknown model {name!r}: not a file and not in the built-in catalog{more}")
 
 
