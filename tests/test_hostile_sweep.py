@@ -121,6 +121,14 @@ def test_lfm2_ffn_multiplier_not_a_number(tmp_path, value):
     refused(["estimate", d, "--vram", "24GiB"], "block_ffn_dim_multiplier")
 
 
+@pytest.mark.parametrize("field", ["linear_num_value_heads", "linear_num_key_heads"])
+def test_gated_delta_net_with_no_heads(tmp_path, field):
+    """Qwen3.5's linear_num_value_heads = 0 divided the state's norm width by zero (ZeroDivisionError)."""
+    cfg = json.loads((CATALOG / "qwen3.5-0.8b.json").read_text())["config"]
+    cfg.get("text_config", cfg)[field] = 0
+    refused(["estimate", model_dir(tmp_path, cfg), "--vram", "24GiB"], f"{field} = 0")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # GGUF
 
@@ -169,3 +177,26 @@ def test_hf_endpoint_that_is_not_a_url(monkeypatch):
     monkeypatch.setenv("HF_ENDPOINT", "http://[::1")
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     refused(["estimate", "someorg/somemodel", "--vram", "24GiB"], "HF_ENDPOINT='http://[::1' is not a URL")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# serve
+
+
+@pytest.mark.parametrize("host,words", [("", "--host is empty"), ("999.1.1.1", "--host '999.1.1.1' is not an address"),
+                                        ("\U0001f4a5", "is not an address or a name that resolves")])
+def test_serve_host_that_cannot_be_listened_on(host, words):
+    """--host 999.1.1.1 exited 3 after uvicorn's own 'Name or service not known' line; --host '' (every interface
+    to uvicorn) and --host 💥 started or hung instead of saying what was wrong."""
+    refused(["serve", "--host", host, "--port", "8765"], words)
+
+
+def test_serve_port_in_use():
+    """A port another program listens on: uvicorn logged 'address already in use' and the command exited 3."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        refused(["serve", "--port", str(port)], f"cannot listen on 127.0.0.1 port {port}")

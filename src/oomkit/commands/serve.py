@@ -54,6 +54,7 @@ def run(argv: list[str]) -> int:
         else:
             raise OomkitError(f"unexpected argument {argv[i]!r} (see oomkit serve --help)")
         i += 1
+    _check_address(host, port)
     try:
         import uvicorn  # lazy: the web extra, only for serve
 
@@ -74,3 +75,25 @@ def run(argv: list[str]) -> int:
     hosts = LOOPBACK_NAMES if host in LOOPBACK else None  # loopback: answer only requests addressed to it
     uvicorn.run(create_app(hub=hub, hosts=hosts), host=host, port=port, log_level="warning")
     return 0
+
+
+def _check_address(host: str, port: int) -> None:
+    """Refuse, in one line, an address the server could not listen on, before uvicorn logs it and exits: an empty
+    --host (uvicorn would take it for every interface), a name that does not resolve, a port in use. The trial bind
+    sets SO_REUSEADDR as asyncio's create_server does on Unix (reuse_address), the socket uvicorn then opens."""
+    import socket  # lazy: only for serve
+
+    if not host.strip():
+        raise OomkitError("--host is empty: give an address (127.0.0.1, or 0.0.0.0 for every interface)")
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except (OSError, UnicodeError) as e:
+        why = getattr(e, "strerror", None) or str(e)
+        raise OomkitError(f"--host {host!r} is not an address or a name that resolves ({why})") from None
+    try:
+        with socket.socket(family, kind, proto) as s:
+            if hasattr(socket, "SO_REUSEADDR") and sys.platform != "win32":
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(addr)
+    except OSError as e:
+        raise OomkitError(f"cannot listen on {host} port {port}: {e.strerror or e}") from None

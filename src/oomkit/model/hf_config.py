@@ -1010,6 +1010,9 @@ def _recurrent(r: _Reader, model_type: str, n_embd: int) -> RecurrentState:
                               conv_override=max(l_cache - 1, 0) * n_embd, ssm_override=0)
     if r.has("linear_num_value_heads"):  # Qwen3-Next / Qwen3.5 gated delta net
         n_v, d_v = r.int("linear_num_value_heads"), r.int("linear_value_head_dim")
+        for k in ("linear_num_value_heads", "linear_num_key_heads"):  # qwen3next.cpp: ssm_norm {d_inner / n_heads}
+            if r.int(k) == 0:
+                raise OomkitError(f"{r.name}: config field {k} = 0: the gated delta net needs at least one head")
         return RecurrentState("gated_delta_net", d_inner=n_v * d_v, d_state=r.int("linear_key_head_dim"),
                               d_conv=r.int("linear_conv_kernel_dim"), n_group=r.int("linear_num_key_heads"),
                               n_heads=n_v)
