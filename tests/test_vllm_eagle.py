@@ -105,6 +105,14 @@ def test_command_line_eagle3_is_counted(llama):
     assert not any("drafter" in u for u in s.unmodelled)
 
 
+def test_command_line_drafter_without_a_config_is_said_not_counted():
+    """A drafter whose config is neither local nor in the catalog: the estimate goes on without it and says so."""
+    _, _, s = parse_args(["serve", "Qwen/Qwen3-8B", "--speculative-config", json.dumps(
+        {"method": "eagle3", "model": "RedHatAI/Qwen3-8B-speculator.eagle3", "num_speculative_tokens": 5})])
+    assert s.speculative_model is None
+    assert any("eagle3=RedHatAI/Qwen3-8B-speculator.eagle3" in u for u in s.unmodelled)
+
+
 def test_ngram_and_suffix_load_nothing(llama):
     _, spec, base, _, _ = llama
     plain = ENGINE.estimate(spec, gpus(H100, 1), base).engine_view["model_loading_bytes"]["CUDA0"]

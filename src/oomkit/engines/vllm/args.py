@@ -37,6 +37,7 @@ from ..command import (
 )
 from ..release_flags import at_release_read, known_in, release_key, unique_readings, varies, why_not
 from .config import CACHE_DTYPES
+from .drafter import config_known
 from .settings import VllmSettings
 
 PROG = "vllm serve"
@@ -487,7 +488,7 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         if cfg.get("disable_padded_drafter_batch") is not None:
             opts["disable_padded_drafter_batch"] = cfg["disable_padded_drafter_batch"] is True
         if (drafter := _separate_drafter(cfg)) is not None:
-            if _eagle_head(cfg):
+            if _eagle_head(cfg) and config_known(str(cfg["model"])):
                 opts["speculative_model"] = str(cfg["model"])  # counted in drafter.py
             else:
                 _unmodelled(opts, f"{flag} {drafter} (the drafter model's weights and KV cache)")

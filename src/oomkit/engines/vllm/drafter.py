@@ -102,6 +102,17 @@ def _config_from(model: str) -> dict[str, Any]:
     return dict(entry.config)
 
 
+def config_known(model: str) -> bool:
+    """Whether the drafter's config can be read (a local folder or file, or a catalog entry): the command line
+    counts the head only then, and otherwise says the drafter is not counted (args.py)."""
+    p = Path(model)
+    if (p / "config.json").is_file() or p.is_file():
+        return True
+    from ...model.catalog import lookup
+
+    return lookup(model) is not None
+
+
 @lru_cache(maxsize=32)
 def _load(model: str, method: str) -> Drafter:
     cfg = _config_from(model)
