@@ -1,5 +1,5 @@
-"""vLLM with a separate EAGLE / EAGLE-3 drafter (--speculative-config '{"method": "eagle3", "model": ...}'), V1 model
-runner: the drafter's weights, its KV cache layer and its profile pass (engines/vllm/drafter.py).
+"""vLLM with a separate EAGLE / EAGLE-3 drafter (--speculative-config '{"method": "eagle3", "model": ...}'), model
+runners V1 and V2: the drafter's weights, its KV cache layer and its profile pass (engines/vllm/drafter.py).
 
 Logs (tests/fixtures/engine_logs/vllm/eagle/):
 * vllm-project/speculators#166 (2025-10-30, vLLM ~0.11.1): meta-llama/Meta-Llama-3.1-8B-Instruct with
@@ -123,7 +123,8 @@ def test_ngram_and_suffix_load_nothing(llama):
 
 
 @pytest.mark.parametrize("change, words", [
-    ({"use_v2_model_runner": True, "engine_version": "0.24.0"}, "model runner V2"),
+    ({"use_v2_model_runner": True, "engine_version": "0.29.0", "pipeline_parallel_size": 2},
+     "EAGLE3 with pipeline parallelism"),
     ({"speculative_method": "medusa"}, "only EAGLE"),
     ({"speculative_model": "no-such-org/no-such-drafter"}, "not in the catalog"),
 ])
@@ -206,3 +207,78 @@ def test_eagle1_head_takes_the_targets_lm_head(llama, tmp_path):
     head = ENGINE.estimate(spec, gpus(H100, 1), e1).engine_view["model_loading_bytes"]["CUDA0"] - plain
     params = 6144 * 4096 + 4096 * 4096 + 3 * 4096 * 14336 + 2 * 4096 * 4096
     assert abs(head - 2 * params) < 2**20, head
+
+
+# Model runner V2 (every model from 0.29, the only runner from 0.34): the same command must be estimated, not refused.
+# The figures are derived by hand from llama_eagle3.py's shapes (the drafter config of the speculators#166 fixture:
+# hidden 4096, 32 heads, 8 KV heads of 128, intermediate 14336, one layer, draft vocabulary 32,000) in bf16:
+# qkv (4096 + 2 x 1024) x 2 x 4096, o 4096 x 4096, gate_up + down 3 x 4096 x 14336, fc 3 x 4096 x 4096, four RMSNorm
+# weights (input, post-attention, hidden_norm, final) of 4096, the 32,000 x 4096 lm_head, and d2t (32,000 int64).
+HEAD_PARAMS = 6144 * 8192 + 4096 * 4096 + 3 * 4096 * 14336 + 3 * 4096 * 4096 + 4 * 4096 + 32000 * 4096
+HEAD_BYTES = 2 * HEAD_PARAMS + 8 * 32000
+# KV a token: the target's 32 layers and the drafter's one, 2 (K, V) x 8 heads x 128 x 2 B each
+KV_PER_TOKEN = 33 * 2 * 8 * 128 * 2
+
+
+@pytest.mark.parametrize("version", [None, "0.30.0"])
+def test_v2_runner_eagle3_weights_and_kv(llama, version):
+    """The command of the brief (`vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config '{"method":
+    "eagle3", "model": ..., "num_speculative_tokens": 3}'`) at the newest release and 0.30 (model runner V2 for
+    every model): spec_decode/eagle/utils.py load_eagle_model shares the embedding (the checkpoint has none) and
+    keeps the head's own 32,000-row lm_head (has_own_lm_head, a different shape); get_kv_cache_spec registers the
+    drafter's layer beside the target's."""
+    _, _, _, _, path = llama
+    _, _, s = parse_args(["serve", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-config",
+                          json.dumps({"method": "eagle3", "model": path, "num_speculative_tokens": 3})])
+    s = replace(s, engine_version=version)
+    spec = spec_of("meta-llama/Llama-3.1-8B-Instruct")
+    base = replace(s, speculative_model=None, speculative_method=None, num_speculative_tokens=0)
+    est = ENGINE.estimate(spec, gpus(H100, 1), s)
+    assert est.error is None, est.error
+    assert not any("V1 model runner" in w for w in est.warnings)
+    plain = ENGINE.estimate(spec, gpus(H100, 1), base).engine_view["model_loading_bytes"]["CUDA0"]
+    head = est.engine_view["model_loading_bytes"]["CUDA0"] - plain
+    assert abs(head - HEAD_BYTES) < 2**20, (head, HEAD_BYTES)
+    budget = 40 * GIB
+    kv = ENGINE.estimate(spec, gpus(H100, 1), replace(s, kv_cache_memory_bytes=budget)).engine_view
+    assert kv["kv_cache_tokens"] // 16 == budget // (16 * KV_PER_TOKEN)
+
+
+def test_v2_runner_eagle3_profile_holds_the_fc_input(llama):
+    """V2's propose (autoregressive/speculator.py 0.30) runs combine_hidden_states(torch.cat(aux_hidden_states)):
+    the T x 3 x 4096 concatenation and the fc's T x 4096 output, where V1's dummy_run reads its buffer; against
+    the same run forced onto V1 (VLLM_USE_V2_MODEL_RUNNER=0), the drafter's share of the profile grows by
+    T x 4096 x 2 B x (3 + 1 - 2) (the drafter's own 2 x 4096 input concatenation being V1's term). Few sequences,
+    so the forward is the profile's peak."""
+    _, spec, base, eagle, _ = llama
+    base, eagle = (replace(x, engine_version="0.30.0", max_num_seqs=8) for x in (base, eagle))
+
+    def drafter_share(v2: bool) -> int:
+        a = ENGINE.estimate(spec, gpus(H100, 1), replace(base, use_v2_model_runner=v2)).engine_view
+        b = ENGINE.estimate(spec, gpus(H100, 1), replace(eagle, use_v2_model_runner=v2)).engine_view
+        return a["available_kv_cache_bytes"]["CUDA0"] - b["available_kv_cache_bytes"]["CUDA0"]
+
+    est = ENGINE.estimate(spec, gpus(H100, 1), replace(eagle, use_v2_model_runner=True))
+    T = est.settings["max_num_batched_tokens"]
+    # the rest (3 MiB here): V2's grammar bitmask rows for the draft tokens and its graph estimate's own shape
+    assert abs(drafter_share(True) - drafter_share(False) - 2 * T * 4096 * 2) < 4 * 2**20
+
+
+@pytest.mark.parametrize("version, method, fallback", [
+    ("0.30.0", "ngram", True), ("0.31.0", "ngram", True), ("0.32.0", "ngram", False),
+    ("0.33.0", "suffix", True), ("0.34.0", "suffix", False), ("0.30.0", "eagle3", False),
+])
+def test_v2_runner_speculative_fallbacks(llama, version, method, fallback):
+    """config/vllm.py _get_v2_model_runner_unsupported_features by release: a default-V2 model with a method V2
+    does not run falls back to V1 with vLLM's warning; VLLM_USE_V2_MODEL_RUNNER=1 then is vLLM's one-line refusal."""
+    _, spec, _, eagle, _ = llama
+    s = replace(eagle, engine_version=version, speculative_method=method,
+                speculative_model=None if method != "eagle3" else eagle.speculative_model)
+    est = ENGINE.estimate(spec, gpus(H100, 1), s)
+    warned = any(f"Model Runner V2 does not yet support speculative method '{method}'" in w for w in est.warnings)
+    assert warned == fallback, est.warnings
+    if fallback:
+        with pytest.raises(OomkitError) as e:
+            ENGINE.estimate(spec, gpus(H100, 1), replace(s, use_v2_model_runner=True))
+        assert "Model Runner V2 does not yet support: speculative method" in str(e.value)
+        assert "\n" not in str(e.value)

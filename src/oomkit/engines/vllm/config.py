@@ -625,17 +625,33 @@ def _runner_v2(spec: ModelSpec, s: VllmSettings, version: Version, hybrid: bool,
     else the release's default models (_is_default_v2_model_runner_model, settings.ERAS runner_v2_*). The features
     that send a default model back to V1 (_get_v2_model_runner_unsupported_features: ngram / suffix speculation,
     custom logits processors, prompt embeds, ... before 0.29 also prefill context parallelism and dual batch
-    overlap) are not among oomkit's settings; Triton is taken to be installed."""
+    overlap) are not among oomkit's settings, the speculative methods are (_v2_spec_unsupported); Triton is taken to
+    be installed."""
     if ERAS.reached(version, "runner_v1_removed"):
         if s.use_v2_model_runner is False:
             raise SettingsError("VLLM_USE_V2_MODEL_RUNNER=0 is no longer supported: Model Runner V1 has been "
                                 "removed. Unset this variable.")
         return True
+    spec_unsupported = _v2_spec_unsupported(s, version)
     if s.use_v2_model_runner is not None:
         if version < (0, 21, 0):
             warnings.append("VLLM_USE_V2_MODEL_RUNNER is modelled from vLLM 0.21 on: the V1 runner's rules are used")
             return False
+        if s.use_v2_model_runner and spec_unsupported:
+            # config/vllm.py __post_init__: use_v2_model_runner -> _validate_v2_model_runner
+            raise SettingsError(f"Model Runner V2 does not yet support: {spec_unsupported}")
         return s.use_v2_model_runner
+    default = _default_v2(spec, s, version, hybrid)
+    if default and spec_unsupported:
+        # use_v2_model_runner: "Model Runner V2 does not yet support %s; using the V1 model runner instead."
+        warnings.append(f"Model Runner V2 does not yet support {spec_unsupported}; using the V1 model runner "
+                        "instead")
+        return False
+    return default
+
+
+def _default_v2(spec: ModelSpec, s: VllmSettings, version: Version, hybrid: bool) -> bool:
+    """_is_default_v2_model_runner_model by release (settings.ERAS runner_v2_*)."""
     if not ERAS.reached(version, "runner_v2_qwen3") or spec.architecture in _ENCODER_ONLY:
         return False  # runner_type "generate" only: pooling models stay on V1
     if ERAS.reached(version, "runner_v2_all"):
@@ -655,6 +671,44 @@ def _runner_v2(spec: ModelSpec, s: VllmSettings, version: Version, hybrid: bool,
         return (dense_listed and not moe) or listed_moe
     quantized = bool(s.quantization) or spec.weights.format.lower() not in FLOAT_BYTES
     return dense_listed and not moe and not quantized  # 0.22-0.23: "not is_moe and not is_quantized"
+
+
+# config/vllm.py _get_v2_model_runner_unsupported_features, the speculative methods model runner V2 does not run
+# (a default V2 model falls back to V1; VLLM_USE_V2_MODEL_RUNNER=1 is refused). Read in 0.27.1 and 0.29.0 (ngram /
+# ngram_gpu, and any method but eagle, eagle3, mtp, dflash, dspark, extract_hidden_states; taken for every release
+# before 0.30), 0.30.0, 0.31.0, 0.32.0 and 0.33.0 (the lists below); 0.34.0 has no V1 runner (suffix/, ngram/,
+# standalone_ar/ speculators under v1/worker/gpu/spec_decode)
+_V2_SPEC_OK_029 = ("eagle", "eagle3", "mtp", "dflash", "dspark", "extract_hidden_states")
+_V2_SPEC_UNSUPPORTED = (
+    ((0, 33, 0), ("suffix", "custom_class")),
+    ((0, 32, 0), ("suffix", "medusa", "mlp_speculator", "custom_class")),
+    ((0, 31, 0), ("ngram", "ngram_gpu", "suffix", "medusa", "mlp_speculator", "custom_class")),
+    ((0, 30, 0), ("ngram", "ngram_gpu", "draft_model", "suffix", "medusa", "mlp_speculator", "custom_class")),
+)
+
+
+def _v2_spec_unsupported(s: VllmSettings, version: Version) -> str:
+    """The speculative feature model runner V2 of this release refuses, in vLLM's words ("" where none): the
+    method as SpeculativeConfig resolves it (drafter.py infer_method; num_speculative_tokens alone is the
+    checkpoint's MTP, a drafter not named EAGLE is draft_model); before 0.30 also EAGLE-3 under pipeline
+    parallelism ("EAGLE3 with pipeline parallelism")."""
+    from .drafter import infer_method
+
+    if not (s.speculative_method or s.speculative_model or s.num_speculative_tokens):
+        return ""
+    method = infer_method(s) or ("draft_model" if s.speculative_model else "mtp")
+    if method.endswith("_mtp"):
+        method = "mtp"  # config/speculative.py: deepseek_mtp, qwen3_next_mtp, ... are "mtp"
+    for first, refused in _V2_SPEC_UNSUPPORTED:
+        if version >= first:
+            return f"speculative method '{method}'" if method in refused else ""
+    if method in ("ngram", "ngram_gpu"):
+        return "ngram/ngram_gpu speculative decoding"
+    if method not in _V2_SPEC_OK_029:
+        return f"speculative method '{method}'"
+    if method == "eagle3" and s.pipeline_parallel_size > 1:
+        return "EAGLE3 with pipeline parallelism"
+    return ""
 
 
 def _check_parallel(spec: ModelSpec, tp: int) -> None:

@@ -22,8 +22,27 @@ What is mirrored (vllm-project/vllm, V1 runner, 0.9.2-0.24.0):
 - gpu_model_runner.py _dummy_run: drafter.dummy_run(num_tokens) right after the target forward, with the target's
   outputs (and for EAGLE-3 the aux hidden states, three layers' T x hidden, returned as a tuple) still referenced.
 
-Not modelled (a one-line error): the drafter on model runner V2 (v1/worker/gpu/spec_decode: its own buffers and
-CUDA-graph managers, not read), drafters other than the Llama-style EAGLE heads (Medusa, MLP speculator,
+Model runner V2 (v1/worker/gpu/, read in the 0.29.0, 0.30.0 and 0.34.0 sdists; spec_decode/autoregressive/
+speculator.py in 0.29-0.30, target_dependent_ar/speculator.py in 0.34, the same code):
+- weights: spec_decode/eagle/utils.py load_eagle_model: maybe_share_target_embed / share_target_lm_head take the
+  target's table unless the checkpoint carries its own (process_eagle_weight sets has_own_embed_tokens /
+  has_own_lm_head) that differs from it, none at PP > 1 without the flag: an EAGLE-3 head's 32,000-row lm_head stays,
+  an EAGLE-1 head has none: V1's rule (weight_bytes).
+- KV: model_runner.py get_kv_cache_spec -> get_kv_cache_spec(vllm_config): every attention layer, the drafter's
+  ("draft_attn_layer_names") included: V1's rule.
+- buffers: the speculator is built in GPUModelRunner.__init__ (init_speculator) on the last stage; its
+  hidden_states (max_num_batched_tokens x the draft hidden, model dtype) is V1's buffer; the rest is per request
+  (draft_tokens, idx_mapping, ... max_num_seqs rows; draft logits only for draft_sample_method "probabilistic",
+  default "greedy").
+- profile: _dummy_run -> speculator.propose(..., is_profile=True) with the target's hidden_states and aux list alive;
+  EAGLE-3 first builds torch.cat(aux_hidden_states, -1) (T x 3 target hidden) and combine_hidden_states (fc, T x
+  hidden): profile_bytes.
+- graphs: speculator.capture() after the target's, into the same pool (and inside profile_cudagraph_memory's
+  measured delta from 0.29): its prefill_cudagraph_manager has the target's cudagraph mode and capture sizes, so
+  each captured size carries the drafter's layers once, as on V1 (graph_layers). The one-token draft-decode FULL
+  graphs (k >= 2; decode_cudagraph_manager) are not counted.
+
+Not modelled (a one-line error): drafters other than the Llama-style EAGLE heads (Medusa, MLP speculator,
 draft_model), quantized drafters.
 """
 
@@ -158,9 +177,6 @@ def drafter_of(s: VllmSettings, r: Resolved) -> Drafter | None:
                           "only EAGLE / EAGLE-3 drafters are modelled")
     if not r.v1:
         raise OomkitError("--speculative-config EAGLE drafter: vLLM's V0 spec-decode worker is not modelled")
-    if r.runner_v2:
-        raise OomkitError("--speculative-config EAGLE drafter on model runner V2 (VLLM_USE_V2_MODEL_RUNNER): its "
-                          "speculator's buffers and CUDA graphs are not modelled")
     return _load(s.speculative_model, method)
 
 
@@ -204,8 +220,16 @@ def profile_bytes(d: Drafter, spec: ModelSpec, r: Resolved) -> int:
     kept = T * spec.n_embd * b * (4 if d.method == "eagle3" else 1)
     concat = T * 2 * d.hidden * b
     # EagleProposer.__init__'s persistent hidden_states buffer (max_num_tokens x hidden, model dtype), built with the
-    # runner after the worker's init snapshot: inside the profile's torch increase
+    # runner after the worker's init snapshot: inside the profile's torch increase (V2: the speculator's own
+    # hidden_states buffer, the same shape)
     buffer = T * d.hidden * b
+    if r.runner_v2 and d.method == "eagle3":
+        # V2 propose (autoregressive/speculator.py 0.29-0.30, target_dependent_ar/speculator.py 0.34):
+        # combine_hidden_states(torch.cat(aux_hidden_states, dim=-1)): the T x 3 x target-hidden concatenation and
+        # the fc's T x hidden output alive together; the output stays referenced ("hidden_states") through the
+        # drafter's prefill, beside its 2 x hidden input concatenation
+        combined = T * d.hidden * b
+        return kept + buffer + max(T * 3 * d.target_hidden * b, concat) + combined
     return kept + concat + buffer
 
 
