@@ -13,6 +13,8 @@ change; no rule changed after them (see "not held" below), so "before" and "afte
 | sglang#35996 | main 2026-08 | one GPU | Qwen3.x-27B FP8 (inferred), NEXTN | target weights | 28.39 GB | 28.35 GiB (-0.1 %) |
 | | | | | draft weights (own embed + lm_head) | 5.18 GB | 5.18 GiB |
 | sglang#17985 | main 2026-01-30 | 4 MUSA GPUs, PP2 TP2 | Qwen3-4B | weights, PP1 TP1 | 2.33 GB | 2.11 GiB (-9.4 %), xfail |
+| sglang#30891 | 0.5.15 | B300 | Qwen3-30B-A3B FP8 + EAGLE3 draft | target weights (/server_info) | 29.32 GB | 29.04 GiB (-1.0 %) |
+| | | | | KV pool at 1,960,896 tokens | 179.53 GB | 179.53 GiB |
 
 Not held, and why:
 - sglang#4895: the checkpoint's quantization_config is not in the thread. Read as vllm#16199 reads the same name
@@ -24,6 +26,8 @@ Not held, and why:
   draft's KV pool for its one full-attention MTP layer) is not modelled: kv.py handle_max_mamba_cache refuses it.
   The draft worker's weights (draft.py draft_worker: the MTP layer split over TP plus the draft's own
   vocab-parallel embed_tokens and lm_head, freed by init_lm_head only after the target pool is sized) are held.
+- sglang#30891: the token capacity (1,960,896) end to end: the command is cut after "--speculative", so neither
+  mem_fraction_static nor the draft is known (oomkit at the default fraction 0.905, the draft not counted: 2,329,935).
 - sglang#17985: PP1 (the last stage: layers 18-35, the final norm and, the embeddings being tied, its own
   ParallelLMHead) is 2.11 GiB by its tensors; 0.22 GiB more is printed. Qwen3ForCausalLM.__init__ (qwen3.py 0.5.8)
   sends embed_tokens from the first stage to the last over the pp_group between the two free-memory readings, so
@@ -72,7 +76,7 @@ def weights_error(got: int, printed: int) -> float:
 
 def test_every_fixture_names_its_source_and_keeps_its_lines():
     stems = sorted(p.stem for p in HERE.glob("*.json"))
-    assert len(stems) == 5
+    assert len(stems) == 6
     for stem in stems:
         fx = fixture(stem)
         assert fx["engine"] == "sglang" and fx["source"].startswith("https://github.com/"), stem
@@ -188,3 +192,27 @@ def test_pp_last_stage_weights():
     last = est.devices[-1].weights_bytes
     err = weights_error(last, fixture(PP)["printed"]["weights_mem_pp1_tp1_bytes"])
     assert abs(err) < WEIGHTS_LIMIT, f"{err:+.2%}"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# sglang#30891: Qwen3-30B-A3B FP8 with a SpecForge EAGLE3 draft on one B300 (0.5.15), /server_info's memory_usage
+
+EAGLE3 = "qwen3-30b-a3b-fp8-b300-eagle3-server-info-pr30891"
+B300 = ("NVIDIA B300", 275040 * MiB)  # nvidia-smi's total (hardware/gpus.json)
+
+
+def test_eagle3_target_weights():
+    # "weight" is the target ModelRunner's weight_load_mem_usage: block-FP8 experts and projections, bf16 embedding
+    # and lm_head: 29.04 GiB against 29.32 GB (the draft loads in its own worker, not in this figure)
+    est = sg.ENGINE.estimate(spec_of("qwen3-30b-a3b", FP8_BLOCK), gpus(B300, 1),
+                             sg.SGLangSettings(speculative_algorithm="EAGLE3", engine_version="0.5.15"))
+    err = weights_error(est.devices[0].weights_bytes, fixture(EAGLE3)["printed"]["weights_mem_bytes"])
+    assert abs(err) < WEIGHTS_LIMIT, f"{err:+.2%}"
+
+
+def test_eagle3_target_pool_at_the_token_capacity():
+    # "kvcache" is the target MHATokenToKVPool's mem_usage, K + V: (1,960,896 + 1) x 48 layers x 4 KV heads x 128
+    # x 2 x bf16 = 179.53 GiB; TP1 is read from this cell (the fixture's notes)
+    p = fixture(EAGLE3)["printed"]
+    pool = pool_at("qwen3-30b-a3b", p["max_total_num_tokens"], engine_version="0.5.15")
+    assert two(pool.k_bytes + pool.v_bytes) == p["kvcache_gb"]
