@@ -3,11 +3,11 @@ pull requests (each cited), favouring derived and quantized repos (AWQ, GPTQ, Au
 bnb-4bit, MLX -4bit/-8bit, unsloth's GGUF) and the newest models, run through `oomkit check`, the command quoted as
 MODEL, `fit`, `plan`, then mutated. None of their threads is in sweeps 1 to 6 or the held-out name sets.
 
-Measured (2026-12-06), before this sweep's changes: 46 real inputs (30 commands; 15 model names or hub URLs and 1
-Modelfile pasted as MODEL) from 43 public threads; 11 answered wrong (a wrong refusal, one for the wrong reason, or
-a hint that leads to another refusal). 4 are in the model-name readers (model/names.py, model/resolve.py) and are
-fixed here (FIXED); 7 need the command splitter, vLLM's flag table or the Ollama Modelfile reader and stay strict
-xfails with their reason (STILL).
+Measured (2026-12-06), before this sweep's changes: 60 real inputs (34 commands; 25 model names, folders or hub URLs
+and 1 Modelfile pasted as MODEL) from 56 public threads; 14 answered wrong (a wrong refusal, one for the wrong
+reason, a hint that leads to another refusal, a file type the name does not say, a folder's publisher dropped). 7 are
+in the model-name readers (model/names.py, model/resolve.py) and are fixed here (FIXED); 7 need the command
+splitter, vLLM's flag table or the Ollama Modelfile reader and stay strict xfails with their reason (STILL).
 """
 
 from __future__ import annotations
@@ -35,11 +35,11 @@ from tests.sweep_harness import (
     version_args,
 )
 
-# Not verbatim: none (prompts, quote marks and the cut ends are kept as posted; sg3194's two commands, ollama#13366's two
-# names and sglang#7482's two URLs are one case each). Hardware: as the thread names it or its log shows it; where it names none, a card of
-# the kind the thread implies, on which no expectation below depends. Versions: as the thread states them; where a
-# flag's reading depends on it and the thread gives a date only, the release of that date (vLLM 0.7.0 for sglang#3194,
-# 0.10.2 for vllm-gfx906#45's "0.10.2.dev756+gfx906").
+# Not verbatim: none (prompts, quote marks and the cut ends are kept as posted; where a thread holds two inputs,
+# sglang#3194's commands, ollama#13366's, sglang#7482's and omlx#592's names, each is a case). Hardware: as the thread
+# names it or its log shows it; where it names none, a card of the kind the thread implies, on which no expectation
+# below depends. Versions: as the thread states them; where a flag's reading depends on it and the thread gives a date
+# only, the release of that date (vLLM 0.7.0 for sglang#3194, 0.10.2 for vllm-gfx906#45's "0.10.2.dev756+gfx906").
 CASES = [
     # ---- vLLM ----
     # v37858: bash's continuation prompt `> ` before each line (was: "unrecognized arguments: qwen3 hermes": the
@@ -222,6 +222,58 @@ CASES = [
     Case('sg32156', 'https://github.com/sgl-project/sglang/issues/32156', 'model', 'RTX 5090', None, RIGHT,
          'unsloth/Qwen3.6-35B-A3B-NVFP4',
          ('reads', {'model': 'unsloth/Qwen3.6-35B-A3B-NVFP4'})),
+    # ---- a second pass: MLX repos, LM Studio folders, llama.cpp files ----
+    # omlx592a: unsloth's dynamic MLX mix: which layers keep more bits is not in the name
+    Case('omlx592a', 'https://github.com/jundot/omlx/issues/592', 'model', 'M4 Pro 48GB', None, RIGHT,
+         'unsloth/gemma-4-E4B-it-UD-MLX-4bit',
+         ('refuses', "unknown model 'unsloth/gemma-4-E4B-it-UD-MLX-4bit'")),
+    Case('omlx592b', 'https://github.com/jundot/omlx/issues/592', 'model', 'M4 Pro 48GB', None, RIGHT,
+         'mlx-community/gemma-4-26b-a4b-6bit',
+         ('reads', {'model': 'mlx-community/gemma-4-26b-a4b-6bit'})),
+    Case('lms1803', 'https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1803', 'model', 'M4 Max 64GB', None, RIGHT,
+         'mlx-community/gemma-4-26b-a4b-it-mxfp4',
+         ('reads', {'model': 'mlx-community/gemma-4-26b-a4b-it-mxfp4'})),
+    Case('lms664', 'https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/664', 'model', 'M4 Max 64GB', None, RIGHT,
+         'https://huggingface.co/mlx-community/gemma-3-27b-it-4bit-DWQ',
+         ('reads', {'model': 'mlx-community/gemma-3-27b-it-4bit-DWQ'})),
+    Case('mlx729', 'https://github.com/ml-explore/mlx-lm/issues/729', 'model', 'M3 Ultra 512GB', None, RIGHT,
+         'mlx-community/DeepSeek-V3.2-4bit',
+         ('reads', {'model': 'mlx-community/DeepSeek-V3.2-4bit'})),
+    # lms1556: LM Studio's catalog key
+    Case('lms1556', 'https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1556', 'model', 'M4 Max 36GB', None, RIGHT,
+         'liquid/lfm2-24b-a2b',
+         ('reads', {'model': 'liquid/lfm2-24b-a2b'})),
+    # omlx327: mlx_lm.convert --q-mode mxfp8, read as the other MLX names are, and on --engine mlx refused for the mode
+    # (was: unknown model, "unset HF_HUB_OFFLINE to look it up", though the catalog holds Qwen3-Embedding-8B)
+    Case('omlx327', 'https://github.com/jundot/omlx/issues/327', 'model', 'M4 Max 64GB', None, FIXED,
+         'mlx-community/Qwen3-Embedding-8B-mxfp8',
+         ('reads', {'model': 'mlx-community/Qwen3-Embedding-8B-mxfp8'})),
+    # mlx2309: LM Studio's models folder names the publisher (was: read as "Qwen/Qwen3-Embedding-8B-4bit-DWQ", a
+    # repo that is not there)
+    Case('mlx2309', 'https://github.com/ml-explore/mlx/issues/2309', 'model', 'M4 Max 64GB', None, FIXED,
+         '/Users/guy/.lmstudio/models/mlx-community/Qwen3-Embedding-8B-4bit-DWQ',
+         ('reads', {'model': 'mlx-community/Qwen3-Embedding-8B-4bit-DWQ'})),
+    Case('mlx1242', 'https://github.com/ml-explore/mlx-lm/issues/1242', 'model', 'M4 Pro 24GB', None, RIGHT,
+         'mlx-community/gemma-4-e4b-it-4bit',
+         ('reads', {'model': 'mlx-community/gemma-4-e4b-it-4bit'})),
+    Case('lc14915', 'https://github.com/ggml-org/llama.cpp/issues/14915', 'cmd', '4x RTX 4060', 'b5967', RIGHT,
+         './llama.cpp/build/bin/llama-server     --model unsloth/Qwen3-Coder-480B-A35B-Instruct-GGUF/UD-Q2_K_XL/Qwen3-Coder-480B-A35B-Instruct-UD-Q2_K_XL-00001-of-00004.gguf   \\\n --threads -1     --ctx-size 20000          --temp 0.7     --min-p 0.0     --top-p 0.8     --top-k 20  \\\n   --repeat-penalty 1.05 --n-gpu-layers 200 -ot ".ffn_(up|down)_exps.=CPU" --jinja',
+         ('refuses', 'its name says Qwen/Qwen3-Coder-480B-A35B-Instruct:UD-Q2_K_XL')),
+    Case('lc12729', 'https://github.com/ggml-org/llama.cpp/issues/12729', 'cmd', 'A800 80GB', 'b5002', RIGHT,
+         '$ ~/llama.cpp/build/bin/llama-server -m /models/Llama-3.3-70B-Instruct-Q8_0.gguf --port 8000 -t 8 -ngl 81 -c 15360 --jinja',
+         ('refuses', 'its name says meta-llama/Llama-3.3-70B-Instruct:Q8_0')),
+    # lc18446: a GGUF file of the user's own conversion, named without its file type (was: sized as Q4_K_M, a type
+    # the name does not say)
+    Case('lc18446', 'https://github.com/ggml-org/llama.cpp/issues/18446', 'cmd', 'RTX 3070', 'b7149', FIXED,
+         'llama-cli -m ./qwen2.5-1.5b-instruct.gguf --lora ./qwen-lora.gguf',
+         ('refuses', 'no such file: ./qwen2.5-1.5b-instruct.gguf')),
+    Case('aeon4', 'https://github.com/AEON-7/Qwen3.6-27B-AEON-Ultimate-Uncensored-DFlash/issues/4', 'model', 'L40S', None, RIGHT,
+         'https://huggingface.co/AEON-7/Qwen3.6-27B-AEON-Ultimate-Uncensored',
+         ('refuses', "unknown model 'AEON-7/Qwen3.6-27B-AEON-Ultimate-Uncensored'")),
+    # qvl719: the arguments without the program
+    Case('qvl719', 'https://github.com/QwenLM/Qwen3-VL/issues/719', 'cmd', '2x RTX 4090', '0.7.2', RIGHT,
+         '--model PointerHQ/Qwen2.5-VL-72B-Instruct-Pointer-AWQ --gpu_memory_utilization .95 --limit-mm-per-prompt',
+         ('refuses', "unknown engine command '--model'")),
 ]
 
 STILL_WRONG: dict[str, str] = {  # the case id -> why it still answers wrong (each needs a file outside model/)
@@ -270,10 +322,10 @@ def test_every_form_of_a_real_command_answers_or_refuses_in_one_line(c):
 
 
 def test_the_sweep_counts():
-    assert len(CASES) == 46 and len({c.url for c in CASES}) == 43 and len({c.id for c in CASES}) == 46
-    assert sum(c.kind == "cmd" for c in CASES) == 30
-    assert sum(c.status == FIXED for c in CASES) == 4 and sum(c.status == STILL for c in CASES) == 7
-    assert sum(c.status == RIGHT for c in CASES) == 35
+    assert len(CASES) == 60 and len({c.url for c in CASES}) == 56 and len({c.id for c in CASES}) == 60
+    assert sum(c.kind == "cmd" for c in CASES) == 34
+    assert sum(c.status == FIXED for c in CASES) == 7 and sum(c.status == STILL for c in CASES) == 7
+    assert sum(c.status == RIGHT for c in CASES) == 46
     assert set(STILL_WRONG) == {c.id for c in CASES if c.status == STILL}
     assert all(c.url.startswith("https://github.com/") for c in CASES)
 
@@ -341,3 +393,28 @@ def test_an_ik_llama_file_that_is_not_here_is_refused_for_its_type():
     # ik_llama.cpp#675: the hint no longer offers a name that is then refused
     rc, _, err = run_cli("check", "/xxx/GLM-4.5-Air/IQ4_K/GLM-4.5-Air-IQ4_K-00001-of-00002.gguf", "--gpu", "RTX 3090")
     assert rc == 2 and "is ik_llama.cpp's" in err and "give that to estimate it" not in err, err
+
+
+def test_an_mlx_mxfp8_name_is_read_and_its_mode_refused_on_mlx():
+    # jundot/omlx#327: the name is read (mlx_lm.convert --q-mode mxfp8); oomkit's MLX byte layouts hold affine and
+    # mxfp4 only, so MLX itself is refused for the mode, in one line
+    d = names.derive("mlx-community/Qwen3-Embedding-8B-mxfp8")
+    assert d is not None and d.base_hf_id == "Qwen/Qwen3-Embedding-8B"
+    assert (d.quantization_config["bits"], d.quantization_config["mode"]) == (8, "mxfp8")
+    rc, _, err = run_cli("check", "mlx-community/Qwen3-Embedding-8B-mxfp8", "--engine", "mlx", "--gpu", "M4 Max 64GB")
+    assert rc == 2 and "MLX quantization mode 'mxfp8' is not supported" in err, err
+
+
+def test_a_gguf_file_named_without_its_type_is_not_given_one():
+    # llama.cpp#18446: `llama-cli -m ./qwen2.5-1.5b-instruct.gguf`, not on this machine
+    rc, _, err = run_cli("check", "--gpu", "RTX 3070", "--", "llama-cli", "-m", "./qwen2.5-1.5b-instruct.gguf")
+    assert rc == 2 and "but not the file's type: give Qwen/Qwen2.5-1.5B-Instruct:QUANT" in err, err
+    rc, out, err = run_cli("check", "./qwen2.5-1.5b-instruct.gguf", "--quant", "F16", "--gpu", "RTX 3070", "--json")
+    assert rc in (0, 1) and json.loads(out)["estimate"]["model"]["weights_format"] == "F16", err
+
+
+def test_an_lm_studio_folder_keeps_its_publisher():
+    rc, out, err = run_cli("check", "/Users/guy/.lmstudio/models/mlx-community/Qwen3-Embedding-8B-4bit-DWQ", "--engine",
+                           "mlx", "--gpu", "M4 Max 64GB", "--json")
+    assert rc in (0, 1), err
+    assert json.loads(out)["estimate"]["model"]["name"] == "mlx-community/Qwen3-Embedding-8B-4bit-DWQ"

@@ -249,6 +249,10 @@ _RULES: tuple[_Rule, ...] = (
           _fixed(_mlx(4)), _MLX_PUBLISHERS),
     _Rule(r"(?:-mlx)?-mxfp4", "-mxfp4: MLX mxfp4 (group 32, e8m0 scales)", _fixed(_mlx(4, "mxfp4")),
           _MLX_PUBLISHERS),
+    # mlx_lm.convert --q-mode mxfp8 (mlx_lm/convert.py --q-mode choices affine, mxfp4, nvfp4, mxfp8; jundot/omlx#327:
+    # mlx-community/Qwen3-Embedding-8B-mxfp8): 8-bit, group 32, e8m0 scales
+    _Rule(r"(?:-mlx)?-mxfp8", "-mxfp8: MLX mxfp8 (group 32, e8m0 scales)", _fixed(_mlx(8, "mxfp8")),
+          _MLX_PUBLISHERS),
     _Rule(r"(?:-mlx)?-mxfp4", "-MXFP4: MXFP4 experts", _fixed({"quant_method": "mxfp4"})),
     _Rule(r"(?:-mlx)?-bf16", "-bf16: unquantized bfloat16", _fixed(None, "bfloat16")),
     _Rule(r"(?:-mlx)?-fp16", "-fp16: unquantized float16", _fixed(None, "float16")),

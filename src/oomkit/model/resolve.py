@@ -161,6 +161,13 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
     fmt = weight_format or suffix
 
     entry = catalog.lookup(name) or (catalog.lookup(ref) if suffix else None)
+    if (entry is not None and fmt is None and name.lower().endswith(".gguf") and _PATH_LIKE.search(name)
+            and names.gguf_file_model(name) is None):
+        # a GGUF file that is not on this machine and whose name says no file type (`llama-cli -m
+        # ./qwen2.5-1.5b-instruct.gguf`, llama.cpp#18446: the user's own convert_hf_to_gguf.py output): its type is
+        # in its header only, so it is not taken as the Q4_K_M a bare model name would be
+        raise ModelError(f"no such file: {ref} (its name says {entry.hf_id} but not the file's type: give "
+                         f"{entry.hf_id}:QUANT to estimate it without the file)")
     labels: tuple[str, ...] = ()
     if entry is None:
         tag = names.ollama_tag(name)
@@ -374,6 +381,10 @@ def _from_derivation(d: names.Derivation, fmt: str | None, default_format, why: 
 # it ("vllm serve Llama-3_3-Nemotron-Super-49B-v1-4bit-GPTQ/", vllm#15664)
 _PATH_LIKE = re.compile(r"^(?:[/~.]|[A-Za-z]:[\\/])|[\\/].*[\\/]|^[^\\/]+[\\/]$")
 _HUB_CACHE_DIR = re.compile(r"(?:^|[\\/])models--([^\\/]+?)--([^\\/]+)(?:[\\/]|$)")
+# LM Studio's models folder: "<models>/<publisher>/<repo>" (~/.lmstudio/models, earlier ~/.cache/lm-studio/models;
+# lmstudio.ai/docs "Import Models"), the repo's own owner and name (ml-explore/mlx#2309:
+# /Users/guy/.lmstudio/models/mlx-community/Qwen3-Embedding-8B-4bit-DWQ)
+_LMSTUDIO_DIR = re.compile(r"(?:^|[\\/])(?:\.lmstudio|lm-studio)[\\/]models[\\/]([^\\/]+)[\\/]([^\\/]+)[\\/]?$")
 
 
 def _catalog_folder(ref: str) -> str | None:
@@ -381,7 +392,7 @@ def _catalog_folder(ref: str) -> str | None:
     server), or None: only a folder whose last part is a catalog model's own name, never a file."""
     if not _PATH_LIKE.search(ref) or Path(ref).suffix.lower() in (".gguf", ".json", ".safetensors", ".bin"):
         return None
-    cached = _HUB_CACHE_DIR.search(ref)
+    cached = _HUB_CACHE_DIR.search(ref) or _LMSTUDIO_DIR.search(ref)
     base = f"{cached.group(1)}/{cached.group(2)}" if cached else re.split(r"[\\/]", ref.rstrip("\\/"))[-1]
     if not base or base in (".", "..", "~"):
         return None
