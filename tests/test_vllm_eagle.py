@@ -282,3 +282,24 @@ def test_v2_runner_speculative_fallbacks(llama, version, method, fallback):
             ENGINE.estimate(spec, gpus(H100, 1), replace(s, use_v2_model_runner=True))
         assert "Model Runner V2 does not yet support: speculative method" in str(e.value)
         assert "\n" not in str(e.value)
+
+
+def test_v2_runner_mtp_profile_keeps_the_target_output():
+    """The checkpoint's own MTP layers on model runner V2 (0.30: every model): model_runner.py _dummy_run keeps the
+    target's T-row hidden_states while MTPSpeculator.propose runs (the AutoRegressiveSpeculator path EAGLE takes), so
+    the profile holds T x 2048 x 2 B more, as on V1 (nvidia/Qwen3.6-35B-A3B-NVFP4: hidden 2048, bf16 activations);
+    an n-gram run on V2 falls back to V1 before 0.32 and holds nothing of the sort."""
+    from oomkit.engines.vllm.config import resolve
+    from oomkit.engines.vllm.profile import mtp_drafter_profile_bytes
+    from tests.test_vllm_startup import fixture as top_fixture
+
+    fx = top_fixture("qwen3.6-35b-a3b-nvfp4-mixed-dgx-spark-mtp2-v0.22")
+    spec, dev = spec_of(fx["model"]), gpus("NVIDIA GB10", 1)
+    s = VllmSettings(engine_version="0.30.0", max_model_len=fx["settings"]["max_model_len"],
+                     num_speculative_tokens=2, speculative_method="mtp")
+    r = resolve(spec, dev, s)
+    assert r.runner_v2
+    assert mtp_drafter_profile_bytes(spec, s, r) == r.max_num_batched_tokens * 2048 * 2
+    ngram = replace(s, speculative_method="ngram")
+    rn = resolve(spec, dev, ngram)
+    assert not rn.runner_v2 and mtp_drafter_profile_bytes(spec, ngram, rn) == 0

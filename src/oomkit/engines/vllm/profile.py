@@ -240,14 +240,16 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
 
 def mtp_drafter_profile_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
     """What the profile run's drafter pass holds above the target's forward peak, for the checkpoint's own MTP layers
-    as the drafter (PROFILE_DRAFTER_FROM; model runner V1): _dummy_run calls drafter.dummy_run(num_tokens) with the
+    as the drafter (PROFILE_DRAFTER_FROM; model runners V1 and V2): _dummy_run calls drafter.dummy_run(num_tokens) with the
     target's T-row output hidden_states still referenced, and the drafter runs eager passes (num_speculative_tokens
     of them in 0.24.0) of its MTP decoder layer (e.g. qwen3_5_mtp.py Qwen3_5MultiTokenPredictor.forward: pre_fc
     norms, cat, fc, then one layer of the trunk's widths, so its own peak is the target's per-layer peak). The
     difference is that kept output, T x hidden in the model dtype (TP-replicated). External EAGLE drafters (own
-    widths) are drafter.py's profile_bytes; model runner V2 (gpu/model_runner.py _dummy_run -> speculator.propose) is
-    not read."""
-    if not r.v1 or r.runner_v2 or r.version < PROFILE_DRAFTER_FROM or not r.num_spec:
+    widths) are drafter.py's profile_bytes. Model runner V2 the same: v1/worker/gpu/model_runner.py _dummy_run keeps
+    the target's hidden_states while speculator.propose runs (MTPSpeculator: spec_decode/mtp/speculator.py on the
+    AutoRegressiveSpeculator / TargetDependentARSpeculator path shared with EAGLE, read in 0.29.0, 0.30.0 and
+    0.34.0; its input is last_hidden_states itself, no new tensor)."""
+    if not r.v1 or r.version < PROFILE_DRAFTER_FROM or not r.num_spec:
         return 0
     method = s.speculative_method
     if method is not None and method != "mtp" and not method.endswith("_mtp"):
