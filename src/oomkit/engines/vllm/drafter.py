@@ -22,8 +22,8 @@ What is mirrored (vllm-project/vllm, V1 runner, 0.9.2-0.24.0):
 - gpu_model_runner.py _dummy_run: drafter.dummy_run(num_tokens) right after the target forward, with the target's
   outputs (and for EAGLE-3 the aux hidden states, three layers' T x hidden, returned as a tuple) still referenced.
 
-Model runner V2 (v1/worker/gpu/, read in the 0.29.0, 0.30.0 and 0.34.0 sdists; spec_decode/autoregressive/
-speculator.py in 0.29-0.30, target_dependent_ar/speculator.py in 0.34, the same code):
+Model runner V2 (v1/worker/gpu/, read in the 0.24.0 wheel and the 0.27.1, 0.29.0, 0.30.0 and 0.34.0 sources;
+spec_decode/autoregressive/speculator.py up to 0.31, target_dependent_ar/speculator.py from 0.32, the same code):
 - weights: spec_decode/eagle/utils.py load_eagle_model: maybe_share_target_embed / share_target_lm_head take the
   target's table unless the checkpoint carries its own (process_eagle_weight sets has_own_embed_tokens /
   has_own_lm_head) that differs from it, none at PP > 1 without the flag: an EAGLE-3 head's 32,000-row lm_head stays,
@@ -224,7 +224,7 @@ def profile_bytes(d: Drafter, spec: ModelSpec, r: Resolved) -> int:
     # hidden_states buffer, the same shape)
     buffer = T * d.hidden * b
     if r.runner_v2 and d.method == "eagle3":
-        # V2 propose (autoregressive/speculator.py 0.29-0.30, target_dependent_ar/speculator.py 0.34):
+        # V2 propose (autoregressive/speculator.py 0.24-0.31, target_dependent_ar/speculator.py 0.32-0.34):
         # combine_hidden_states(torch.cat(aux_hidden_states, dim=-1)): the T x 3 x target-hidden concatenation and
         # the fc's T x hidden output alive together; the output stays referenced ("hidden_states") through the
         # drafter's prefill, beside its 2 x hidden input concatenation
