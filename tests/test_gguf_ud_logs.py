@@ -5,8 +5,8 @@ tests/fixtures/gguf_mixes/ud_logs.json (and, for Qwen3.5, published_files.json).
 
 Before the MoE recipes of quant/gguf_recipes.py (UD_MOE_EXPERT_TYPES) the estimate was llama-quantize's file type
 with a q8_0 output for these names: Qwen3-235B-A22B-2507 UD-Q4_K_XL +5.94% (now -1.30%), DeepSeek-V3-0324
-UD-Q2_K_XL -2.40% (now -1.17%), DeepSeek-R1-0528 UD-Q3_K_XL +7.97% (now -1.41%); Qwen3-30B-A3B UD-Q4_K_XL stays
-+5.18% (-2.32% with the same recipe, not registered: see gguf_recipes); the dense Qwen3-32B UD-Q4_K_XL -0.35%,
+UD-Q2_K_XL -2.40% (now -1.17%), DeepSeek-R1-0528 UD-Q3_K_XL +7.97% (now -1.41%), Qwen3-30B-A3B UD-Q4_K_XL
++5.18% (now -2.32%); the dense Qwen3-32B UD-Q4_K_XL -0.35%,
 DeepSeek-R1 UD-IQ1_S -0.03% (sized to unsloth's listing), Qwen3.5-35B-A3B UD-Q4_K_XL -0.46% (its recipe) and
 Qwen3-30B-A3B UD-IQ1_S -29.09% did not move."""
 
@@ -73,15 +73,12 @@ def _case(fid, repo, mix, fixture=LOGS, low=-0.01, high=0.01, miss=None):
 
 # MoE K_XL files of a logged shape (gguf_recipes UD_MOE_EXPERT_TYPES): the recipe leaves out the few tensors each log
 # counts a step or two above it on tensors the log does not name, so it is short of every file, by 1.2-2.3% on
-# four files of two families (Qwen3 MoE, DeepSeek): held to (-2.5%, 0). Before -> after (the 30B's not registered):
+# four files of two families (Qwen3 MoE, DeepSeek): held to (-2.5%, 0). Before -> after:
 #   Qwen3-30B-A3B UD-Q4_K_XL  +5.18% -> -2.32%     Qwen3-235B-A22B-2507 UD-Q4_K_XL +5.94% -> -1.30%
 #   DeepSeek-V3-0324 UD-Q2_K_XL -2.40% -> -1.17%   DeepSeek-R1-0528 UD-Q3_K_XL     +7.97% -> -1.41%
 MOE_RECIPE = dict(low=-0.025, high=0.0)
 SIZE_CASES = [
-    _case("qwen3-30b-a3b-ud-q4_k_xl-ik398", "unsloth/Qwen3-30B-A3B-GGUF", "UD-Q4_K_XL", **MOE_RECIPE,
-          miss="Qwen3-30B-A3B UD-Q4_K_XL keeps the llama-quantize stand-in (Q4_K_M, q8_0 output): 17.347 GiB against "
-               "the log's 16.493 GiB, +5.18%; the MoE recipe of its counts gives 16.111 GiB, -2.32%, but is not "
-               "registered while tests/test_names_gguf_mixes.py pins this shape's UD-Q4_K_XL to the stand-in"),
+    _case("qwen3-30b-a3b-ud-q4_k_xl-ik398", "unsloth/Qwen3-30B-A3B-GGUF", "UD-Q4_K_XL", **MOE_RECIPE),
     _case("qwen3-235b-a22b-instruct-2507-ud-q4_k_xl-ik866", "unsloth/Qwen3-235B-A22B-Instruct-2507-GGUF", "UD-Q4_K_XL",
           **MOE_RECIPE),
     _case("deepseek-v3-0324-ud-q2_k_xl-ik409", "unsloth/DeepSeek-V3-0324-GGUF", "UD-Q2_K_XL", **MOE_RECIPE),
@@ -147,11 +144,13 @@ def test_moe_recipe_keeps_the_experts_at_the_file_types_own_type():
 
 
 def test_same_shape_takes_the_recipe_other_shapes_keep_the_stand_in():
-    """DeepSeek-R1 has DeepSeek-V3-0324's shape and takes its UD-Q2_K_XL recipe; Qwen3-Coder-30B-A3B, Qwen3.5-122B-A10B
-    (its weights sized to unsloth's listing) and the dense Qwen3-32B keep the labelled stand-in."""
+    """DeepSeek-R1 has DeepSeek-V3-0324's shape and takes its UD-Q2_K_XL recipe, Qwen3-Coder-30B-A3B Qwen3-30B-A3B's;
+    Qwen3.5-122B-A10B (its weights sized to unsloth's listing) and the dense Qwen3-32B keep the labelled stand-in."""
     r1 = spec_of("unsloth/DeepSeek-R1-GGUF", "UD-Q2_K_XL")
     assert any("pull/409" in la for la in r1.labels)
-    for repo in ("unsloth/Qwen3-Coder-30B-A3B-Instruct-GGUF", "unsloth/Qwen3.5-122B-A10B-GGUF", "unsloth/Qwen3-32B-GGUF"):
+    coder = spec_of("unsloth/Qwen3-Coder-30B-A3B-Instruct-GGUF", "UD-Q4_K_XL")
+    assert any("issues/398" in la for la in coder.labels)
+    for repo in ("unsloth/Qwen3.5-122B-A10B-GGUF", "unsloth/Qwen3-32B-GGUF"):
         spec = spec_of(repo, "UD-Q4_K_XL")
         assert any("stand-in" in la for la in spec.labels), repo
         assert not any("follows the publisher's real files" in la for la in spec.labels), repo

@@ -13,15 +13,18 @@ from oomkit.quant.gguf_recipes import (
     allows_quantization,
     ftype_by_name,
     mix_types,
+    published_recipe,
     recipe_types,
 )
 
 from .test_gguf_recipes import MODELS, REAL_SHAPES, _imatrix, dry_run_types, llama_cpp, tensor_list
 from .test_gguf_recipes import sources as sources  # noqa: F401 - the module fixture with the synthetic GGUFs
 
+# the mixes' llama-quantize stand-ins, on shapes no publisher's recipe covers (those follow the recipe, checked below)
 CASES = [(m, name) for m in (MODELS[0], MODELS[1], MODELS[2], REAL_SHAPES[0], REAL_SHAPES[3])
          for name in NAMED_MIXES if name in ("Q2_K_L", "Q3_K_XL", "Q4_K_L", "Q5_K_L", "Q6_K_L", "UD-Q4_K_XL",
-                                             "UD-Q8_K_XL", "UD-Q3_K_XL", "UD-IQ4_XS", "UD-Q6_K")]
+                                             "UD-Q8_K_XL", "UD-Q3_K_XL", "UD-IQ4_XS", "UD-Q6_K")
+         and published_recipe(name, m.arch, [(n, s) for n, s, _ in tensor_list(m)]) is None]
 
 
 def _dry_run(src, tmp_path, ftype_id: int, out_type: str | None, emb_type: str | None, imatrix=None,

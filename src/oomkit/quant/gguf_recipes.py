@@ -691,11 +691,10 @@ def _ud_moe_recipe(mix: str, ftype: str, arch: str, n_embd: int, n_expert: int, 
                    "does not name: the recipe is 1-2.5% short of the file")
 
 
-# Qwen3-30B-A3B's (qwen3moe, 2048 wide, 128 experts) UD-Q4_K_XL log (ik_llama.cpp#398: f32 241, q4_K 290, q5_K 37,
-# q6_K 11) shows the same pattern, and the recipe would take its estimate from +5.18% to -2.32% of the file; it is not
-# registered because tests/test_names_gguf_mixes.py holds that very shape's UD-Q4_K_XL to the llama-quantize stand-in
-# (tests/test_gguf_ud_logs.py keeps the case as a strict xfail with both figures).
 PUBLISHED_RECIPES += (
+    # Qwen3-30B-A3B (2048 wide) and its Coder / 2507 releases of the same shape
+    _ud_moe_recipe("UD-Q4_K_XL", "Q4_K_M", "qwen3moe", 2048, 128, _IK + "issues/398",
+                   "f32 241, q4_K 290, q5_K 37, q6_K 11"),
     _ud_moe_recipe("UD-Q4_K_XL", "Q4_K_M", "qwen3moe", 4096, 128, _IK + "pull/866",
                    "f32 471, q4_K 609, q5_K 40, q6_K 11"),
     _ud_moe_recipe("UD-Q2_K_XL", "Q2_K", "deepseek2", 7168, 256, _IK + "pull/409",
