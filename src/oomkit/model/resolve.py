@@ -233,7 +233,7 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
                    f"({entry.hf_id}); name the file's type with :QUANT (e.g. {name}:Q4_K_M)",)
     spec = spec_from_config_checked(entry.config, name=entry.name, source=f"catalog: {entry.hf_id} ({entry.source})",
                             weight_format=fmt, publisher=gguf_publisher(name))
-    spec = published_size(spec, name, entry.hf_id, fmt)
+    spec = with_gguf_origin(published_size(spec, name, entry.hf_id, fmt), name)
     return replace(spec, labels=spec.labels + labels) if labels else spec
 
 
@@ -282,10 +282,30 @@ def gguf_publisher(name: str) -> str | None:
     owner of a GGUF repo ("unsloth/Qwen3.6-27B-GGUF", as llama.cpp's -hf / --hf-repo and Ollama's hf.co/ names
     take it; `name` without its :QUANT tag), lower-cased, when gguf_recipes knows it; None for a model repo
     ("Qwen/Qwen3.6-27B"), a catalog name or Ollama tag, and a publisher oomkit has no recipe of."""
+    return gguf_recipes.known_publisher(gguf_repo_owner(name))
+
+
+def gguf_repo_owner(name: str) -> str | None:
+    """The owner of the GGUF repo a name stands for, lower-cased, whoever it is ("hf.co/Qwen/Qwen3-32B-GGUF:Q4_K_M"
+    -> "qwen", "ggml-org/gemma-3-4b-it-GGUF", lmstudio-community, mradermacher); None for a model repo, a catalog
+    name or an Ollama tag. Recipes and imatrix rules go by gguf_publisher (gguf_recipes.known_publisher) only."""
     key = names.canonical_ref(name).strip()
+    key = key.rpartition(":")[0] if ":" in key and "/" in key.rpartition(":")[0] else key  # its :QUANT tag
     if not _GGUF_REPO.match(key):
         return None
-    return gguf_recipes.known_publisher(key.split("/", 1)[0])
+    return key.split("/", 1)[0].strip().lower() or None
+
+
+def with_gguf_origin(spec: ModelSpec, name: str) -> ModelSpec:
+    """A computed GGUF of a Hugging Face GGUF repo, its origin kept in weights.publisher whoever the owner is: a
+    repo's file is llama.cpp's convert_hf_to_gguf.py + llama-quantize output, which Ollama runs as it is
+    (`ollama pull hf.co/<owner>/<repo>:<quant>`, server/images.go pulls the repo's blob), so none of the quirks of
+    Ollama's library quantizer applies to it (engines/ollama/weights.py publishers_gguf). The tensor types stay
+    those gguf_inventory chose: an owner gguf_recipes does not know takes llama-quantize's plain rules."""
+    owner = gguf_repo_owner(name)
+    if owner is None or spec.weights.publisher or spec.weights.exact or not is_gguf_format(spec.weights.format):
+        return spec
+    return replace(spec, weights=replace(spec.weights, publisher=owner))
 
 
 # ExLlamaV2 / V3 quants ("turboderp/gemma-3-27b-it-exl3", "...-exl3-4.0bpw", "-exl2_6.5bpw"): their own formats, which
@@ -371,7 +391,7 @@ def _from_derivation(d: names.Derivation, fmt: str | None, default_format, why: 
     labels += (f"hub not read: {why}",)
     spec = spec_from_config_checked(config, name=d.ref, source=f"catalog: {entry.hf_id} ({entry.source}); format from the "
                             f"name ({d.convention})", weight_format=fmt, publisher=gguf_publisher(d.ref))
-    spec = published_size(spec, d.ref, entry.hf_id, fmt)
+    spec = with_gguf_origin(published_size(spec, d.ref, entry.hf_id, fmt), d.ref)
     return replace(spec, labels=spec.labels + labels)
 
 

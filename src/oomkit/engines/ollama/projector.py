@@ -355,7 +355,7 @@ def _go_attn_v_bytes(spec: ModelSpec, n_vision: int, hidden: int) -> tuple[int, 
     then the other names sorted, v.blk.0, v.blk.1, v.blk.10, ...): Q6_K where useMoreBits(iAttnV, nAttnV), Q4_K
     otherwise. Q8_0 and F16 files keep their type; other formats are taken as F16, as are the tags llama.cpp's
     quantizer made (v0.6.2-v0.6.8, weights.py _quantized_in_spring_2025), whose "v." rule skipped attn_v, and a
-    known publisher's GGUF (weights.py publishers_gguf), whose tower is its F16 mmproj, never quantized."""
+    Hugging Face GGUF repo's file (weights.py publishers_gguf), whose tower is its F16 mmproj, never quantized."""
 
     n_text = sum(1 for t in spec.weights.tensors if t.name.startswith("blk.") and "attn_v.weight" in t.name) \
         or spec.n_layers

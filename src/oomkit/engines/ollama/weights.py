@@ -38,7 +38,7 @@ def library_arch(spec: ModelSpec) -> str:
       after the library's olmo-3 / olmo-3.1 tags were pushed);
     - GLM-4.7-Flash (deepseek2 to llama.cpp, conversion/glm.py Glm4MoeLiteModel): convert/convert_glm4moelite.go
       writes "glm4moelite" (4f138a174, #13779, v0.14.3; "deepseek2" only from 9db4bdbad).
-    A GGUF file read as it is keeps its own name, and so does a GGUF repo's whose publisher oomkit knows
+    A GGUF file read as it is keeps its own name, and so does any Hugging Face GGUF repo's
     (hf.co/unsloth/GLM-4.7-Flash-GGUF: llama.cpp's conversion, which Ollama runs on its llama.cpp runner)."""
     if spec.weights.exact or spec.weights.publisher:
         return spec.architecture
@@ -107,7 +107,7 @@ def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
     if not spec.weights.exact and spec.weights.format.lower() in _PLAIN_DTYPES:
         shapes = [TensorShape(t.name, t.shape, t.layer) for t in spec.weights.tensors]
         w = gguf_inventory(shapes, arch=spec.architecture, ftype=_PLAIN_DTYPES[spec.weights.format.lower()])
-        spec = replace(spec, weights=w)
+        spec = replace(spec, weights=replace(w, publisher=spec.weights.publisher))  # a repo's file keeps its origin
     if library_arch(spec) == "glm4moelite":
         # convert/convert_glm4moelite.go Tensors skips every block >= num_hidden_layers ("skip any additional
         # layers (such as the Multi-Token Prediction layer)"), and from 64737330a (#13870, v0.15.0) splits
@@ -300,8 +300,9 @@ _SPRING_2025 = (re.compile(r"^qwen3[:\s-]*(0\.6|1\.7|8|14|32)b\b(?!.*(2507|embed
 
 
 def publishers_gguf(spec: ModelSpec) -> bool:
-    """A GGUF repo's file whose publisher oomkit knows (hf.co/unsloth/..., bartowski/...: model/resolve.py
-    gguf_publisher): llama.cpp's converter and upstream llama-quantize made it, not Ollama's library pipeline, so
+    """A Hugging Face GGUF repo's file, whoever its owner (hf.co/unsloth/..., hf.co/Qwen/Qwen3-32B-GGUF,
+    ggml-org/..., lmstudio-community/..., mradermacher/...: model/resolve.py with_gguf_origin records the owner):
+    llama.cpp's converter and upstream llama-quantize made it, not Ollama's library pipeline, so
     none of the library's quantizer quirks below applies (Ollama's vendored llama-quant.cpp patch of v0.6.2-v0.6.8,
     the pre-#9935 llama-quantize of its 2024 Qwen2.5 tags, server/quantization.go's Go quantizer: each only ever
     quantized the blobs ollama.com's library serves). library_arch reads it the same way."""
