@@ -539,6 +539,8 @@ class Pool:
     max_mamba_cache_size: int | None = None
     conv_state_bytes: int = 0
     ssm_state_bytes: int = 0
+    # speculative decoding: the per-draft-token intermediate states as handle_max_mamba_cache charges them
+    spec_state_bytes: int = 0
 
     @property
     def k_bytes(self) -> int:
@@ -554,7 +556,7 @@ class Pool:
 
     @property
     def state_bytes(self) -> int:
-        return self.conv_state_bytes + self.ssm_state_bytes
+        return self.conv_state_bytes + self.ssm_state_bytes + self.spec_state_bytes
 
 
 def kv_pools(lay: CacheLayout, s: SGLangSettings, tokens: int, swa_tokens: int | None = None
@@ -623,7 +625,7 @@ def handle_max_mamba_cache(spec: ModelSpec, lay: CacheLayout, s: SGLangSettings,
     conv, ssm = mamba_cache_per_req(lay, s, spec)
     per_req = conv + ssm
     if s.speculative_algorithm:
-        raise OomkitError("speculative decoding with a hybrid Mamba/linear-attention model is not modelled by oomkit")
+        return _handle_max_mamba_cache_spec(spec, s, v, rest_gib, conv, ssm)[:4]
     padded = reached(v, "mamba_padding_slot")
     if s.max_mamba_cache_size is not None:
         size = s.max_mamba_cache_size // (s.dp_size if s.enable_dp_attention else 1)
@@ -648,6 +650,57 @@ def handle_max_mamba_cache(spec: ModelSpec, lay: CacheLayout, s: SGLangSettings,
             "(3) reduce --speculative-num-draft-tokens, or (4) use GPUs with more memory.")
     charged = (size + 1) * per_req if padded else size * per_req
     return rest_gib - charged / GiB, size, (size + 1) * conv, (size + 1) * ssm
+
+
+# kv_cache_configurator.py MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO; _calculate_mamba_ratio adds 1-2 under the
+# extra_buffer radix strategy and returns 1 with --disable-radix-cache, neither modelled (as max_running_requests)
+_MAMBA_RUNNING_RATIO = 3
+
+
+def _handle_max_mamba_cache_spec(spec: ModelSpec, s: SGLangSettings, v: Version, rest_gib: float, conv: int,
+                                 ssm: int) -> tuple[float, int, int, int, int]:
+    """handle_max_mamba_cache with speculative decoding (kv_cache_configurator.py _handle_max_mamba_cache, 0.5.16-
+    0.5.23 read; model_runner_kv_cache_mixin.py handle_max_mamba_cache, 0.5.14-0.5.15): the verify pass keeps one
+    intermediate SSM state and conv window per draft token for up to capped = min(max_running_requests,
+    K // 3) requests, (capped + 1) x D x mamba_cache_per_req, taken from the mamba budget with the K state slots:
+    K = (budget - per_req x (1 + D)) // (per_req x (1 + D / 3)) (0.5.17+; 0.5.14-0.5.16: budget // (per_req x
+    (1 + D / 3)), no padding slot). -> (rest left for KV in GiB, K, conv bytes, ssm bytes, intermediate bytes).
+    The intermediate is charged as the configurator charges it; memory_pool.py MambaPool allocates the ssm part so
+    and, from 0.5.19, a deduplicated conv window (D + d_conv - 2 columns), a few MiB less. ReplaySSM
+    (--enable-linear-replayssm-spec) and 0.5.23's extra_per_slot are not modelled."""
+    if not reached(v, "mamba_spec_joint"):
+        raise OomkitError(f"speculative decoding with a hybrid Mamba/linear-attention model is not modelled by "
+                          f"oomkit on SGLang {s.engine_version} (from 0.5.14 only)")
+    d = s.speculative_num_draft_tokens
+    if d is None:
+        from .draft import EAGLE_FAMILY, speculative_params  # draft.py imports this module
+        if (s.speculative_algorithm or "").upper() not in EAGLE_FAMILY:
+            raise OomkitError("give --speculative-num-draft-tokens: SGLang sizes the hybrid state pool's speculative "
+                              "buffers from it")
+        d = speculative_params(spec, s, v)[2]
+    dp = s.dp_size if s.enable_dp_attention else 1
+    # server_args.py: "Max running requests is reset to 48 for speculative decoding" (layout.py sets it)
+    running = (s.max_running_requests if s.max_running_requests is not None else 48) // dp
+    pad = 1 if reached(v, "mamba_spec_padding") else 0
+    per_req = conv + ssm
+    ratio = _MAMBA_RUNNING_RATIO
+    if s.max_mamba_cache_size is not None:
+        size = s.max_mamba_cache_size // dp
+    else:
+        r = s.mamba_full_memory_ratio
+        budget = rest_gib * r / (1 + r) * GiB
+        size = int((budget - pad * per_req * (1 + d)) // (per_req * (1 + d / ratio)))
+    if size <= 0:
+        raise NotEnoughMemory(
+            f"RuntimeError: Not enough GPU memory for hybrid (mamba/linear-attention) state cache. Computed "
+            f"max_mamba_cache_size={size} (total_rest_memory={rest_gib:.2f} GB, mamba_cache_per_req="
+            f"{per_req / MiB:.2f} MB). Try: (1) reduce --max-running-requests, (2) increase --mem-fraction-static, "
+            "(3) reduce --speculative-num-draft-tokens, or (4) use GPUs with more memory.")
+    capped = min(running, size // ratio)
+    inter = (capped + pad) * d * per_req
+    slots = size + pad
+    rest = rest_gib - inter / GiB - slots * per_req / GiB
+    return rest, size, (size + 1) * conv, (size + 1) * ssm, inter
 
 
 def token_charge_swa(lay: CacheLayout, s: SGLangSettings, v: Version) -> float:
@@ -731,7 +784,13 @@ def size_pool(spec: ModelSpec, s: SGLangSettings, *, avail_after_load: float | N
     rest_gib, mfs = profile_available_bytes(s, lay, avail_after_load, pre_load_free, kv_budget, gpu_mib)
     max_mamba = None
     conv_state = ssm_state = 0
-    if lay.mamba_layers:
+    spec_state = 0
+    if lay.mamba_layers and s.speculative_algorithm:
+        if any(la.recurrent.kind == "short_conv" for la in lay.mamba_layers):
+            _check_lfm2_release(spec, v)
+        rest_gib, max_mamba, conv_state, ssm_state, spec_state = _handle_max_mamba_cache_spec(
+            spec, s, v, rest_gib, *mamba_cache_per_req(lay, s, spec))
+    elif lay.mamba_layers:
         rest_gib, max_mamba, conv_state, ssm_state = handle_max_mamba_cache(spec, lay, s, v, rest_gib)
     if rest_gib <= 0:
         raise NotEnoughMemory(_no_memory_message(v, mfs, avail_after_load, pre_load_free))
@@ -746,7 +805,7 @@ def size_pool(spec: ModelSpec, s: SGLangSettings, *, avail_after_load: float | N
     pools = kv_pools(lay, s, full_tokens if full_tokens is not None else max_tokens, swa_tokens)
     return Pool(max_total_num_tokens=max_tokens, cell_bytes=cell, rest_bytes=rest_bytes, mem_fraction_static=mfs,
                 pools=pools, full_tokens=full_tokens, swa_tokens=swa_tokens, max_mamba_cache_size=max_mamba,
-                conv_state_bytes=conv_state, ssm_state_bytes=ssm_state)
+                conv_state_bytes=conv_state, ssm_state_bytes=ssm_state, spec_state_bytes=spec_state)
 
 
 def _no_memory_message(v: Version, mfs: float | None, avail: float | None, pre: float | None,

@@ -564,6 +564,8 @@ def _engine_view(s: SGLangSettings, run: _Run, running: int | None, req_bytes: i
     if pool is not None and pool.max_mamba_cache_size is not None:
         view["max_mamba_cache_size"] = pool.max_mamba_cache_size
         view["conv_state_bytes"], view["ssm_state_bytes"] = pool.conv_state_bytes, pool.ssm_state_bytes
+        if pool.spec_state_bytes:  # kv.py _handle_max_mamba_cache_spec: the per-draft-token intermediate states
+            view["intermediate_state_bytes"] = pool.spec_state_bytes
     end_avail = None
     if pool is not None and pre_free is not None and s.kv_cache_memory_bytes is None:
         end_avail = (pre_free - w0 - run.draft_weights - pool.kv_bytes - run.draft_kv - pool.state_bytes

@@ -100,6 +100,12 @@ ERAS = Eras({
     "spec_defaults_548": (0, 4, 3, 4),
     # The Mamba pool's padding slot is budgeted: size = (budget - per_req) // per_req, state = (size + 1) * per_req.
     "mamba_padding_slot": (0, 5, 18),
+    # Speculative decoding on a hybrid Mamba/GDN model: handle_max_mamba_cache solves the state pool jointly with the
+    # per-draft-token intermediate states, K x per_req x (1 + D / 3) within the ratio's budget (0.5.14 read; 0.5.10:
+    # max_running_requests x D x per_req off the rest first, not modelled; 0.5.11-0.5.13 not read); the padding slot
+    # joins both terms from 0.5.17 (kv_cache_configurator.py _handle_max_mamba_cache; 0.5.16 without, 0.5.17 with).
+    "mamba_spec_joint": (0, 5, 14),
+    "mamba_spec_padding": (0, 5, 17),
     # rest <= 0 raises "Loaded weights leave no GPU memory for the KV cache ..." with the minimum viable fraction
     # (0.5.11-0.5.13 not read; before: "Not enough memory. Please try to increase --mem-fraction-static.").
     "no_memory_message": (0, 5, 14),
