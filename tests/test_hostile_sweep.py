@@ -200,3 +200,23 @@ def test_serve_port_in_use():
         s.listen()
         port = s.getsockname()[1]
         refused(["serve", "--port", str(port)], f"cannot listen on 127.0.0.1 port {port}")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# empty option values (an unset shell variable): read as the default before, a silent guess
+
+
+@pytest.mark.parametrize("argv,words", [
+    (["estimate", "llama3.1:8b", "--vram", "24GiB", "--engine-version", ""], "--engine-version is empty"),
+    (["estimate", "llama3.1:8b", "--vram", "24GiB", "--engine-version="], "--engine-version is empty"),
+    (["check", "llama3.1:8b", "--engine", "ollama", "--vram", "24GiB", "--backend", ""], "--backend is empty"),
+    (["table", "llama3.1:8b", "--kv-type", ""], "--kv-type is empty"),
+    (["table", "llama3.1:8b", "--plot", ""], "--plot is empty"),
+    (["watch", "llama3.1:8b", "--once", "--gpu", " "], "--gpu is empty"),
+    (["plan", "llama3.1:8b", "--gpu", "RTX 4090", "--engine-version", ""], "--engine-version is empty"),
+    (["diff", "llama3.1:8b", "--vram", "24GiB", "--change", ""], "--change is empty"),
+    (["models", "--explain", ""], "--explain is empty"),
+    (["models", "--family", " "], "--family is empty"),
+])
+def test_empty_option_value(argv, words):
+    refused(argv, words)

@@ -174,6 +174,8 @@ def split_args(argv: list[str], options: dict[str, bool]
         if name in options:
             if options[name]:
                 value, i = flag_value(argv, i, inline if eq else None, f"{name} expects a value")
+                if not value.strip():  # `--engine-version "$VER"` with VER unset read as the default before
+                    raise OomkitError(f"{name} is empty (an unset shell variable?): give a value or leave {name} out")
                 if name in REPEATABLE:
                     opts.setdefault(name, []).append(value)
                 else:

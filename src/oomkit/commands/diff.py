@@ -37,6 +37,8 @@ def run(argv: list[str]) -> int:
         change = shlex.split(head[k + 1])
     except ValueError as e:
         raise OomkitError(f"cannot read --change {head[k + 1]!r}: {e}") from None
+    if not change:  # `--change "$FLAGS"` with FLAGS unset compared the launch with itself
+        raise OomkitError('--change is empty: give the flags to compare, e.g. --change "-ctk q8_0 -ctv q8_0 -fa on"')
     rest = argv[:k] + argv[k + 2:]
     before = parse_model_request(rest)
     if "--" in rest:  # the engine command with the flags added at the end: later flags win, as in the engine

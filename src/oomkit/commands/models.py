@@ -116,6 +116,9 @@ def _explain(name: str, as_json: bool) -> int:
 
 def run(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
+    for name in ("explain", "family"):  # an empty value listed the whole catalog as if the option were not given
+        if getattr(args, name) is not None and not getattr(args, name).strip():
+            raise OomkitError(f"--{name} is empty (an unset shell variable?): give a value or leave --{name} out")
     if args.explain:
         return _explain(args.explain, args.json)
     rows = _rows(args.query, args.family, args.kind)
