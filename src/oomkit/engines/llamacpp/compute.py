@@ -2809,10 +2809,11 @@ def iswa_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     cache's views and masks). With the repeating layers on the CPU the logits land above what the last host
     layer's splits leave (a weight copy and the FFN's rows), where the closed forms put them at the buffer's start.
     H200 (tests/fixtures/llamacpp_cuda): the gemma-2-9b 4-layer file at -ngl 1, -c 8192: CUDA0 569.56 MiB measured,
-    514.00 by the closed forms (0.902). Where it holds: one KV stream (one sequence, or several on a unified cache),
-    an F16 cache (on the CPU with -nkvo and flash attention), every layer on the device or the CPU, no tensor
-    overrides, the newest build's graph (QWEN35_REPLAY_BUILD); Llama 4 with every layer's FFN an MoE of one shared
-    expert; None elsewhere."""
+    514.00 by the closed forms (0.902). Where it holds: one KV stream (one sequence, or several on a unified cache;
+    the caches on the CPU with -nkvo and flash attention), every layer on the device or the CPU, no tensor overrides,
+    the newest build's graph (QWEN35_REPLAY_BUILD); Gemma 2 with an F16 cache, or a quantized one with flash
+    attention (its rotations and F16 copies, as llama_device_bytes); Llama 4 with an F16 cache and every layer's FFN
+    an MoE of one shared expert; None elsewhere."""
     d = placement.output_device
     trunk = spec.trunk_layers
     T = min(ctx.n_ctx, ctx.n_ubatch)
@@ -2824,8 +2825,8 @@ def iswa_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     if moe is None or d != 0 or len(devices) != 1 or ctx.n_stream != 1 or T % max(1, ctx.n_seq_max) \
             or ctx.build < QWEN35_REPLAY_BUILD or infer_backend(devices, s.backend).name not in _GGML_CUDA \
             or not set(placement.layer_device) <= {-1, d} or s.no_kv_offload and not ctx.flash_attn or ctx.n_rs_seq \
-            or ctx.type_k.quantized or ctx.type_v.quantized or ctx.type_k.type_size != 2 \
-            or ctx.type_v.type_size != 2 or host_layers and _offload_device(devices, s, T) != d \
+            or (ctx.type_k.type_size != 2 or ctx.type_v.type_size != 2) and (moe or not ctx.flash_attn) \
+            or ctx.type_k.name == "f32" or ctx.type_v.name == "f32" or host_layers and _offload_device(devices, s, T) != d \
             or s.override_tensor or s.cpu_moe or s.n_cpu_moe or not trunk or trunk[-1].index != len(trunk) - 1 \
             or any(la.attention is None for la in trunk) \
             or any(ctx.flash_attn and not cuda_fa_supported(la.attention, ctx) for la in trunk):
@@ -2836,9 +2837,79 @@ def iswa_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
             if t.layer in host_layers}
     iswa = [(layers, cells) for layers, cells, _ in _iswa_caches(caches, T, ctx.flash_attn)]
-    build = sched_replay.llama4_graph if moe else sched_replay.gemma2_graph
-    g = build(spec, T, reserved_outputs(ctx, s), iswa, host, host_layers, ctx.flash_attn, s.no_kv_offload)
+    if moe:
+        g = sched_replay.llama4_graph(spec, T, reserved_outputs(ctx, s), iswa, host, host_layers, ctx.flash_attn,
+                                      s.no_kv_offload)
+        return sched_replay.device_peak(g, CUDA_ALIGN)
+    k_rot, v_rot = _rotations(spec, ctx)  # Gemma 2 with a quantized cache: its rotations and F16 copies too
+    cells = {il: c for layers, c in iswa for il in layers}
+    extra = {la.index: fa_f16_bytes(la.attention, cells[la.index], T, ctx) for la in trunk} \
+        if cuda_fa_f16_copies(ctx, devices, s) else {}
+    g = sched_replay.gemma2_graph(spec, T, reserved_outputs(ctx, s), iswa, host, host_layers, ctx.flash_attn,
+                                  s.no_kv_offload, (ctx.type_k.type_size, ctx.type_k.block_size),
+                                  (ctx.type_v.type_size, ctx.type_v.block_size), math.isqrt(k_rot // 4),
+                                  math.isqrt(v_rot // 4), extra)
     return sched_replay.device_peak(g, CUDA_ALIGN)
+
+
+# the dense one-cache graphs sched_replay.llama_graph rebuilds for a ggml-cuda device: whether Q and K are RMS-normed
+# by a weight before RoPE (src/models/qwen3.cpp)
+LLAMA_DEVICE_GRAPHS = {"llama": False, "qwen3": True}
+
+
+def llama_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                       devices: tuple[Device, ...], s: LlamaCppSettings, rough: bool = False) -> int | None:
+    """The compute buffer of the one ggml-cuda device that holds the output layer of a dense Llama or Qwen3, their
+    other layers on it or left on the CPU (sched_replay.llama_graph scheduled and allocated as ggml_backend_sched
+    does, as iswa_device_bytes). The closed forms count the CPU graph's placement, a hidden-state row block more
+    than the device's (H200, tests/fixtures/llamacpp_cuda: the llama-3.1-8b 4-layer file fully offloaded 258.50 MiB
+    measured, 266.50 by them; -ub 2048 1034.00, 1066.00). A quantized cache with its Hadamard rotations
+    (_rotations) and, with flash attention, ggml-cuda's F16 copies of K and V behind each output (fa_f16_bytes).
+    Where it holds: one KV cache (on the CPU with -nkvo and flash attention), one stream or one a sequence, an F16
+    cache without flash attention, every layer's attention and FFN dense and without biases, every layer on the
+    device or the CPU, no tensor overrides, the newest build's graph (QWEN35_REPLAY_BUILD); None elsewhere."""
+    d = placement.output_device
+    trunk = spec.trunk_layers
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
+    if rough and host_layers:
+        return None
+    qk_norm = LLAMA_DEVICE_GRAPHS.get(spec.architecture)
+    names = {t.name for t in spec.weights.tensors}
+    if qk_norm is None or d != 0 or len(devices) != 1 or T % max(1, ctx.n_seq_max, ctx.n_stream) \
+            or len(caches) != 1 or caches[0].name == "SWA" \
+            or ctx.build < QWEN35_REPLAY_BUILD or infer_backend(devices, s.backend).name not in _GGML_CUDA \
+            or not set(placement.layer_device) <= {-1, d} or s.no_kv_offload and not ctx.flash_attn or ctx.n_rs_seq \
+            or not ctx.flash_attn and (ctx.type_k.type_size != 2 or ctx.type_v.type_size != 2) \
+            or ctx.type_k.name == "f32" or ctx.type_v.name == "f32" or host_layers and _offload_device(devices, s, T) != d \
+            or s.override_tensor or s.cpu_moe or s.n_cpu_moe or not trunk or trunk[-1].index != len(trunk) - 1 \
+            or any(n.startswith("blk.") and (n.endswith(".bias") or ".attn_qkv." in n) for n in names) \
+            or any(la.attention is None or la.attention.window or la.attention.kv_lora_rank or la.ffn.is_moe
+                   or f"blk.{la.index}.ffn_down.weight" not in names for la in trunk) \
+            or qk_norm and any(f"blk.{la.index}.attn_q_norm.weight" not in names for la in trunk) \
+            or not qk_norm and any(f"blk.{la.index}.attn_q_norm.weight" in names for la in trunk) \
+            or any(ctx.flash_attn and not cuda_fa_supported(la.attention, ctx) for la in trunk):
+        return None
+    host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
+            if t.layer in host_layers}
+    n_outputs = reserved_outputs(ctx, s)
+    k_rot, v_rot = _rotations(spec, ctx)
+    kt, vt = (ctx.type_k.type_size, ctx.type_k.block_size), (ctx.type_v.type_size, ctx.type_v.block_size)
+    a = trunk[0].attention
+    fa16 = cuda_fa_f16_copies(ctx, devices, s)
+
+    def build(n_kv: int) -> sched_replay.Graph:
+        return sched_replay.llama_graph(spec, T, n_outputs, n_kv, host, host_layers, ctx.flash_attn, s.no_kv_offload,
+                                        qk_norm, kt, vt, math.isqrt(k_rot // 4), math.isqrt(v_rot // 4),
+                                        fa_f16_bytes(a, n_kv, T, ctx) if fa16 else 0, ctx.n_stream)
+
+    if fa16 and a.n_kv_heads * a.head_dim_k % 64:  # the F16 copies' 128-byte padding: not affine in n_kv
+        return sched_replay.device_peak(build(caches[0].cells), CUDA_ALIGN)
+    shape = (spec.architecture, spec.n_embd, spec.n_vocab, "rope_freqs.weight" in names,
+             tuple((la.index, la.attention, la.ffn.n_ff) for la in trunk))
+    key = ("llama", shape, T, n_outputs, frozenset(host_layers), frozenset(host), ctx.flash_attn, s.no_kv_offload,
+           kt, vt, k_rot, v_rot, fa16, ctx.n_stream)
+    return sched_replay.device_peak_by_kv(key, build, caches[0].cells, CUDA_ALIGN, host)
 
 
 # the first build seen printing "fused Gated Delta Net (chunked) enabled" on a Vulkan device (issue #21608's
@@ -3196,6 +3267,9 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     q35 = qwen35_device_bytes(spec, ctx, caches, placement, devices, s, rough)
     if q35 is not None:  # Qwen3.5's pp graph on the device, scheduled and replayed
         out[placement.output_device] = q35
+    ll = llama_device_bytes(spec, ctx, caches, placement, devices, s, rough)
+    if ll is not None:  # a dense Llama's or Qwen3's pp graph on the device, scheduled and replayed
+        out[placement.output_device] = ll
     g2 = iswa_device_bytes(spec, ctx, caches, placement, devices, s, rough)
     if g2 is not None:  # Gemma 2's or Llama 4's pp graph on the device, scheduled and replayed
         out[placement.output_device] = g2

@@ -734,7 +734,9 @@ def _qwen_moe_ffn(g: Graph, w: Callable[[str, tuple[int, ...], int | None], T], 
 
 
 def gemma2_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ...], int]], host: dict[str, int],
-                 host_layers: set[int], flash_attn: bool = True, host_caches: bool = False) -> Graph:
+                 host_layers: set[int], flash_attn: bool = True, host_caches: bool = False,
+                 k_type: tuple[int, int] = (2, 1), v_type: tuple[int, int] = (2, 1), k_rot: int = 0, v_rot: int = 0,
+                 fa_extra: dict[int, int] | None = None) -> Graph:
     """Gemma 2's pp graph (src/models/gemma2.cpp at llama.cpp@0c1e57098, one sequence a KV stream, an F16 cache), in
     graph order: the token rows scaled by sqrt(n_embd) (inp_scaled); per layer the attention norm; build_qkv's
     Q, K and V products and their reshapes; Q and K roped, Q scaled (f_attention_scale); the iSWA build_attn
@@ -745,24 +747,35 @@ def gemma2_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
     the post-attention norm, sa_out, the FFN norm, build_ffn's up, gate, GEGLU and down, the post-FFW norm and the
     residual; the output norm (result_norm, t_embd, an output), the logits and their soft-capping (SCALE, TANH,
     SCALE in place, the last an output). The layers in host_layers keep their weights and their cache on the CPU;
-    host: those weights' bytes, copied when read on the device; host_caches (-nkvo): every cache on the CPU."""
+    host: those weights' bytes, copied when read on the device; host_caches (-nkvo): every cache on the CPU.
+    k_type / v_type, k_rot / v_rot: a quantized cache's blocks and rotations (llama_graph's; the iSWA build_attn
+    rotates with the matrices of the layer's own cache, each cache its own inputs); fa_extra: by layer, ggml-cuda's
+    F16 copies behind its FLASH_ATTN_EXT (over its own cache's cells)."""
     g, w, embd = _pp_graph_start(spec, T_, host, host_layers)
     n_embd = spec.n_embd
     inp = g.op("SCALE", embd.ne, embd)  # inp_scaled
     inp_pos = g.input((T_,))
     trunk = spec.trunk_layers
-    by_layer: dict[int, tuple[T, T, T, int]] = {}
-    for layers, cells in caches:  # build_attn_inp_kv_iswa: each cache's K / V row indices and its mask
+    by_layer: dict[int, tuple[T, T, T, int, T | None, T | None]] = {}
+    for layers, cells in caches:  # build_attn_inp_kv_iswa: each cache's K / V row indices, its mask, its rotations
         a = spec.trunk_layers[layers[0]].attention
         k_idxs = g.input((T_,), 8)
         v_idxs = g.input((T_ if flash_attn else T_ * a.n_kv_heads * a.head_dim_v,), 8)
         mask = g.input((cells, T_, 1, 1), 2 if flash_attn else 4)
-        by_layer.update({il: (k_idxs, v_idxs, mask, cells) for il in layers})
+        kr = g.input((k_rot, k_rot)) if k_rot else None
+        vr = g.input((v_rot, v_rot)) if v_rot else None
+        by_layer.update({il: (k_idxs, v_idxs, mask, cells, kr, vr) for il in layers})
     out_ids = g.input((n_outputs,))
+
+    def hadamard(cur: T, rot: T) -> T:  # src/llama-impl.h llama_mul_mat_hadamard (cur contiguous here)
+        n = rot.ne[0]
+        flat = g.reshape(cur, (n, cur.ne[0] * cur.ne[1] * cur.ne[2] * cur.ne[3] // n))
+        return g.reshape(g.op("MUL_MAT", flat.ne, rot, flat), cur.ne)
+
     for la in trunk:
         il, a = la.index, la.attention
         dev = HOST if il in host_layers or host_caches else DEVICE  # the layer's cache
-        k_idxs, v_idxs, mask, n_kv = by_layer[il]
+        k_idxs, v_idxs, mask, n_kv, kr, vr = by_layer[il]
         hd, hdv, nh, nkv = a.head_dim_k, a.head_dim_v, a.n_heads, a.n_kv_heads
         cur = g.op("RMS_NORM", inp.ne, inp)
         cur = g.op("MUL", cur.ne, cur, w(f"blk.{il}.attn_norm.weight", (n_embd,), il))
@@ -772,24 +785,32 @@ def gemma2_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
         q, kc, vc = g.reshape(q, (hd, nh, T_)), g.reshape(kc, (hd, nkv, T_)), g.reshape(vc, (hdv, nkv, T_))
         q, kc = g.op("ROPE", q.ne, q, inp_pos), g.op("ROPE", kc.ne, kc, inp_pos)
         q = g.op("SCALE", q.ne, q)
+        if kr is not None:  # the iSWA build_attn: Q and K rotated, then V
+            q, kc = hadamard(q, kr), hadamard(kc, kr)
+        if vr is not None:
+            vc = hadamard(vc, vr)
         g.expand(q)
         g.expand(kc)
         g.expand(vc)  # the iSWA build_attn: q, k, then v
-        kc_ = g.cache((hd * nkv, n_kv), dev, 2)
+        kc_ = g.cache((hd * nkv, n_kv), dev, k_type[0], k_type[1])
         g.expand(g.into("SET_ROWS", kc_, g.view(kc, (hd * nkv, T_)), k_idxs, kc_))
-        vv = g.cache((hdv * nkv, n_kv), dev, 2)
+        vv = g.cache((hdv * nkv, n_kv), dev, v_type[0], v_type[1])
         if flash_attn:
             g.expand(g.into("SET_ROWS", vv, g.view(vc, (hdv * nkv, T_)), v_idxs, vv))
         else:  # v_trans: one row per element of V (llama_kv_cache::cpy_v)
             flat = g.reshape(vv, (1, hdv * nkv * n_kv))
             g.expand(g.into("SET_ROWS", flat, g.reshape(g.reshape(vc, (hdv * nkv, T_)), (1, hdv * nkv * T_)),
                             v_idxs, flat))
-        k = g.permute(g.view(kc_, (hd, nkv, n_kv, 1), (2, hd * 2, hd * nkv * 2, hd * nkv * 2 * n_kv)), (0, 2, 1, 3))
+        kb, kbl, vb, vbl = k_type[0], k_type[1], v_type[0], v_type[1]
+        k = g.permute(g.view(kc_, (hd, nkv, n_kv, 1), (kb, hd * kb // kbl, hd * nkv * kb // kbl,
+                                                       hd * nkv * n_kv * kb // kbl)), (0, 2, 1, 3))
         qq = g.permute(g.view(q, (hd, nh, T_, 1)), (0, 2, 1, 3))
         if flash_attn:
-            v = g.permute(g.view(vv, (hdv, nkv, n_kv, 1), (2, hdv * 2, hdv * nkv * 2, hdv * nkv * 2 * n_kv)),
-                          (0, 2, 1, 3))
-            att = g.reshape(g.op("FLASH_ATTN_EXT", (hdv, nh, T_, 1), qq, k, v, mask), (hdv * nh, T_))
+            v = g.permute(g.view(vv, (hdv, nkv, n_kv, 1), (vb, hdv * vb // vbl, hdv * nkv * vb // vbl,
+                                                          hdv * nkv * n_kv * vb // vbl)), (0, 2, 1, 3))
+            fa = g.op("FLASH_ATTN_EXT", (hdv, nh, T_, 1), qq, k, v, mask)
+            fa.extra = (fa_extra or {}).get(il, 0)  # ggml-cuda's F16 copies of K and V
+            att = g.reshape(fa, (hdv * nh, T_))
         else:
             v = g.permute(g.view(vv, (n_kv, nkv, hdv, 1), (2, n_kv * hdv * 2, n_kv * 2, n_kv * hdv * nkv * 2)),
                           (0, 2, 1, 3))
@@ -798,6 +819,8 @@ def gemma2_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
             kq = g.op("SOFT_MAX", kq.ne, kq, mask)
             kqv = g.op("MUL_MAT", (hdv, T_, nh, 1), v, kq)
             att = g.op("CONT", (hdv * nh, T_), g.permute(kqv, (0, 2, 1, 3)))
+        if vr is not None:
+            att = hadamard(att, vr)
         cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.attn_output.weight", (hdv * nh, n_embd), il), att)
         R = T_
         if la is trunk[-1]:  # out_ids' rows of the attention output and of the layer input
@@ -932,6 +955,121 @@ def llama4_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
                     g.op("GLU", (sh, R), gate, up))
         cur = g.op("ADD", moe.ne, moe, down)
         inp = g.op("ADD", cur.ne, cur, ffn_inp)
+    h = g.op("RMS_NORM", inp.ne, inp)
+    h = g.op("MUL", h.ne, h, w("output_norm.weight", (n_embd,), None))
+    h.output = True  # result_norm (t_embd)
+    logits = g.op("MUL_MAT", (spec.n_vocab, h.ne[1]), w("output.weight", (n_embd, spec.n_vocab), None), h)
+    logits.output = True
+    g.expand(logits)
+    return g
+
+
+def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
+                flash_attn: bool = True, host_caches: bool = False, qk_norm: bool = False,
+                k_type: tuple[int, int] = (2, 1), v_type: tuple[int, int] = (2, 1), k_rot: int = 0, v_rot: int = 0,
+                fa_extra: int = 0, n_stream: int = 1) -> Graph:
+    """A dense Llama's pp graph (src/models/llama.cpp at llama.cpp@0c1e57098; qk_norm: qwen3.cpp's, Q and K
+    RMS-normed by attn_q_norm / attn_k_norm before RoPE), one sequence a KV stream of n_kv cells, an F16 cache, in
+    graph order: the token rows; per layer the attention norm, build_qkv's Q, K and V products and reshapes, RoPE
+    (with rope_freqs, the llama3 factors, where the file has them), build_attn expanding q, v, then k, the stores, then
+    FLASH_ATTN_EXT on the cache's views and F16 mask, or KQ, SOFT_MAX with the F32 mask, KQV on the transposed V
+    cache and the CONT of its permutation; wo; in the last layer out_ids' rows of it and of the layer input; ffn_inp,
+    the FFN norm, build_ffn's up, gate, SWIGLU and down, the residual; the output norm (result_norm, an output) and
+    the logits. The layers in host_layers keep their weights and their cache on the CPU; host: those weights' bytes,
+    copied when read on the device; host_caches (-nkvo): every cache on the CPU. k_type / v_type: the cache's
+    (bytes, elements) per block; k_rot / v_rot: a quantized cache's rotation sizes (llama_kv_cache::build_input_k_rot
+    / build_input_v_rot; 0: none), applied by llama_mul_mat_hadamard to Q and K after RoPE, V, and the attention's
+    output (llm_graph_context::build_attn); fa_extra: the bytes ggml-cuda allocates behind each FLASH_ATTN_EXT (its
+    F16 copies of K and V, compute.fa_f16_bytes). n_stream: KV streams (one a sequence without a unified cache), each
+    with its n_kv cells, its T_ / n_stream tokens' mask rows and attention (build_attn_mha's streams)."""
+    g, w, inp = _pp_graph_start(spec, T_, host, host_layers)
+    n_embd = spec.n_embd
+    inp_pos = g.input((T_,))
+    trunk = spec.trunk_layers
+    a0 = trunk[0].attention
+    k_idxs = g.input((T_,), 8)
+    v_idxs = g.input((T_ if flash_attn else T_ * a0.n_kv_heads * a0.head_dim_v,), 8)
+    nq = T_ // n_stream
+    mask = g.input((n_kv, nq, 1, n_stream), 2 if flash_attn else 4)
+    kr = g.input((k_rot, k_rot)) if k_rot else None
+    vr = g.input((v_rot, v_rot)) if v_rot else None
+    out_ids = g.input((n_outputs,))
+
+    def hadamard(cur: T, rot: T) -> T:  # src/llama-impl.h llama_mul_mat_hadamard (cur contiguous here)
+        n = rot.ne[0]
+        flat = g.reshape(cur, (n, cur.ne[0] * cur.ne[1] * cur.ne[2] * cur.ne[3] // n))
+        return g.reshape(g.op("MUL_MAT", flat.ne, rot, flat), cur.ne)
+
+    names = {t.name for t in spec.weights.tensors}
+    for la in trunk:
+        il, a = la.index, la.attention
+        dev = HOST if il in host_layers or host_caches else DEVICE  # the layer's cache
+        hd, hdv, nh, nkv = a.head_dim_k, a.head_dim_v, a.n_heads, a.n_kv_heads
+        res = inp
+        cur = g.op("RMS_NORM", inp.ne, inp)
+        cur = g.op("MUL", cur.ne, cur, w(f"blk.{il}.attn_norm.weight", (n_embd,), il))
+        q = g.op("MUL_MAT", (hd * nh, T_), w(f"blk.{il}.attn_q.weight", (n_embd, hd * nh), il), cur)
+        kc = g.op("MUL_MAT", (hd * nkv, T_), w(f"blk.{il}.attn_k.weight", (n_embd, hd * nkv), il), cur)
+        vc = g.op("MUL_MAT", (hdv * nkv, T_), w(f"blk.{il}.attn_v.weight", (n_embd, hdv * nkv), il), cur)
+        q, kc, vc = g.reshape(q, (hd, nh, T_)), g.reshape(kc, (hd, nkv, T_)), g.reshape(vc, (hdv, nkv, T_))
+        rope = (w("rope_freqs.weight", (hd // 2,), il),) if "rope_freqs.weight" in names else ()
+        if qk_norm:
+            q = g.op("MUL", q.ne, g.op("RMS_NORM", q.ne, q), w(f"blk.{il}.attn_q_norm.weight", (hd,), il))
+        q = g.op("ROPE", q.ne, q, inp_pos, *rope)
+        if qk_norm:
+            kc = g.op("MUL", kc.ne, g.op("RMS_NORM", kc.ne, kc), w(f"blk.{il}.attn_k_norm.weight", (hd,), il))
+        kc = g.op("ROPE", kc.ne, kc, inp_pos, *rope)
+        if kr is not None:
+            q, kc = hadamard(q, kr), hadamard(kc, kr)
+        if vr is not None:
+            vc = hadamard(vc, vr)
+        g.expand(q)
+        g.expand(vc)
+        g.expand(kc)  # build_attn: q, v, then k
+        kc_ = g.cache((hd * nkv, n_kv, n_stream), dev, k_type[0], k_type[1])
+        kst = g.reshape(kc_, (hd * nkv, n_kv * n_stream)) if n_stream > 1 else kc_  # llama_kv_cache::cpy_k
+        g.expand(g.into("SET_ROWS", kst, g.view(kc, (hd * nkv, T_)), k_idxs, kst))
+        vv = g.cache((hdv * nkv, n_kv, n_stream), dev, v_type[0], v_type[1])
+        if flash_attn:
+            vst = g.reshape(vv, (hdv * nkv, n_kv * n_stream)) if n_stream > 1 else vv
+            g.expand(g.into("SET_ROWS", vst, g.view(vc, (hdv * nkv, T_)), v_idxs, vst))
+        else:
+            flat = g.reshape(vv, (1, hdv * nkv * n_kv * n_stream))
+            g.expand(g.into("SET_ROWS", flat, g.reshape(g.reshape(vc, (hdv * nkv, T_)), (1, hdv * nkv * T_)),
+                            v_idxs, flat))
+        kb, kbl, vb, vbl = k_type[0], k_type[1], v_type[0], v_type[1]
+        k = g.permute(g.view(kc_, (hd, nkv, n_kv, n_stream), (kb, hd * kb // kbl, hd * nkv * kb // kbl,
+                                                              hd * nkv * n_kv * kb // kbl)), (0, 2, 1, 3))
+        qq = g.permute(g.view(q, (hd, nh, nq, n_stream)), (0, 2, 1, 3))  # build_attn_mha: the streams
+        if flash_attn:
+            v = g.permute(g.view(vv, (hdv, nkv, n_kv, n_stream), (vb, hdv * vb // vbl, hdv * nkv * vb // vbl,
+                                                                 hdv * nkv * n_kv * vb // vbl)), (0, 2, 1, 3))
+            fa = g.op("FLASH_ATTN_EXT", (hdv, nh, nq, n_stream), qq, k, v, mask)
+            fa.extra = fa_extra  # ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alloc_size: K / V's F16 copies
+            att = g.reshape(fa, (hdv * nh, T_))
+        else:
+            v = g.permute(g.view(vv, (n_kv, nkv, hdv, n_stream), (vb, n_kv * hdv * vb, n_kv * vb,
+                                                                  n_kv * hdv * nkv * vb)), (0, 2, 1, 3))
+            kq = g.op("SOFT_MAX", (n_kv, nq, nh, n_stream), g.op("MUL_MAT", (n_kv, nq, nh, n_stream), k, qq), mask)
+            kqv = g.op("MUL_MAT", (hdv, nq, nh, n_stream), v, kq)
+            att = g.op("CONT", (hdv * nh, T_), g.permute(kqv, (0, 2, 1, 3)))
+        if vr is not None:
+            att = hadamard(att, vr)
+        cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.attn_output.weight", (hdv * nh, n_embd), il), att)
+        R = T_
+        if la is trunk[-1]:  # out_ids' rows of the attention output and of the layer input
+            R = n_outputs
+            cur = g.op("GET_ROWS", (n_embd, R), cur, out_ids)
+            res = g.op("GET_ROWS", (n_embd, R), res, out_ids)
+        ffn_inp = g.op("ADD", cur.ne, cur, res)
+        x = g.op("RMS_NORM", ffn_inp.ne, ffn_inp)
+        x = g.op("MUL", x.ne, x, w(f"blk.{il}.ffn_norm.weight", (n_embd,), il))
+        n_ff = la.ffn.n_ff
+        up = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_up.weight", (n_embd, n_ff), il), x)
+        gate = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_gate.weight", (n_embd, n_ff), il), x)
+        down = g.op("MUL_MAT", (n_embd, R), w(f"blk.{il}.ffn_down.weight", (n_ff, n_embd), il),
+                    g.op("GLU", (n_ff, R), gate, up))
+        inp = g.op("ADD", down.ne, down, ffn_inp)
     h = g.op("RMS_NORM", inp.ne, inp)
     h = g.op("MUL", h.ne, h, w("output_norm.weight", (n_embd,), None))
     h.output = True  # result_norm (t_embd)
