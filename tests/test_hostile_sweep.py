@@ -129,6 +129,12 @@ def test_gated_delta_net_with_no_heads(tmp_path, field):
     refused(["estimate", model_dir(tmp_path, cfg), "--vram", "24GiB"], f"{field} = 0")
 
 
+def test_config_hidden_size_zero(tmp_path):
+    """DeepSeek-V4 with hidden_size = 0 reached the hyper-connection streams, which divided by it."""
+    d = model_dir(tmp_path, catalog_config("deepseek-v4-flash.json", hidden_size=0))
+    refused(["estimate", d, "--vram", "80GiB"], "config field hidden_size = 0")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # GGUF
 

@@ -118,6 +118,9 @@ def check_config(config: Mapping[str, Any], name: str) -> None:
         found = _first(cfg, keys)
         if found:
             _ceiling(name, f"config field {found[0]}", found[1], cap, what)
+    width = _first(cfg, ("hidden_size", "d_model", "n_embd"))
+    if width and _is_num(width[1]) and width[1] == 0:  # every tensor is sized from it: a model of width 0 holds nothing
+        raise ModelError(f"{name}: config field {width[0]} = 0: a model's hidden size must be positive")
     for k in _PERIODS:
         v = cfg.get(k)
         if _is_num(v) and v == 0:
