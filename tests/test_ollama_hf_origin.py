@@ -73,3 +73,41 @@ def test_ggml_org_gemma3_projector_as_in_9791():
     assert err and all(e == 0 for e in err.values()), err
     assert est.engine_view["ollama_memory"]["projector.weights"] == 854_175_168
 
+
+# ---------------------------------------------------------------------------------------------------------------
+# ollama/ollama#13101: a Modelfile's FROM lines, the model then its mmproj (parser/parser.go CreateRequest: each FROM
+# file is a layer; server/create.go ggufLayers: a GGUF with <arch>.vision.block_count and no <arch>.block_count, or
+# general.type "projector", is the projector layer)
+
+
+def _gguf(path, kv: dict) -> str:
+    """A GGUF v3 header with no tensors and these string / uint32 keys (gguf-py's layout)."""
+    import struct
+
+    def s(x: str) -> bytes:
+        b = x.encode()
+        return struct.pack("<Q", len(b)) + b
+
+    out = b"GGUF" + struct.pack("<IQQ", 3, 0, len(kv))
+    for k, v in kv.items():
+        out += s(k) + (struct.pack("<I", 8) + s(v) if isinstance(v, str) else struct.pack("<II", 4, v))
+    path.write_bytes(out)
+    return str(path)
+
+
+def test_modelfile_hint_names_the_model_not_its_mmproj():
+    from oomkit.engines.ollama.args import modelfile_hint
+
+    hint = modelfile_hint("FROM ./Qwen3VL-4B-Instruct-F16.gguf\nFROM ./mmproj-Qwen3VL-4B-Instruct-F16.gguf")
+    assert "`oomkit check ./Qwen3VL-4B-Instruct-F16.gguf --engine ollama`" in hint
+    assert "projector FROM ./mmproj-Qwen3VL-4B-Instruct-F16.gguf" in hint
+
+
+def test_modelfile_projector_read_from_its_header(tmp_path):
+    """Files on this machine are told apart by their headers, whatever their names and order."""
+    from oomkit.engines.ollama.args import modelfile_hint
+
+    tower = _gguf(tmp_path / "vision.gguf", {"general.architecture": "clip", "clip.vision.block_count": 24})
+    text = _gguf(tmp_path / "text.gguf", {"general.architecture": "qwen3vl", "qwen3vl.block_count": 36})
+    hint = modelfile_hint(f"FROM {tower}\nFROM {text}\nPARAMETER num_ctx 8192")
+    assert f"`oomkit check {text} --engine ollama --num-ctx 8192`" in hint and f"projector FROM {tower}" in hint

@@ -144,8 +144,38 @@ def modelfile_hint(text: str) -> str | None:
         if m.group(1).upper() == "PARAMETER" and name.lower() in _REPL_FIELDS:
             opts += [f"--{name.lower().replace('_', '-')}", value.strip()]
     adapter = " (its ADAPTER's weights are not counted)" if any(m.group(1).upper() == "ADAPTER" for m in found) else ""
-    form = " ".join(["oomkit check", shlex.quote(froms[-1]), "--engine ollama", *opts])
-    return f"this is an Ollama Modelfile, not a model name: give `{form}`{adapter}"
+    projectors = [f for f in froms if _projector_from(f)]
+    models = [f for f in froms if f not in projectors]
+    form = " ".join(["oomkit check", shlex.quote(models[0] if models else froms[-1]), "--engine ollama", *opts])
+    tower = (f" (its projector FROM {', '.join(projectors)} adds the vision tower's weights, which this form does "
+             "not count)") if projectors and models else ""
+    return f"this is an Ollama Modelfile, not a model name: give `{form}`{adapter}{tower}"
+
+
+def _projector_from(ref: str) -> bool:
+    """Whether a Modelfile's FROM names a projector GGUF, which Ollama adds to the model as its projector layer
+    ("application/vnd.ollama.image.projector"), not as the model: each FROM file is a layer (parser/parser.go
+    CreateRequest merges every FROM path into Files), and server/create.go ggufLayers makes a GGUF the projector
+    when general.type is "projector" (or "mmproj", isProjectorGGUF of v0.30+) or it has <arch>.vision.block_count
+    and no <arch>.block_count (v0.5.x-v0.13.x; llama.cpp's mmproj: general.architecture "clip",
+    clip.vision.block_count), read from the header of a file on this machine. A file not here is taken by its name:
+    "mmproj" in it, as llama.cpp's converter names the projector (convert_hf_to_gguf.py --mmproj: mmproj-*.gguf)
+    and llama.cpp's cached-model listing (common/) tells the projector from the model."""
+    from pathlib import Path
+
+    path = Path(ref.strip().strip("'\"")).expanduser()
+    try:
+        if path.is_file():
+            from ...model.gguf_header import read_gguf_header  # lazy: only a Modelfile's local FROM is read
+
+            md = read_gguf_header(path).metadata
+            arch = md.get("general.architecture")
+            vision = md.get(f"{arch}.vision.block_count")
+            return (md.get("general.type") in ("projector", "mmproj") or arch == "clip"
+                    or (not md.get(f"{arch}.block_count") and isinstance(vision, int) and vision > 0))
+    except (OSError, ValueError, OomkitError):
+        pass
+    return "mmproj" in path.name.lower()
 
 
 # what may stand between `ollama serve` and the `ollama run` after it: a line break, or a shell's list operator
