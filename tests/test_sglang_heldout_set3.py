@@ -22,9 +22,10 @@ Not held, and why:
   GiB; vLLM 0.8.3 loads the same files as 17.61 GiB, and SGLang prints 1.21 GiB more than vLLM. No SGLang source
   of that era was read that explains it (0.4.4 wheels are not at hand; gemma3_causal.py of 0.5.3 ties lm_head to
   embed_tokens and passes quant_config to the linear layers only), so it stays a strict xfail.
-- sglang#32468: SGLang's hybrid-linear pool with a speculative draft is modelled since (kv.py
-  _handle_max_mamba_cache_spec; tests/test_sglang_hybrid_spec.py), but the pool figures are not held: the budget
-  behind them is not in the comment, and at the budget where oomkit reaches 409,552 tokens its K is 25, not 55.
+- sglang#32468: the comment's pool figures lack their command; they are the boot the author's club-3090 compose
+  records (--mamba-ssm-dtype bfloat16, --mem-fraction-static 0.90, --max-running-requests 1, the draft path given),
+  held with that command in tests/test_sglang_hybrid_spec.py (kv.py _handle_max_mamba_cache_spec: K 55 at 409,552
+  tokens exactly; the pools within 1.9 % of the GPU end to end).
   The draft worker's weights (draft.py draft_worker: the MTP layer split over TP plus the draft's own
   vocab-parallel embed_tokens and lm_head, freed by init_lm_head only after the target pool is sized) are held.
 - sglang#30891: the token capacity (1,960,896) end to end: the command is cut after "--speculative", so neither
@@ -142,8 +143,8 @@ def test_hybrid_mtp_draft_weights_with_its_own_vocab_copies():
 def test_hybrid_mtp_estimate_end_to_end():
     # the run starts on stock 0.5.19 (max_total_num_tokens 409,552, max_mamba_cache_size 55 printed); oomkit sizes
     # it (kv.py _handle_max_mamba_cache_spec: the state slots and the verify pass's intermediate states solved
-    # jointly) rather than refusing; the figures' budget is not in the comment, so they are checked in
-    # tests/test_sglang_hybrid_spec.py (a strict xfail: oomkit's K at the printed tokens is 25)
+    # jointly) rather than refusing; the figures' command is not in the comment, so they are checked in
+    # tests/test_sglang_hybrid_spec.py with the compose that printed them
     est = sg.ENGINE.estimate(spec_of("qwen3.8-27b", AUTOROUND_INT4), gpus(RTX3090, 2),
                              sg.SGLangSettings(**AUTOROUND_SETTINGS))
     assert est.engine_view["max_total_num_tokens"] > 0 and est.engine_view["max_mamba_cache_size"] > 0

@@ -541,6 +541,7 @@ class Pool:
     ssm_state_bytes: int = 0
     # speculative decoding: the per-draft-token intermediate states as handle_max_mamba_cache charges them
     spec_state_bytes: int = 0
+    mamba_ratio: int = 3  # _calculate_mamba_ratio: state slots per running request (mamba_running_ratio)
 
     @property
     def k_bytes(self) -> int:
@@ -652,9 +653,25 @@ def handle_max_mamba_cache(spec: ModelSpec, lay: CacheLayout, s: SGLangSettings,
     return rest_gib - charged / GiB, size, (size + 1) * conv, (size + 1) * ssm
 
 
-# kv_cache_configurator.py MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO; _calculate_mamba_ratio adds 1-2 under the
-# extra_buffer radix strategy and returns 1 with --disable-radix-cache, neither modelled (as max_running_requests)
-_MAMBA_RUNNING_RATIO = 3
+# server_args.py _support_mamba_cache_extra_buffer (0.5.14) / arg_groups/overrides.py _MAMBA_EXTRA_BUFFER_ARCHS
+# (0.5.15-0.5.23), by oomkit's architecture names; KimiLinear (0.5.19's list, not 0.5.14's) is left out
+_EXTRA_BUFFER_ARCHS = frozenset({"qwen3next", "qwen35", "qwen35moe", "nemotron_h", "nemotron_h_moe", "falcon-h1",
+                                 "falcon_h1", "granitehybrid", "granitemoehybrid", "bailingmoe2.5"})
+
+
+def mamba_running_ratio(spec: ModelSpec, s: SGLangSettings, v: Version) -> int:
+    """State slots held per running request (_calculate_mamba_ratio: MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO 3,
+    + 2 under the extra_buffer radix strategy with the overlap scheduler, its ping-pong buffer). From 0.5.14
+    _handle_mamba_radix_cache resolves --mamba-radix-cache-strategy auto to extra_buffer when the overlap scheduler
+    is on (the default; speculative decoding keeps it) and the architecture supports it with the triton linear-
+    attention backend (the default); 0.5.10 resolves auto to no_buffer (0.5.11-0.5.13 not read). Not modelled:
+    --disable-radix-cache (ratio 1), --disable-overlap-schedule, --mamba-radix-cache-strategy and
+    --linear-attn-backend, pipeline parallelism's overlap switch."""
+    if not reached(v, "mamba_ratio"):
+        return 1
+    if reached(v, "mamba_extra_buffer_auto") and spec.architecture in _EXTRA_BUFFER_ARCHS:
+        return 3 + 2  # MAMBA_CACHE_V2_ADDITIONAL_RATIO_OVERLAP
+    return 3
 
 
 def _handle_max_mamba_cache_spec(spec: ModelSpec, s: SGLangSettings, v: Version, rest_gib: float, conv: int,
@@ -683,7 +700,7 @@ def _handle_max_mamba_cache_spec(spec: ModelSpec, s: SGLangSettings, v: Version,
     running = (s.max_running_requests if s.max_running_requests is not None else 48) // dp
     pad = 1 if reached(v, "mamba_spec_padding") else 0
     per_req = conv + ssm
-    ratio = _MAMBA_RUNNING_RATIO
+    ratio = mamba_running_ratio(spec, s, v)
     if s.max_mamba_cache_size is not None:
         size = s.max_mamba_cache_size // dp
     else:
@@ -805,7 +822,8 @@ def size_pool(spec: ModelSpec, s: SGLangSettings, *, avail_after_load: float | N
     pools = kv_pools(lay, s, full_tokens if full_tokens is not None else max_tokens, swa_tokens)
     return Pool(max_total_num_tokens=max_tokens, cell_bytes=cell, rest_bytes=rest_bytes, mem_fraction_static=mfs,
                 pools=pools, full_tokens=full_tokens, swa_tokens=swa_tokens, max_mamba_cache_size=max_mamba,
-                conv_state_bytes=conv_state, ssm_state_bytes=ssm_state, spec_state_bytes=spec_state)
+                conv_state_bytes=conv_state, ssm_state_bytes=ssm_state, spec_state_bytes=spec_state,
+                mamba_ratio=mamba_running_ratio(spec, s, v))
 
 
 def _no_memory_message(v: Version, mfs: float | None, avail: float | None, pre: float | None,
@@ -831,7 +849,7 @@ def resize_pool(p: Pool, s: SGLangSettings, lay: CacheLayout, tokens: int) -> Po
 def max_running_requests(pool: Pool, s: SGLangSettings, context_len: int, v: Version) -> tuple[int, int]:
     """(max_running_requests, req_to_token rows). init_memory_pool / kv_cache_configurator.py
     resolve_max_num_reqs: min(max(int(tokens / context_len * 512), 2048), 4096) unless --max-running-requests,
-    then at most tokens // 2 (tp_worker.py), at most max_mamba_cache_size // 3 for hybrid models."""
+    then at most tokens // 2 (tp_worker.py), at most max_mamba_cache_size // ratio for hybrid models."""
     tokens = pool.max_total_num_tokens
     estimated = min(max(int(tokens / context_len * 512), 2048), 4096)
     user = s.max_running_requests
@@ -839,9 +857,10 @@ def max_running_requests(pool: Pool, s: SGLangSettings, context_len: int, v: Ver
         user = max(1, user // (s.dp_size if s.enable_dp_attention else 1))
     max_num_reqs = user if user is not None else estimated
     if pool.max_mamba_cache_size is not None:
-        # MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO 3 from 0.5.4 (0.5.4.post1 read); 0.5.2-0.5.3 cap at the pool
-        # itself, min(max_num_reqs, max_mamba_cache_size) (0.5.2 and 0.5.3.post1 model_runner.py read)
-        max_num_reqs = min(max_num_reqs, pool.max_mamba_cache_size // (3 if reached(v, "mamba_ratio") else 1))
+        # MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO 3 from 0.5.4 (0.5.4.post1 read), 5 with extra_buffer
+        # (mamba_running_ratio); 0.5.2-0.5.3 cap at the pool itself, min(max_num_reqs, max_mamba_cache_size) (0.5.2
+        # and 0.5.3.post1 model_runner.py read)
+        max_num_reqs = min(max_num_reqs, pool.max_mamba_cache_size // pool.mamba_ratio)
     rows = max_num_reqs + (0 if reached(v, "req_to_token_unpadded") else 1)  # 0.4.6: ReqToTokenPool(size + 1)
     running = min(tokens // 2 if user is None else user, rows)
     if pool.max_mamba_cache_size is not None:

@@ -105,6 +105,9 @@ ERAS = Eras({
     # max_running_requests x D x per_req off the rest first, not modelled; 0.5.11-0.5.13 not read); the padding slot
     # joins both terms from 0.5.17 (kv_cache_configurator.py _handle_max_mamba_cache; 0.5.16 without, 0.5.17 with).
     "mamba_spec_joint": (0, 5, 14),
+    # --mamba-radix-cache-strategy auto -> extra_buffer with the overlap scheduler on supporting hybrid archs
+    # (server_args.py _handle_mamba_radix_cache, 0.5.14; 0.5.10: auto -> no_buffer; kv.py mamba_running_ratio)
+    "mamba_extra_buffer_auto": (0, 5, 14),
     "mamba_spec_padding": (0, 5, 17),
     # rest <= 0 raises "Loaded weights leave no GPU memory for the KV cache ..." with the minimum viable fraction
     # (0.5.11-0.5.13 not read; before: "Not enough memory. Please try to increase --mem-fraction-static.").
