@@ -8,7 +8,8 @@ and 1 Modelfile pasted as MODEL) from 56 public threads; 14 answered wrong (a wr
 reason, a hint that leads to another refusal, a file type the name does not say, a folder's publisher dropped). 7 are
 in the model-name readers (model/names.py, model/resolve.py) and are fixed here (FIXED); 7 need the command
 splitter, vLLM's flag table or the Ollama Modelfile reader: the Modelfile's (ol13101: its projector FROM named as
-the model) is fixed in engines/ollama/args.py modelfile_hint (FIXED), 6 stay strict xfails with their reason (STILL).
+the model) is fixed in engines/ollama/args.py modelfile_hint, vLLM's dotted -cc keys (v40955) and vllm-ascend's
+`-q ascend` (ascend6481) in engines/vllm (FIXED); 4 stay strict xfails with their reason (STILL).
 """
 
 from __future__ import annotations
@@ -49,8 +50,8 @@ CASES = [
          'root@b20654c00b62:/app# python -m vllm.entrypoints.openai.api_server \\\n>     --model=/app/model \\\n>     --block-size=32 \\\n>     --max-model-len=120000 \\\n>     --gpu-memory-utilization 0.85 \\\n>     --served-model-name=Qwen3.5-27B-FP8 \\\n>     --port=10105 \\\n>     --host=0.0.0.0 \\\n>     --tensor-parallel-size=2 \\\n>     --reasoning-parser qwen3 \\\n>     --enable-auto-tool-choice \\\n>     --tool-call-parser hermes \\\n>     --api-key=K7mP9xQ2vR4n',
          ('refuses', "unknown model '/app/model'")),
     # v40955: vLLM's dotted `-cc.pass_config.X=...` (--compilation-config's -cc alias, FlexibleArgumentParser's
-    # dot notation) is refused as an unknown flag before the model is read
-    Case('v40955', 'https://github.com/vllm-project/vllm/issues/40955', 'cmd', '8x H200', None, STILL,
+    # dot notation) was refused as an unknown flag before the model was read
+    Case('v40955', 'https://github.com/vllm-project/vllm/issues/40955', 'cmd', '8x H200', None, FIXED,
          'export VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1\nvllm serve /model \\\n--host 0.0.0.0 \\\n  --port 8100 \\\n  --trust-remote-code \\\n  --kv-cache-dtype fp8 \\\n  --block-size 256 \\\n  --enable-expert-parallel \\\n  -cc.pass_config.fuse_allreduce_rms=False \\\n  --tensor-parallel-size 8 \\\n  --data-parallel-size 2 \\\n  --data-parallel-size-local 1 \\\n  --nnodes 2 \\\n  --node-rank 0 \\\n  --master-addr  $master_ip \\\n  --max-model-len 800000 \\\n  --gpu-memory-utilization 0.95 \\\n  --max-num-seqs 512 \\\n  --max-num-batched-tokens 512 \\\n  --no-enable-flashinfer-autotune \\\n  --compilation-config \'{"mode": 0, "cudagraph_mode": "FULL_DECODE_ONLY"}\' \\\n  --tokenizer-mode deepseek_v4 \\\n  --tool-call-parser deepseek_v4 \\\n  --enable-auto-tool-choice \\\n  --reasoning-parser deepseek_v4',
          ('refuses', "unknown model '/model'")),
     # v22303: --enforce_eager is a BooleanOptionalAction (vllm 0.9.2 arg_utils): `true` is one positional too
@@ -72,9 +73,9 @@ CASES = [
     Case('rocm832', 'https://github.com/ROCm/vllm/pull/832', 'cmd', '8x MI300X', None, RIGHT,
          'VLLM_ROCM_USE_AITER_PAGED_ATTN=1 TRITON_HIP_PRESHUFFLE_SCALES=1 vllm serve /data/models/Llama-4-Maverick-17B-128E-Instruct-FP8 --host localhost --port 8000 --tensor-parallel-size 8 --swap-space 64 --max-model-len 12000 --max-num-seqs 1024 --kv-cache-dtype fp8 --gpu-memory-utilization 0.97 --max-seq-len-to-capture 12000 --max-num-batched-tokens 131072 --no-enable-prefix-caching --async-scheduling --compilation-config \'{"cudagraph_mode":"FULL"}\'',
          ('refuses', '--max-seq-len-to-capture: last read in the 0.10.2 wheel')),
-    # ascend6481: `-q ascend` is vllm-ascend's quantization (an Ascend NPU plugin), refused as upstream vLLM would
+    # ascend6481: `-q ascend` is vllm-ascend's quantization (an Ascend NPU plugin), was refused as upstream vLLM would
     # refuse it rather than as a device oomkit does not model
-    Case('ascend6481', 'https://github.com/vllm-project/vllm-ascend/issues/6481', 'cmd', '8x 64GiB', None, STILL,
+    Case('ascend6481', 'https://github.com/vllm-project/vllm-ascend/issues/6481', 'cmd', '8x 64GiB', None, FIXED,
          'vllm serve /mnt/models/Qwen2.5-72B-Instruct-W4A16  --served-model-name Qwen2.5-72B-Instruct-W4A16  -q ascend --trust_remote_code',
          ('refuses', 'vllm-ascend')),
     # v42147: the thread: "always go out of memory" on the 4090
@@ -280,10 +281,6 @@ CASES = [
 STILL_WRONG: dict[str, str] = {  # the case id -> why it still answers wrong (each needs a file outside model/)
     "v37858": "bash's continuation prompt `> ` before each pasted line: engines/shell_words.py drops the `> ` lines' "
               "flags and keeps their values (\"unrecognized arguments: qwen3 hermes\")",
-    "v40955": "vLLM's `-cc.pass_config.fuse_allreduce_rms=False` (the -cc alias of --compilation-config with "
-              "FlexibleArgumentParser's dotted keys) is refused by engines/vllm as an unknown flag",
-    "ascend6481": "`-q ascend` is vllm-ascend's quantization on Ascend NPUs; engines/vllm refuses it as upstream vLLM's "
-                  "\"Unknown quantization method\" instead of naming the plugin and device oomkit does not model",
     "gfx906pr45": "a conda environment then `user@host: ` with no `$` before the command: engines/shell_words.py keeps "
                   "'(base)' as the program",
     "sg8344": "a reply's `> ` quote before a root prompt `root@host:dir# `: engines/shell_words.py strips one, not both",
@@ -323,7 +320,7 @@ def test_every_form_of_a_real_command_answers_or_refuses_in_one_line(c):
 def test_the_sweep_counts():
     assert len(CASES) == 60 and len({c.url for c in CASES}) == 56 and len({c.id for c in CASES}) == 60
     assert sum(c.kind == "cmd" for c in CASES) == 34
-    assert sum(c.status == FIXED for c in CASES) == 8 and sum(c.status == STILL for c in CASES) == 6
+    assert sum(c.status == FIXED for c in CASES) == 10 and sum(c.status == STILL for c in CASES) == 4
     assert sum(c.status == RIGHT for c in CASES) == 46
     assert set(STILL_WRONG) == {c.id for c in CASES if c.status == STILL}
     assert all(c.url.startswith("https://github.com/") for c in CASES)

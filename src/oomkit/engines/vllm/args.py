@@ -266,13 +266,22 @@ def config_hint(text: str) -> str | None:
     return f"this is a vLLM config file (vllm serve --config), not a model name: give `{form}`"
 
 
+def _dotted_name(arg: str) -> bool:
+    name = arg.partition("=")[0]
+    if not arg.startswith("-") or "." not in name or name.startswith("-O") or re.fullmatch(r"-\d+(\.\d+)?", name):
+        return False
+    return arg.startswith("--") or name.partition(".")[0] in flags_table()
+
+
 def _dotted(args: list[str]) -> list[str]:
     """FlexibleArgumentParser.parse_args (vllm/utils/argparse_utils.py): a JSON option given key by key,
     `--speculative_config.method mtp --speculative-config.num_speculative_tokens=5`, is the JSON object of its keys
     (`--speculative-config '{"method": "mtp", "num_speculative_tokens": 5}'`), appended after the other arguments;
     a value is read as JSON, else as a human-readable int, else as a string; `key+ a,b` is a list. The part before
-    the first dot is a flag name (underscores become dashes)."""
-    if not any(a.startswith("--") and "." in a.partition("=")[0] for a in args):
+    the first dot is a flag name (underscores become dashes); a short alias takes keys too (`-cc.pass_config.x=False`,
+    `-ac.backend=...`: processed_arg.startswith("-") there), but `-O.level=3` keeps _lookup's own reading and a
+    negative number is a value."""
+    if not any(_dotted_name(a) for a in args):
         return args
     out: list[str] = []
     merged: dict[str, dict[str, Any]] = {}
@@ -280,7 +289,7 @@ def _dotted(args: list[str]) -> list[str]:
     while i < len(args):
         arg = args[i]
         name, eq, inline = arg.partition("=")
-        if not arg.startswith("--") or "." not in name:
+        if not _dotted_name(arg):
             out.append(arg)
             i += 1
             continue
@@ -453,7 +462,7 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         opts["max_cudagraph_capture_size"] = _int(flag, value)
     elif flag in ("--cudagraph-capture-sizes", "--cuda-graph-sizes"):
         opts["cudagraph_capture_sizes"] = tuple(sorted({_int(flag, v) for v in value}))
-    elif flag in ("--compilation-config", "-O"):  # -O 3 / -O '{...}': -O is the config's short form (arg_utils.py)
+    elif flag in ("--compilation-config", "-cc", "-O"):  # -O 3 / -O '{...}' / -cc '{...}': short forms (arg_utils.py)
         _apply_compilation_config(flag, value, opts)
     elif flag == "--disable-hybrid-kv-cache-manager":
         opts["disable_hybrid_kv_cache_manager"] = bool(value)
@@ -461,7 +470,7 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         opts["disable_custom_all_reduce"] = bool(value)
     elif flag == "--attention-backend":
         opts["attention_backend"] = str(value).upper()
-    elif flag == "--attention-config":
+    elif flag in ("--attention-config", "-ac"):
         _apply_attention_config(flag, value, opts)
     elif flag == "--mamba-cache-dtype":
         opts["mamba_cache_dtype"] = str(value)

@@ -64,11 +64,19 @@ def load_layout(quantization: str | None, plain: bool) -> str | None:
     return "nf4" if q == "bitsandbytes" else None
 
 
+# Methods an out-of-tree platform plugin registers (register_quantization_config); upstream vLLM alone refuses them:
+# vllm-ascend's "ascend" (vllm_ascend/utils.py ASCEND_QUANTIZATION_METHOD, registered by its ModelSlim config class)
+PLATFORM_PLUGIN_METHODS = {"ascend": "vllm-ascend's quantization (the Huawei Ascend NPU plugin, ModelSlim checkpoints)"}
+
+
 def check(spec: ModelSpec, quantization: str | None) -> list[str]:
     """Warnings on --quantization; raises OomkitError with vLLM's own error where it refuses to start."""
     if not quantization:
         return []
     q = quantization.lower()
+    if q in PLATFORM_PLUGIN_METHODS:
+        raise OomkitError(f"--quantization {quantization} is {PLATFORM_PLUGIN_METHODS[q]}: oomkit models vLLM on "
+                          "NVIDIA and AMD GPUs, not that plugin or its device")
     if q not in KNOWN:
         raise OomkitError(f"vllm serve: ValueError: Unknown quantization method: {quantization}. Must be one of "
                           "vLLM's methods (awq, gptq, fp8, bitsandbytes, compressed-tensors, modelopt, gguf, mxfp4, "
