@@ -170,8 +170,9 @@ class WeightInventory:
     tensors: tuple[TensorSpec, ...]
     exact: bool  # True when read from file headers, False when computed from the architecture
     format: str  # "Q4_K_M", "bf16", "fp8", "awq-int4", ...
-    # a computed GGUF's publisher (the owner of the GGUF repo named, one quant/gguf_recipes.PUBLISHERS knows): its
-    # recipes type a plain file type ("Q4_K_M"), also when the list is typed again (a file without the next-n block)
+    # a computed GGUF's publisher (the lower-cased owner of the Hugging Face GGUF repo named; None for a library
+    # tag): a llama-quantize file, not Ollama's library quantizer's; where quant/gguf_recipes.PUBLISHERS knows the
+    # owner its recipes type a plain file type ("Q4_K_M"), also when the list is typed again
     publisher: str | None = None
     # a computed GGUF as published in gguf-split parts of at most this many tensor bytes each (--split-max-size);
     # None: one file (llama.cpp maps each part apart: engines/llamacpp/weights.split_layout)
