@@ -135,6 +135,13 @@ def test_config_hidden_size_zero(tmp_path):
     refused(["estimate", d, "--vram", "80GiB"], "config field hidden_size = 0")
 
 
+@pytest.mark.parametrize("ratio", [0, -0.5, 2])
+def test_internvl_downsample_ratio_out_of_range(tmp_path, ratio):
+    """InternVL's downsample_ratio = 0 divided by zero while its projector was sized (ZeroDivisionError)."""
+    d = model_dir(tmp_path, catalog_config("internvl2-2b.json", downsample_ratio=ratio))
+    refused(["estimate", d, "--vram", "24GiB"], "downsample_ratio")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # GGUF
 

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..errors import ModelError
+
 
 @dataclass(frozen=True)
 class Tower:
@@ -223,7 +225,10 @@ def _internvl(cfg: Mapping[str, Any], vc: Mapping[str, Any], text_hidden: int) -
     layer = 3 * _linear(h, h, bias) + _linear(h, h) + (2 * h if qk_norm else 0) + _linear(h, ff) + _linear(ff, h)
     layer += 2 * norm + 2 * h
     enc = h + ch * p * p * h + h + ((image // p) ** 2 + 1) * h + n * layer
-    m = h * round(1 / float(cfg.get("downsample_ratio", 0.5))) ** 2
+    ratio = float(cfg.get("downsample_ratio", 0.5))
+    if not 0 < ratio <= 1:  # pixel_shuffle(scale_factor=downsample_ratio) folds 1/ratio x 1/ratio patches into one
+        raise ModelError(f"config field downsample_ratio = {ratio:g} must be in (0, 1] (InternVL's pixel shuffle)")
+    m = h * round(1 / ratio) ** 2
     proj = _layernorm(m) + _linear(m, text_hidden) + _linear(text_hidden, text_hidden)
     return Tower("vision", "internvl_vision", enc + proj, enc, proj,
                  "transformers InternVLVisionModel (= remote-code InternVisionModel) + InternVLMultiModalProjector")
@@ -327,6 +332,8 @@ def vision_tower(config: Mapping[str, Any]) -> Tower | None:
     tc = next((config[k] for k in ("text_config", "llm_config") if isinstance(config.get(k), Mapping)), config)
     try:
         tower = fn(config, vc, int(tc["hidden_size"]))
+    except ModelError:  # a value the family cannot have (an OomkitError is a ValueError too): said, not skipped
+        raise
     except (KeyError, TypeError, ValueError):
         return None  # a vision_config without the fields its family needs: not counted
     layers = vc.get("num_hidden_layers", vc.get("depth", vc.get("vt_num_hidden_layers")))
