@@ -127,7 +127,9 @@ def draft_worker(spec: ModelSpec, s: SGLangSettings, v: Version) -> Draft | None
     path_set = s.speculative_draft_model_path is not None or spec.architecture in _SELF_PATH_ARCHS
     profiled = reached(v, "spec_draft_profiled")
     # model_runner.py init_memory_pool: MHATokenToKVPool(layer_num=num_effective_layers) before 0.4.10 (ERAS
-    # spec_draft_pool_nextn); MLATokenToKVPool took num_nextn_predict_layers already
+    # spec_draft_pool_nextn); MLATokenToKVPool took num_nextn_predict_layers already. A hybrid Mamba / GDN target's
+    # MTP draft (Qwen3.5, Qwen3-Next) gets one full-attention layer too: kv_cache_configurator.py
+    # _build_hybrid_linear_kv_pool, full_attention_layer_ids=[0] "if draft worker" (0.5.19 read)
     pool_lay = lay if lay.mla or reached(v, "spec_draft_pool_nextn") else cache_layout(spec, s)
     return Draft(n_layers=len(layers), lay=lay, pool_lay=pool_lay, weights_bytes=w, copies_bytes=copies, num_steps=steps, eagle_topk=topk,
                  num_draft_tokens=tokens, profiled=profiled,
