@@ -142,6 +142,19 @@ def test_internvl_downsample_ratio_out_of_range(tmp_path, ratio):
     refused(["estimate", d, "--vram", "24GiB"], "downsample_ratio")
 
 
+@pytest.mark.parametrize("file,field,value", [("gemma-3-4b-it.json", "patch_size", 0),
+                                              ("internvl2-2b.json", "patch_size", 0),
+                                              ("internvl2-2b.json", "patch_size", []),
+                                              ("internvl2-2b.json", "image_size", [])])
+def test_vision_tower_without_a_size(tmp_path, file, field, value):
+    """vision_config.patch_size = 0 divided by zero (SigLIP, InternViT, GLM-4V), an empty image_size list raised
+    IndexError, while vLLM's weights counted the tower."""
+    cfg = catalog_config(file)
+    cfg["vision_config"][field] = value
+    refused(["estimate", model_dir(tmp_path, cfg), "--engine", "vllm", "--vram", "80GiB"],
+            f"config field vision_config.{field} = {value!r}")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # GGUF
 

@@ -334,6 +334,8 @@ def vision_tower(config: Mapping[str, Any]) -> Tower | None:
         tower = fn(config, vc, int(tc["hidden_size"]))
     except ModelError:  # a value the family cannot have (an OomkitError is a ValueError too): said, not skipped
         raise
+    except (ZeroDivisionError, IndexError, OverflowError):  # a size of 0 (patch_size 0) or an empty list: no tower
+        raise ModelError(f"config field {_no_size(vc)}: the vision tower cannot be sized from it") from None
     except (KeyError, TypeError, ValueError):
         return None  # a vision_config without the fields its family needs: not counted
     layers = vc.get("num_hidden_layers", vc.get("depth", vc.get("vt_num_hidden_layers")))
@@ -341,3 +343,13 @@ def vision_tower(config: Mapping[str, Any]) -> Tower | None:
     # a depth the config leaves to its family's default (Qwen2-VL's) stays as the family function read it
     return replace(tower, config_layers=int(layers) if isinstance(layers, int) else tower.config_layers,
                    config_hidden=int(hidden) if isinstance(hidden, int) else None, config=config)
+
+
+def _no_size(vc: Mapping[str, Any]) -> str:
+    """The vision_config field a tower could not be sized from: the first size of 0 or less, or empty list."""
+    for k, v in vc.items():
+        if (isinstance(v, (int, float)) and not isinstance(v, bool) and v <= 0 and not k.endswith(("dropout", "_eps",
+                "epsilon", "range", "_rate"))) or (isinstance(v, list) and (not v or any(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and x <= 0 for x in v))):
+            return f"vision_config.{k} = {v!r}"
+    return "vision_config (a size of 0 or out of range)"
