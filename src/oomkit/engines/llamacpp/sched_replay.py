@@ -1285,3 +1285,100 @@ def kimi_linear_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, 
     logits.output = True
     g.expand(logits)
     return g
+
+
+def rs_head(g: Graph, s: T, size: int) -> T:
+    """src/llama-graph.cpp build_rs up to get_state_rows: the states' 2D view and the SCALE of the row to clear (one row
+    in the worst-case graph: llama_memory_recurrent_context::get_rs_z is 0 for init_full's context)."""
+    states = g.reshape(s, (size, s.ne[1]))
+    zero = g.view(states, (size,))
+    g.expand(g.into("SCALE", zero, zero))
+    return states
+
+
+def rs_tail(g: Graph, s: T, states: T, size: int, s_extra: T) -> None:
+    """build_rs after get_state_rows: GET_ROWS of the extra states (none with one sequence) and their CPY back."""
+    extra = g.op("GET_ROWS", (size, 0), states, s_extra)
+    dst = g.view(s, (size, 0))
+    g.expand(g.into("CPY", dst, extra, dst))
+
+
+def mamba2_graph(spec, T_: int, n_outputs: int, host: dict[str, int], host_layers: set[int],
+                 host_caches: bool = False) -> Graph:
+    """Mamba-2's pp graph, one sequence (src/models/mamba.cpp llama_model_mamba::graph and mamba-base.cpp
+    build_mamba2_layer at llama.cpp@0c1e57098, K = 1: n_rs_seq 0), in ggml_build_forward_expand's order: the token
+    rows; per layer the norm, build_rs of the conv states (src/llama-graph.cpp build_rs: the SCALE of the row to clear,
+    GET_ROWS by s_copy_main, the GET_ROWS of the extra rows, none with one sequence, and their CPY), the
+    in-projection, CONCAT with the transposed xBC view, the store of the last d_conv - 1 columns (CPY into the
+    conv-state cache), then build_rs of the SSM states whose get_state_rows is SSM_SCAN itself on the whole state
+    tensor (after SSM_CONV, its bias, SILU, the CONT of dt and its bias), the store of the scan's final state, y + x * D,
+    SWIGLU of CONT(z), the grouped RMS norm, the out-projection; in the last layer out_ids' rows of it and of the layer
+    input, the residual; the output norm (result_norm) and the logits. host_caches (-nkvo): the conv and SSM states
+    on the CPU (llama_memory_recurrent, offload false): the stores and the state row gathers between them run on
+    the host, and SSM_SCAN (on the device, by ssm_a) reads the host's whole state tensor, copied in as its split's
+    input. The layers in host_layers keep their weights and states on the CPU; host: those weights' bytes."""
+    g, w, inp = _pp_graph_start(spec, T_, host, host_layers)
+    f32 = 4
+    n_embd = spec.n_embd
+    s_copy = g.input((1,))  # build_rs_inp_impl: n_rs = 1
+    s_main, s_extra = g.view(s_copy, (1,)), g.view(s_copy, (0,))
+    out_ids = g.input((n_outputs,))
+    trunk = spec.trunk_layers
+    for la in trunk:
+        il, r = la.index, la.recurrent
+        cdev = HOST if host_caches or il in host_layers else DEVICE
+        hdim, nh, ng, ds = r.d_inner // r.n_heads, r.n_heads, r.n_group, r.d_state
+        ch = r.d_inner + 2 * ng * ds
+        n_r, n_s = (r.d_conv - 1) * ch, ds * r.d_inner
+        d_in = 2 * r.d_inner + 2 * ng * ds + nh
+        r_l, s_l = g.cache((n_r, 1), cdev, f32), g.cache((n_s, 1), cdev, f32)
+
+        res = inp
+        cur = g.op("RMS_NORM", inp.ne, inp)
+        cur = g.op("MUL", cur.ne, cur, w(f"blk.{il}.attn_norm.weight", (n_embd,), il))
+        states = rs_head(g, r_l, n_r)
+        conv = g.reshape(g.expand(g.op("GET_ROWS", (n_r, 1), states, s_main)), (r.d_conv - 1, ch, 1))
+        rs_tail(g, r_l, states, n_r, s_extra)
+        zx = g.op("MUL_MAT", (d_in, T_), w(f"blk.{il}.ssm_in.weight", (n_embd, d_in), il), cur)
+        zx = g.reshape(zx, (d_in, T_, 1))
+        z = g.view(zx, (hdim, nh, T_, 1), (f32, hdim * f32, zx.nb[1], zx.nb[2]))
+        xbc = g.view(zx, (ch, T_, 1), (f32, zx.nb[1], zx.nb[2]))
+        dt = g.view(zx, (nh, T_, 1), (f32, zx.nb[1], zx.nb[2]))
+        cx = g.op("CONCAT", (r.d_conv - 1 + T_, ch, 1), conv, g.transpose(xbc))
+        last = g.view(cx, (r.d_conv - 1, ch, 1), (f32, cx.nb[1], cx.nb[2]))
+        dst = g.view(r_l, (n_r, 1))
+        g.expand(g.into("CPY", dst, last, dst))
+        xc = g.op("SSM_CONV", (ch, T_, 1), cx, w(f"blk.{il}.ssm_conv1d.weight", (r.d_conv, ch), il))
+        xc = g.op("ADD", xc.ne, xc, w(f"blk.{il}.ssm_conv1d.bias", (ch,), il))
+        xc = g.op("UNARY", xc.ne, xc)  # silu
+        x = g.view(xc, (hdim, nh, T_, 1), (f32, hdim * f32, xc.nb[1], xc.nb[2]))
+        B = g.view(xc, (ds, ng, T_, 1), (f32, ds * f32, xc.nb[1], xc.nb[2]))
+        C = g.view(xc, (ds, ng, T_, 1), (f32, ds * f32, xc.nb[1], xc.nb[2]))
+        dtc = g.op("ADD", (nh, T_, 1), g.op("CONT", (nh, T_, 1), dt), w(f"blk.{il}.ssm_dt.bias", (nh,), il))
+        A = w(f"blk.{il}.ssm_a", (1, nh), il)
+        states = rs_head(g, s_l, n_s)  # get_ssm_rows: SSM_SCAN of the whole state tensor (ggml.c ggml_ssm_scan: y, then
+        # the final state)
+        y_ssm = g.expand(g.op("SSM_SCAN", (r.d_inner * T_ + n_s,), g.reshape(states, (ds, hdim, nh, 1)), x, dtc, A, B, C,
+                              s_main))
+        rs_tail(g, s_l, states, n_s, s_extra)
+        dst = g.view(s_l, (n_s, 1, 1))
+        g.expand(g.into("CPY", dst, g.view(y_ssm, (n_s, 1, 1), (f32, n_s * f32, n_s * f32)), dst))
+        y = g.view(y_ssm, (hdim, nh, T_, 1), (f32, hdim * f32, r.d_inner * f32, r.d_inner * T_ * f32))
+        y = g.op("ADD", y.ne, y, g.op("MUL", x.ne, x, w(f"blk.{il}.ssm_d", (1, nh), il)))
+        y = g.op("GLU", y.ne, g.op("CONT", z.ne, z), y)  # ggml_swiglu_split(cont(z), y)
+        y = g.reshape(y, (r.d_inner // ng, ng, T_, 1))
+        y = g.op("RMS_NORM", y.ne, y)
+        y = g.op("MUL", y.ne, y, w(f"blk.{il}.ssm_norm.weight", (r.d_inner // ng, ng), il))
+        cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.ssm_out.weight", (r.d_inner, n_embd), il),
+                   g.reshape(y, (r.d_inner, T_)))
+        if la is trunk[-1]:  # out_ids' rows of the layer output and of its input
+            cur = g.op("GET_ROWS", (n_embd, n_outputs), cur, out_ids)
+            res = g.op("GET_ROWS", (n_embd, n_outputs), res, out_ids)
+        inp = g.op("ADD", cur.ne, cur, res)
+    h = g.op("RMS_NORM", inp.ne, inp)
+    h = g.op("MUL", h.ne, h, w("output_norm.weight", (n_embd,), None))
+    h.output = True  # result_norm (t_embd)
+    logits = g.op("MUL_MAT", (spec.n_vocab, h.ne[1]), w("output.weight", (n_embd, spec.n_vocab), None), h)
+    logits.output = True
+    g.expand(logits)
+    return g
