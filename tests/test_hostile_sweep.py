@@ -155,6 +155,14 @@ def test_vision_tower_without_a_size(tmp_path, file, field, value):
             f"config field vision_config.{field} = {value!r}")
 
 
+@pytest.mark.parametrize("field,value", [("rope_scaling", [1, 2]), ("rope_scaling", "yarn"), ("rope_parameters", [1])])
+def test_rope_scaling_not_an_object(tmp_path, field, value):
+    """rope_scaling given as a list was read as no RoPE scaling at all (exit 0, a silent guess); transformers reads
+    it with .get() and cannot load such a config."""
+    refused(["estimate", model_dir(tmp_path, H.llama_config(**{field: value})), "--vram", "24GiB"],
+            f"config field {field} = ")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # GGUF
 

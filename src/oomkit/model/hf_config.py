@@ -581,9 +581,12 @@ def rope_scaling(cfg: Mapping[str, Any], name: str = "model") -> RopeScaling | N
     A v5 dict per layer type ({"full_attention": {...}, "sliding_attention": {...}}) gives the last one with a
     factor, as vLLM's loop over them keeps (config/model.py _get_and_verify_max_len, 0.12+)."""
     rs = cfg.get("rope_scaling")
+    key = "rope_scaling"
     if rs is None:
-        rs = cfg.get("rope_parameters")
-    if not isinstance(rs, Mapping) or not rs:
+        rs, key = cfg.get("rope_parameters"), "rope_parameters"
+    if rs is not None and not isinstance(rs, Mapping):  # transformers reads it with .get(): a list fails its load
+        raise OomkitError(f"{name}: config field {key} = {str(rs)[:60]!r} must be a JSON object (rope_type, factor, ...)")
+    if not rs:
         return None
     nested = all(isinstance(v, Mapping) or v is None for v in rs.values())  # one dict per layer type
     if nested:
