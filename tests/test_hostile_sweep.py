@@ -163,6 +163,12 @@ def test_rope_scaling_not_an_object(tmp_path, field, value):
             f"config field {field} = ")
 
 
+def test_nemotron_nas_with_no_heads(tmp_path):
+    """Nemotron-NAS (deci) num_attention_heads = 0 divided the hidden size by it (ZeroDivisionError)."""
+    d = model_dir(tmp_path, catalog_config("llama-3.3-nemotron-super-49b-v1.json", num_attention_heads=0))
+    refused(["estimate", d, "--vram", "80GiB"], "num_attention_heads = 0")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # GGUF
 

@@ -883,6 +883,8 @@ def _deci_blocks(r: _Reader, n_layers: int, n_embd: int) -> list[tuple[Attention
     if not isinstance(blocks, list) or len(blocks) != n_layers:
         raise OomkitError(f"{r.name}: nemotron-nas needs block_configs with one entry per layer ({n_layers})")
     n_heads = r.int("num_attention_heads")
+    if n_heads == 0:
+        raise OomkitError(f"{r.name}: config field num_attention_heads = 0: the head width is hidden_size divided by it")
     head_dim = n_embd // n_heads  # conversion/deci.py: key_length = value_length = hidden_size // num_attention_heads
     out = []
     for i, b in enumerate(blocks):
