@@ -9,7 +9,9 @@ reason, a hint that leads to another refusal, a file type the name does not say,
 in the model-name readers (model/names.py, model/resolve.py) and are fixed here (FIXED); 7 need the command
 splitter, vLLM's flag table or the Ollama Modelfile reader: the Modelfile's (ol13101: its projector FROM named as
 the model) is fixed in engines/ollama/args.py modelfile_hint, vLLM's dotted -cc keys (v40955) and vllm-ascend's
-`-q ascend` (ascend6481) in engines/vllm (FIXED); 4 stay strict xfails with their reason (STILL).
+`-q ascend` (ascend6481) in engines/vllm, and four prompts copied with the command in engines/shell_words.py (bash's
+PS2 `> ` before continued lines, v37858; a reply's `> ` before a root prompt, sg8344; `user@host:` with its `$` lost,
+gfx906pr45; a `$` glued to the program, lc23398) (FIXED): none is left wrong.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ CASES = [
     # ---- vLLM ----
     # v37858: bash's continuation prompt `> ` before each line (was: "unrecognized arguments: qwen3 hermes": the
     # `> ` lines are dropped, their values kept); --served-model-name names no weights
-    Case('v37858', 'https://github.com/vllm-project/vllm/issues/37858', 'cmd', '2x RTX 4090', '0.18.0', STILL,
+    Case('v37858', 'https://github.com/vllm-project/vllm/issues/37858', 'cmd', '2x RTX 4090', '0.18.0', FIXED,
          'root@b20654c00b62:/app# python -m vllm.entrypoints.openai.api_server \\\n>     --model=/app/model \\\n>     --block-size=32 \\\n>     --max-model-len=120000 \\\n>     --gpu-memory-utilization 0.85 \\\n>     --served-model-name=Qwen3.5-27B-FP8 \\\n>     --port=10105 \\\n>     --host=0.0.0.0 \\\n>     --tensor-parallel-size=2 \\\n>     --reasoning-parser qwen3 \\\n>     --enable-auto-tool-choice \\\n>     --tool-call-parser hermes \\\n>     --api-key=K7mP9xQ2vR4n',
          ('refuses', "unknown model '/app/model'")),
     # v40955: vLLM's dotted `-cc.pass_config.X=...` (--compilation-config's -cc alias, FlexibleArgumentParser's
@@ -84,7 +86,7 @@ CASES = [
          ('reads', {'engine': 'vllm', 'model': 'cyankiwi/Qwen3.6-35B-A3B-AWQ-4bit', 'ctx': 65536, 'settings': {'kv_cache_dtype': 'fp8'}, 'fits': False})),
     # gfx906pr45: the conda environment and a prompt ending in `: ` with no `$` (was: "unknown engine command
     # '(base)'")
-    Case('gfx906pr45', 'https://github.com/nlzy/vllm-gfx906/pull/45', 'cmd', '4x MI50', '0.10.2', STILL,
+    Case('gfx906pr45', 'https://github.com/nlzy/vllm-gfx906/pull/45', 'cmd', '4x MI50', '0.10.2', FIXED,
          "(base) eddie@eddie-Standard-PC-Q35-ICH9-2009: vllm serve '/mnt/models/vllm_models/Qwen3-Next-80B-A3B-Thinking-AWQ-8bit/' --tensor-parallel-size 4 --max-model-len 131072 --max-num-batched-tokens 7168 --max-num-seqs 80 --gpu-memory-utilization 0.95 -O 3",
          ('reads', {'engine': 'vllm', 'model': 'Qwen3-Next-80B-A3B-Thinking-AWQ-8bit', 'ctx': 131072, 'settings': {'tensor_parallel_size': 4}})),
     # backport36: Qwen3.8-Flash-Next is not in the catalog
@@ -114,7 +116,7 @@ CASES = [
          ('refuses', 'no such file: /path/to/qwen3.8-max')),
     # sg8344: a reply's `> ` quote before a root prompt (was: "unknown engine command 'root@ad0cfc852c36:/sgl-
     # workspace/sglang#'")
-    Case('sg8344', 'https://github.com/sgl-project/sglang/pull/8344', 'cmd', '8x H20-3e', '0.4.9.post3', STILL,
+    Case('sg8344', 'https://github.com/sgl-project/sglang/pull/8344', 'cmd', '8x H20-3e', '0.4.9.post3', FIXED,
          '> root@ad0cfc852c36:/sgl-workspace/sglang# python3 -m sglang.launch_server --model /data/Qwen3-Coder-480B-A35B-Instruct-FP8  --tp 8 --trust-remote-code --port 30003  --host 0.0.0.0 --mem-fraction-static 0.7',
          ('reads', {'engine': 'sglang', 'model': 'Qwen3-Coder-480B-A35B-Instruct-FP8', 'settings': {'tp_size': 8}})),
     Case('sg3194a', 'https://github.com/sgl-project/sglang/issues/3194', 'cmd', 'A10', None, RIGHT,
@@ -146,7 +148,7 @@ CASES = [
          'llama-cli -ngl 99 -m sha256-6e9f90f02bb3b39b59e81916e8cfce9deb45aeaeb9a54a5be4414486b907dc1e -cnv',
          ('refuses', "unknown model 'sha256-6e9f90f0")),
     # lc23398: a `$` prompt with no space after it (was: "unknown engine command '$llama-server'")
-    Case('lc23398', 'https://github.com/ggml-org/llama.cpp/pull/23398', 'cmd', '128GiB', None, STILL,
+    Case('lc23398', 'https://github.com/ggml-org/llama.cpp/pull/23398', 'cmd', '128GiB', None, FIXED,
          '$llama-server -m models/Gemma4-31B-Q8_0.gguf -md models/mtp-gemma-4-31B-it.gguf -c 16384 --spec-type draft-mtp --spec-draft-n-max 4 --port 18080',
          ('refuses', 'no such file: models/Gemma4-31B-Q8_0.gguf')),
     # ---- Ollama ----
@@ -278,14 +280,7 @@ CASES = [
          ('refuses', "unknown engine command '--model'")),
 ]
 
-STILL_WRONG: dict[str, str] = {  # the case id -> why it still answers wrong (each needs a file outside model/)
-    "v37858": "bash's continuation prompt `> ` before each pasted line: engines/shell_words.py drops the `> ` lines' "
-              "flags and keeps their values (\"unrecognized arguments: qwen3 hermes\")",
-    "gfx906pr45": "a conda environment then `user@host: ` with no `$` before the command: engines/shell_words.py keeps "
-                  "'(base)' as the program",
-    "sg8344": "a reply's `> ` quote before a root prompt `root@host:dir# `: engines/shell_words.py strips one, not both",
-    "lc23398": "a `$` prompt with no space (`$llama-server`): engines/shell_words.py reads '$llama-server' as the program",
-}
+STILL_WRONG: dict[str, str] = {}  # the case id -> why it still answers wrong
 
 
 def _check(c: Case) -> None:
@@ -320,7 +315,7 @@ def test_every_form_of_a_real_command_answers_or_refuses_in_one_line(c):
 def test_the_sweep_counts():
     assert len(CASES) == 60 and len({c.url for c in CASES}) == 56 and len({c.id for c in CASES}) == 60
     assert sum(c.kind == "cmd" for c in CASES) == 34
-    assert sum(c.status == FIXED for c in CASES) == 10 and sum(c.status == STILL for c in CASES) == 4
+    assert sum(c.status == FIXED for c in CASES) == 14 and sum(c.status == STILL for c in CASES) == 0
     assert sum(c.status == RIGHT for c in CASES) == 46
     assert set(STILL_WRONG) == {c.id for c in CASES if c.status == STILL}
     assert all(c.url.startswith("https://github.com/") for c in CASES)

@@ -40,6 +40,7 @@ def split_command(text: str) -> list[str]:
     newline as an argument). CRLF line ends read as LF. Unbalanced quotes: ValueError, as shlex raises it. A
     command pasted from PowerShell or cmd.exe (_windows_text) is split as those shells split it."""
     text = _unfenced(text.replace("\r\n", "\n").translate(_UNICODE_SPACES))  # web page: no-break spaces
+    text = _without_ps2(text)
     if _windows_text(text):
         return _split_windows(text)
     out: list[str] = []
@@ -70,6 +71,20 @@ def split_command(text: str) -> list[str]:
 
 
 _ROOT_PROMPT = re.compile(r"\s*#[ \t]+(?=\S)")
+
+# bash's secondary prompt (PS2, "> " by default: bash manual, "Bash Variables") before each line a backslash
+# continued, copied from a terminal with the command
+_PS2 = re.compile(r"^> ?", re.MULTILINE)
+
+
+def _without_ps2(text: str) -> str:
+    lines = text.split("\n")
+    continued = [k for k in range(1, len(lines)) if lines[k - 1].rstrip().endswith("\\")]
+    if not continued or not all(lines[k].startswith(">") for k in continued):
+        return text
+    for k in continued:
+        lines[k] = _PS2.sub("", lines[k], count=1)
+    return "\n".join(lines)
 
 
 # Markdown around a command copied from an issue or a README: a fenced block (```bash ... ```) or an inline code
@@ -266,9 +281,11 @@ _LABELS = (["command", "line:"], ["cmd:"], ["command:"], ["commandline:"], ["com
 
 def _prompt_len(words: list[str]) -> int:
     """How many of the first words are a shell prompt copied with the command (0: none)."""
-    if words[:1] in (["$"], [">"], ["%"], ["❯"], ["➜"]):  # sh, zsh themes
-        return 1
+    if words[:1] in (["$"], [">"], ["%"], ["❯"], ["➜"]):  # sh, zsh themes; a reply's quote mark before a prompt
+        return 1 + _prompt_len(words[1:]) if words[:1] == [">"] else 1
     if words and re.fullmatch(r"[\w.-]+@[\w.-]+:\S*[$#]", words[0]):  # bash's default prompt: user@host:~/dir$
+        return 1
+    if len(words) > 1 and re.fullmatch(r"[\w.-]+@[\w.-]+:", words[0]):  # the same with its `$` lost in the paste
         return 1
     if len(words) > 2 and re.fullmatch(r"[\w.-]+@[\w.-]+", words[0]) and words[2] in ("%", "$", "#"):
         return 3  # zsh's default prompt (macOS): `%n@%m %1~ %#`, "user@Mac ~ % "
@@ -280,12 +297,20 @@ def _prompt_len(words: list[str]) -> int:
     return 0
 
 
+# a prompt's `$` glued to the program (`$llama-server -m ...`): bash would expand `$llama`, so no one types it so on
+# purpose; a word that can only be a program after the `$` (a dash, dot or slash after the name, or an engine's own
+# program name) loses it. `$MODEL_CMD` stays a variable.
+_GLUED_PROMPT = re.compile(r"\$(?:\w+[-./]\S*|python3?|vllm|ollama|sglang|lms)")
+
+
 def _as_run(words: list[str]) -> list[str]:
     for label in _LABELS:
         if [w.lower() for w in words[:len(label)]] == label:
             words = words[len(label):]
             break
     words = words[_prompt_len(words):]
+    if words and _GLUED_PROMPT.fullmatch(words[0]):
+        words = [words[0][1:], *words[1:]]
     out: list[str] = []
     skip = False
     for w in words:
