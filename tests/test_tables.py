@@ -47,13 +47,18 @@ def test_context_rows_by_hand(llama8_tables):
     assert rows[32768].kv_cache_bytes["f16"] == 4 * GiB  # 32768 x 128 KiB
     assert rows[32768].kv_cache_bytes["q8_0"] == 32768 * 32 * 2 * 1024 * 34 // 32  # 2.125 GiB
     assert rows[131072].kv_cache_bytes["q4_0"] == 131072 * 32 * 2 * 1024 * 18 // 32  # 4.5 GiB
+    gaps = {}
     for r in rows.values():
-        # the same compute for both types, but for flash attention's F16 copies of a q4_0 K and V, which ggml-cuda
-        # sizes beside its output from b9489 (compute.fa_f16_bytes: n_ctx x 8 heads x 128 x 2 B each, one layer's):
-        # none up to 16K (they fit below the feed-forward peak), 60 / 188 / 444 MiB of the 128 / 256 / 512 at 32K+
-        gap = (r.kv_cache_bytes["f16"] - r.kv_cache_bytes["q4_0"]) - (r.total_bytes["f16"] - r.total_bytes["q4_0"])
-        assert 0 <= gap <= r.n_ctx * 8 * 128 * 2 * 2
-        assert (gap == 0) == (r.n_ctx <= 16384)
+        # the same compute for both types, but for a q4_0 cache's extras: its 128 x 128 F32 rotation matrices
+        # (llama_kv_cache::build_input_k_rot / v_rot, applied by llama_mul_mat_hadamard), the same at every context,
+        # and flash attention's F16 copies of K and V, which ggml-cuda sizes beside its output from b9489
+        # (n_ctx x 8 heads x 128 x 2 B each, one layer's): they fit below the feed-forward peak up to 16K
+        gaps[r.n_ctx] = (r.kv_cache_bytes["f16"] - r.kv_cache_bytes["q4_0"]) - (r.total_bytes["f16"]
+                                                                                 - r.total_bytes["q4_0"])
+        assert 0 <= gaps[r.n_ctx] <= 2 * 128 * 128 * 4 + r.n_ctx * 8 * 128 * 2 * 2
+    small = {gaps[n] for n in gaps if n <= 16384}
+    assert len(small) == 1 and 0 < small.pop() <= 2 * 128 * 128 * 4
+    assert all(gaps[n] > 2 * 128 * 128 * 4 for n in gaps if n > 16384)
 
 
 def test_hard_limits_by_hand_and_against_bisection(llama8_tables):
