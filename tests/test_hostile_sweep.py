@@ -169,6 +169,14 @@ def test_nemotron_nas_with_no_heads(tmp_path):
     refused(["estimate", d, "--vram", "80GiB"], "num_attention_heads = 0")
 
 
+def test_config_dense_ffn_width_zero(tmp_path):
+    """Phi-3 with intermediate_size = 0 reached llama.cpp's phi3 graph, which looked up an ffn_up it had not sized
+    (KeyError 'blk.0.ffn_up.weight'); vLLM and SGLang estimated a model with no feed-forward at all."""
+    d = model_dir(tmp_path, catalog_config("phi-3-mini-4k-instruct.json", intermediate_size=0))
+    for engine in ("llama.cpp", "vllm", "sglang"):
+        refused(["estimate", d, "--engine", engine, "--vram", "24GiB"], "config field intermediate_size = 0")
+
+
 # ---------------------------------------------------------------------------------------------------------
 # GGUF
 
@@ -200,6 +208,21 @@ def test_gguf_embedding_length_zero(tmp_path):
 
     p = _synth_with(ggufs.qwen4exp(), "embedding_length", 0, VT.UINT32, tmp_path)
     refused(["estimate", p, "--vram", "24GiB", "--json"], "qwen4exp.embedding_length = 0")
+
+
+@pytest.mark.parametrize("drop", ["blk.0.attn_k.weight", "blk.1.ffn_down.weight"])
+def test_gguf_missing_a_required_tensor(tmp_path, drop):
+    """A Llama GGUF without one block's K projection or FFN down projection was estimated (exit 0) as if whole;
+    llama.cpp stops loading it (llama-cpp-python 0.3.36 run on both files: "llama_model_load: error loading model:
+    check_tensor_dims: tensor 'blk.0.attn_k.weight' not found", the same for blk.1.ffn_down.weight)."""
+    from dataclasses import replace
+
+    from tests.groundtruth import synth
+
+    model = synth.llama3_8b(n_layers=2)
+    model = replace(model, tensors=tuple(t for t in model.tensors if t.name != drop))
+    p = str(synth.write_gguf(model, tmp_path / "m.gguf"))
+    refused(["estimate", p, "--vram", "24GiB"], f"tensor '{drop}' not found")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -260,3 +283,21 @@ def test_serve_port_in_use():
 ])
 def test_empty_option_value(argv, words):
     refused(argv, words)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# llama.cpp flags and GPU names
+
+
+@pytest.mark.parametrize("mode", ["rowz", "graphs", "ROW"])
+def test_split_mode_llamacpp_does_not_know(mode):
+    """-sm rowz was taken as a split mode, and plan answered "no GPU ... runs it" (exit 1); common/arg.cpp throws
+    "invalid value" for anything but none / layer / row / tensor."""
+    refused(["plan", "llama3.1:8b", "--gpu", "RTX 4090", "-sm", mode], '"-sm": invalid value')
+
+
+@pytest.mark.parametrize("gpu", ["H100\x00", "RTX 4090\n", "A100\x1b[31m"])
+def test_gpu_name_with_a_control_character(gpu):
+    """--gpu 'H100\\x00' was read as an H100: the catalog key drops every character that is not a letter or digit."""
+    for cmd in (["plan", "llama3.1:8b"], ["estimate", "llama3.1:8b"]):
+        refused([*cmd, "--gpu", gpu], "a GPU name cannot hold the control character")

@@ -24,6 +24,7 @@ import functools
 import json
 import os
 import re
+import unicodedata
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -500,6 +501,9 @@ def _parse(text: str) -> tuple[_Part, ...]:
     catalog name, "8xH100", "H100x8", "H100 x 8" ("5090 x 2": two RTX 5090, not 5090 of a GPU named "2"). A part
     that names no GPU but whose pieces between "+", "/", ";", "&" or "and" each do ("3090+3060", "3090 and 3060")
     is those GPUs. Cached per text: check, estimate and the notes parse a --gpu once."""
+    bad = next((c for c in text if unicodedata.category(c) == "Cc"), None)
+    if bad is not None:  # a NUL or other control character names no GPU; _key would drop it and read the rest
+        raise HardwareError(f"--gpu {text[:60]!r}: a GPU name cannot hold the control character {bad!r}")
     parts: list[_Part] = []
     for part in (p.strip() for p in _PLUS.sub(",", text).split(",")):
         if not part:

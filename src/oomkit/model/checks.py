@@ -121,6 +121,11 @@ def check_config(config: Mapping[str, Any], name: str) -> None:
     width = _first(cfg, ("hidden_size", "d_model", "n_embd"))
     if width and _is_num(width[1]) and width[1] == 0:  # every tensor is sized from it: a model of width 0 holds nothing
         raise ModelError(f"{name}: config field {width[0]} = 0: a model's hidden size must be positive")
+    ffn = _first(cfg, ("intermediate_size", "ffn_hidden_size", "n_inner"))
+    # a dense FFN of width 0: llama.cpp's create_tensor of ffn_up / ffn_down {n_embd, n_ff} has nothing to load (the
+    # converter writes no such tensor; src/llama-model.cpp load_tensors refuses the file), transformers' nn.Linear(h, 0)
+    if ffn and _is_num(ffn[1]) and ffn[1] == 0:
+        raise ModelError(f"{name}: config field {ffn[0]} = 0: a model's feed-forward width must be positive")
     for k in _PERIODS:
         v = cfg.get(k)
         if _is_num(v) and v == 0:
@@ -273,7 +278,52 @@ def spec_from_gguf_checked(header: GGUFHeader, name: str, source: str = "") -> M
     check_gguf(header, name)
     with _as_model_error():
         spec = spec_from_gguf(header, name=name, source=source)
+    _check_required_tensors(header, spec, name)
     return check_spec(spec)
+
+
+def _missing(names: set[str], i: int, *options: tuple[str, ...]) -> str | None:
+    """The first tensor of blk.i the file lacks where none of the options (each a set of tensors that together
+    serve) is complete; None where one is."""
+    if any(all(f"blk.{i}.{t}.weight" in names for t in opt) for opt in options):
+        return None
+    first = options[0]
+    return next(f"blk.{i}.{t}.weight" for t in first if f"blk.{i}.{t}.weight" not in names)
+
+
+def _check_required_tensors(header: GGUFHeader, spec: ModelSpec, name: str) -> None:
+    """A block's attention or FFN weights the spec sizes but the file lacks: llama.cpp's loader stops at the first
+    one (src/llama-model-loader.cpp llama_model_loader::create_tensor -> check_tensor_dims without
+    TENSOR_NOT_REQUIRED; llama-cpp-python 0.3.36 measured on a Llama GGUF lacking each: "llama_model_load: error
+    loading model: check_tensor_dims: tensor 'blk.0.attn_k.weight' not found"). Only what every architecture requires
+    is asked for: Q and K (or the fused QKV) of a caching attention layer, V beside them but in Gemma 4 (its
+    attention_k_eq_v layers read V from K), and the up / down pair of a dense FFN or of the routed experts whose
+    other tensors the block holds; biases, norms, MTP (nextn) blocks and KV-sharing layers are left alone."""
+    names = {t.name for t in header.tensors}
+    blocks = {int(m.group(1)) for n in names if (m := _BLK.match(n))}  # T5's enc.blk / dec.blk: not read here
+    n_trunk = spec.n_layers - spec.n_nextn_layers if spec.n_nextn_layers else spec.n_layers
+    n_file = header.metadata.get(f"{spec.architecture}.block_count")
+    if isinstance(n_file, int):
+        n_trunk = min(n_trunk, n_file - spec.n_nextn_layers)  # looped models repeat the file's blocks
+    v_optional = spec.architecture.startswith("gemma4")
+    for layer in spec.layers[:max(n_trunk, 0)]:
+        i, a = layer.index, layer.attention
+        if i not in blocks:
+            continue
+        lacking = None
+        if a is not None and a.n_kv_heads > 0 and layer.kind in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED):
+            qkv = ("attn_q", "attn_k") if v_optional else ("attn_q", "attn_k", "attn_v")
+            lacking = _missing(names, i, qkv, ("attn_qkv",))
+        present = {t for t in ("ffn_up", "ffn_gate", "ffn_down") if f"blk.{i}.{t}.weight" in names}
+        if lacking is None and present:
+            lacking = _missing(names, i, ("ffn_up", "ffn_down"))
+        exps = {t for t in ("ffn_up_exps", "ffn_gate_exps", "ffn_down_exps", "ffn_gate_up_exps")
+                if f"blk.{i}.{t}.weight" in names}
+        if lacking is None and exps:
+            lacking = _missing(names, i, ("ffn_up_exps", "ffn_down_exps"), ("ffn_gate_up_exps", "ffn_down_exps"))
+        if lacking:
+            raise ModelError(f"{name}: llama.cpp refuses this GGUF at load: \"error loading model: check_tensor_dims: "
+                             f"tensor '{lacking}' not found\" (the file is damaged or incomplete)")
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -78,6 +78,19 @@ def _text(flag: str, value: str) -> str:
     return value
 
 
+_SPLIT_MODES = ("none", "layer", "row", "tensor")
+
+
+def _split_mode(flag: str, value: str) -> str:
+    """common/arg.cpp -sm / --split-mode: none, layer, row (and tensor in the builds that have
+    LLAMA_SPLIT_MODE_TENSOR); anything else throws std::invalid_argument("invalid value"), which
+    common_params_parse_ex prints as `error while handling argument "-sm": invalid value` and exits."""
+    if value not in _SPLIT_MODES:
+        raise OomkitError(f"{flag} {value}: llama.cpp takes none, layer, row or tensor (it stops: error while "
+                          f'handling argument "{flag}": invalid value)')
+    return value
+
+
 def _by_flag(table: dict[tuple[str, ...], Any]) -> dict[str, Any]:
     return {flag: entry for flags, entry in table.items() for flag in flags}
 
@@ -90,7 +103,7 @@ _VALUED = _by_flag({
     # the draft model's own expert placement (common/arg.cpp: into params.speculative.draft.tensor_buft_overrides)
     ("-ncmoed", "--n-cpu-moe-draft", "--spec-draft-n-cpu-moe", "--spec-draft-ncmoe"): ("n_cpu_moe_draft", _int),
     ("-ctk", "--cache-type-k"): ("cache_type_k", _text), ("-ctv", "--cache-type-v"): ("cache_type_v", _text),
-    ("-sm", "--split-mode"): ("split_mode", _text),
+    ("-sm", "--split-mode"): ("split_mode", _split_mode),
     # the draft model (common/arg.cpp; the --spec-draft-* names of 2026 builds alias the older ones)
     ("-md", "--model-draft", "--spec-draft-model"): ("model_draft", _text),
     ("-ctkd", "--cache-type-k-draft", "--spec-draft-type-k"): ("cache_type_k_draft", _text),
