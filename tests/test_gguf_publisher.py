@@ -21,6 +21,7 @@ from oomkit.engines.llamacpp.args import parse_args
 from oomkit.engines.llamacpp.weights import without_nextn
 from oomkit.memory import Device
 from oomkit.model.resolve import gguf_publisher, resolve
+from oomkit.quant.gguf_recipes import known_publisher
 from oomkit.request import resolve_model
 
 MiB = 1 << 20
@@ -54,7 +55,10 @@ def assert_stand_in(spec):
     counts, host, device = file_figures(spec)
     assert counts == STANDIN_COUNTS and host == HOST_MIB
     assert round(DEVICE_MIB - device, 2) == STANDIN_SHORT_MIB
-    assert spec.weights.publisher is None and not any("follows the publisher" in label for label in spec.labels)
+    # a repo's owner is kept (any GGUF repo's file is llama-quantize's, not Ollama's library quantizer's), but only
+    # a publisher quant/gguf_recipes knows types the file by its recipes
+    assert known_publisher(spec.weights.publisher) is None
+    assert not any("follows the publisher" in label for label in spec.labels)
 
 
 def llamacpp_spec(argv):
