@@ -292,30 +292,26 @@ def _missing(names: set[str], i: int, *options: tuple[str, ...]) -> str | None:
 
 
 def _check_required_tensors(header: GGUFHeader, spec: ModelSpec, name: str) -> None:
-    """A block's attention or FFN weights the spec sizes but the file lacks: llama.cpp's loader stops at the first
-    one (src/llama-model-loader.cpp llama_model_loader::create_tensor -> check_tensor_dims without
-    TENSOR_NOT_REQUIRED; llama-cpp-python 0.3.36 measured on a Llama GGUF lacking each: "llama_model_load: error
-    loading model: check_tensor_dims: tensor 'blk.0.attn_k.weight' not found"). Only what every architecture requires
-    is asked for: Q and K (or the fused QKV) of a caching attention layer, V beside them but in Gemma 4 (its
-    attention_k_eq_v layers read V from K), and the up / down pair of a dense FFN or of the routed experts whose
-    other tensors the block holds; biases, norms, MTP (nextn) blocks and KV-sharing layers are left alone."""
+    """A block's FFN weights the spec sizes but the file lacks: llama.cpp's loader stops at the first one
+    (src/llama-model-loader.cpp llama_model_loader::create_tensor -> check_tensor_dims without TENSOR_NOT_REQUIRED;
+    llama-cpp-python 0.3.36 measured on a Llama GGUF lacking it: "llama_model_load: error loading model:
+    check_tensor_dims: tensor 'blk.1.ffn_down.weight' not found"). Only the up / down pair of a dense FFN or of the
+    routed experts whose other tensors the block holds is asked for; attention tensors are not (which of Q / K / V a
+    block carries differs by architecture: Gemma 4's shared-KV layers, DeepSeek-V4's low-rank Q), nor biases, norms
+    or MTP (nextn) blocks."""
     names = {t.name for t in header.tensors}
     blocks = {int(m.group(1)) for n in names if (m := _BLK.match(n))}  # T5's enc.blk / dec.blk: not read here
     n_trunk = spec.n_layers - spec.n_nextn_layers if spec.n_nextn_layers else spec.n_layers
     n_file = header.metadata.get(f"{spec.architecture}.block_count")
     if isinstance(n_file, int):
         n_trunk = min(n_trunk, n_file - spec.n_nextn_layers)  # looped models repeat the file's blocks
-    v_optional = spec.architecture.startswith("gemma4")
     for layer in spec.layers[:max(n_trunk, 0)]:
-        i, a = layer.index, layer.attention
+        i = layer.index
         if i not in blocks:
             continue
         lacking = None
-        if a is not None and a.n_kv_heads > 0 and layer.kind in (LayerKind.FULL, LayerKind.SLIDING, LayerKind.CHUNKED):
-            qkv = ("attn_q", "attn_k") if v_optional else ("attn_q", "attn_k", "attn_v")
-            lacking = _missing(names, i, qkv, ("attn_qkv",))
         present = {t for t in ("ffn_up", "ffn_gate", "ffn_down") if f"blk.{i}.{t}.weight" in names}
-        if lacking is None and present:
+        if present:
             lacking = _missing(names, i, ("ffn_up", "ffn_down"))
         exps = {t for t in ("ffn_up_exps", "ffn_gate_exps", "ffn_down_exps", "ffn_gate_up_exps")
                 if f"blk.{i}.{t}.weight" in names}
