@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from ...errors import OomkitError, SettingsError
@@ -161,8 +162,6 @@ def _projector_from(ref: str) -> bool:
     clip.vision.block_count), read from the header of a file on this machine. A file not here is taken by its name:
     "mmproj" in it, as llama.cpp's converter names the projector (convert_hf_to_gguf.py --mmproj: mmproj-*.gguf)
     and llama.cpp's cached-model listing (common/) tells the projector from the model."""
-    from pathlib import Path
-
     path = Path(ref.strip().strip("'\"")).expanduser()
     try:
         if path.is_file():

@@ -37,10 +37,8 @@ from dataclasses import dataclass
 from ...model.spec import ModelSpec
 from ..versions import Version
 from .kv import CacheLayout, cache_layout, kv_pools
-from .settings import SGLangSettings, reached
+from .settings import SGLangSettings, algorithm, reached, speculative_params
 from .weights import rank_weights
-
-EAGLE_FAMILY = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE")
 
 # server_args.py / arg_groups/speculative_hook.py: the architectures whose speculative_draft_model_path is set to the
 # model's own path when not given (DeepseekV3ForCausalLM, DeepseekV32ForCausalLM, Glm4MoeForCausalLM,
@@ -67,42 +65,12 @@ class Draft:
     cell_in_profile: bool  # its layers join the target's cell (0.5.14+, a draft path given or set, or 0.5.22+)
 
 
-def algorithm(s: SGLangSettings) -> str | None:
-    return (s.speculative_algorithm or "").upper() or None
-
-
 def self_draft(spec: ModelSpec, s: SGLangSettings) -> bool:
     """Whether the draft is the checkpoint's own next-n layers (the only draft oomkit sizes)."""
     algo = algorithm(s)
     if algo not in ("EAGLE", "NEXTN") or spec.n_nextn_layers <= 0:
         return False
     return s.speculative_draft_model_path in (None, s.model_path)
-
-
-def speculative_params(spec: ModelSpec, s: SGLangSettings, v: Version) -> tuple[int, int, int]:
-    """(num_steps, eagle_topk, num_draft_tokens) as server_args.py resolves them: the flags, else
-    auto_choose_speculative_params by architecture (ERAS spec_auto_*), else the release's fixed defaults; with
-    eagle_topk 1, num_draft_tokens = num_steps + 1."""
-    steps, topk, tokens = s.speculative_num_steps, s.speculative_eagle_topk, s.speculative_num_draft_tokens
-    if steps is None:
-        if not reached(v, "spec_defaults_548"):
-            auto = (5, 8, 64)
-        elif not reached(v, "spec_auto_params") or spec.architecture in ("llama", "grok"):
-            auto = (5, 4, 8)
-        elif algorithm(s) == "STANDALONE":
-            auto = (3, 1, 4)
-        elif spec.architecture in ("deepseek2", "deepseek_v32"):
-            auto = (3, 1, 4) if reached(v, "spec_auto_deepseek_314") else (5, 4, 8)
-        elif spec.architecture == "glm4moe":
-            auto = (3, 1, 4) if reached(v, "spec_auto_glm_314") else (5, 4, 8)
-        else:
-            auto = (3, 1, 4) if reached(v, "spec_auto_other_314") else (5, 4, 8)
-        steps, topk, tokens = auto[0], topk or auto[1], tokens or auto[2]
-    topk = topk or 1
-    tokens = tokens or steps + 1
-    if topk == 1 and reached(v, "spec_auto_params"):
-        tokens = steps + 1  # "speculative_num_draft_tokens is adjusted to speculative_num_steps + 1"
-    return steps, topk, tokens
 
 
 def draft_worker(spec: ModelSpec, s: SGLangSettings, v: Version) -> Draft | None:

@@ -22,6 +22,7 @@ from ..release_flags import refuse_unknown, resolve_abbreviations
 from ..versions import Version
 from .archs import check_model_release
 from .settings import (
+    EAGLE_FAMILY,
     FP4_KV_DTYPES,
     FP4_SCALE_BLOCK,
     KV_CACHE_DTYPES,
@@ -32,6 +33,7 @@ from .settings import (
     parse_version,
     reached,
     runner_fraction,
+    speculative_params,
 )
 
 # model_config.py is_hybrid_swa_model: only these architectures get the two-pool sliding-window cache; other
@@ -690,7 +692,6 @@ def _handle_max_mamba_cache_spec(spec: ModelSpec, s: SGLangSettings, v: Version,
                           f"oomkit on SGLang {s.engine_version} (from 0.5.14 only)")
     d = s.speculative_num_draft_tokens
     if d is None:
-        from .draft import EAGLE_FAMILY, speculative_params  # draft.py imports this module
         if (s.speculative_algorithm or "").upper() not in EAGLE_FAMILY:
             raise OomkitError("give --speculative-num-draft-tokens: SGLang sizes the hybrid state pool's speculative "
                               "buffers from it")

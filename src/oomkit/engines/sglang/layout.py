@@ -38,8 +38,7 @@ from .. import _tp
 from ..versions import Version
 from .args import flag_of
 from .cluster import node_totals, rank_name
-from .draft import EAGLE_FAMILY, Draft, draft_worker, speculative_params
-from .draft import algorithm as spec_algorithm
+from .draft import Draft, draft_worker
 from .draft import pool_bytes as draft_pool_bytes
 from .draft import pool_tokens as draft_pool_tokens
 from .kv import (
@@ -73,6 +72,7 @@ from .phases import (
     startup_phases,
 )
 from .settings import (
+    EAGLE_FAMILY,
     BackendChoice,
     BackendModel,
     Defaults,
@@ -83,7 +83,9 @@ from .settings import (
     parse_version,
     reached,
     runner_fraction,
+    speculative_params,
 )
+from .settings import algorithm as spec_algorithm
 from .weights import (
     layer_rank_bytes,
     rank_weights,

@@ -807,3 +807,38 @@ def default_attention_backend(v: Version, cc: tuple[int, int] | None, hip: bool,
     if m.sinks and reached(v, "sinks_not_flashinfer"):
         return pick("triton", "MHA with attention sinks: triton (FlashInfer takes none)")
     return pick("flashinfer", "MHA: flashinfer")
+
+
+# ---- speculative decoding's parameters (server_args.py), read by the draft worker and the hybrid state pool ----
+
+EAGLE_FAMILY = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE")
+
+
+def algorithm(s: SGLangSettings) -> str | None:
+    return (s.speculative_algorithm or "").upper() or None
+
+
+def speculative_params(spec: ModelSpec, s: SGLangSettings, v: Version) -> tuple[int, int, int]:
+    """(num_steps, eagle_topk, num_draft_tokens) as server_args.py resolves them: the flags, else
+    auto_choose_speculative_params by architecture (ERAS spec_auto_*), else the release's fixed defaults; with
+    eagle_topk 1, num_draft_tokens = num_steps + 1."""
+    steps, topk, tokens = s.speculative_num_steps, s.speculative_eagle_topk, s.speculative_num_draft_tokens
+    if steps is None:
+        if not reached(v, "spec_defaults_548"):
+            auto = (5, 8, 64)
+        elif not reached(v, "spec_auto_params") or spec.architecture in ("llama", "grok"):
+            auto = (5, 4, 8)
+        elif algorithm(s) == "STANDALONE":
+            auto = (3, 1, 4)
+        elif spec.architecture in ("deepseek2", "deepseek_v32"):
+            auto = (3, 1, 4) if reached(v, "spec_auto_deepseek_314") else (5, 4, 8)
+        elif spec.architecture == "glm4moe":
+            auto = (3, 1, 4) if reached(v, "spec_auto_glm_314") else (5, 4, 8)
+        else:
+            auto = (3, 1, 4) if reached(v, "spec_auto_other_314") else (5, 4, 8)
+        steps, topk, tokens = auto[0], topk or auto[1], tokens or auto[2]
+    topk = topk or 1
+    tokens = tokens or steps + 1
+    if topk == 1 and reached(v, "spec_auto_params"):
+        tokens = steps + 1  # "speculative_num_draft_tokens is adjusted to speculative_num_steps + 1"
+    return steps, topk, tokens

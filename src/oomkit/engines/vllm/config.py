@@ -19,6 +19,7 @@ from ..release_flags import deprecation, refuse_unknown, release_key, resolve_ab
 from ..versions import Version
 from . import quantization
 from .archs import check_model_release
+from .drafter import infer_method
 from .settings import ERAS, VllmSettings, parse_version
 
 # Memory CUDA reserves for itself: cudaMemGetInfo's total (vLLM's total_memory) is about this much below
@@ -692,8 +693,6 @@ def _v2_spec_unsupported(s: VllmSettings, version: Version) -> str:
     method as SpeculativeConfig resolves it (drafter.py infer_method; num_speculative_tokens alone is the
     checkpoint's MTP, a drafter not named EAGLE is draft_model); before 0.30 also EAGLE-3 under pipeline
     parallelism ("EAGLE3 with pipeline parallelism")."""
-    from .drafter import infer_method
-
     if not (s.speculative_method or s.speculative_model or s.num_speculative_tokens):
         return ""
     method = infer_method(s) or ("draft_model" if s.speculative_model else "mtp")

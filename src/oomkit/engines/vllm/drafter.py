@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import OomkitError
+from ...model.catalog import lookup
 
 if TYPE_CHECKING:
     from ...model.spec import ModelSpec
@@ -112,8 +113,6 @@ def _config_from(model: str) -> dict[str, Any]:
             if not isinstance(cfg, dict):
                 raise OomkitError(f"--speculative-config model {model}: its config is no JSON object")
             return cfg
-    from ...model.catalog import lookup
-
     entry = lookup(model)
     if entry is None:
         raise OomkitError(f"--speculative-config model {model}: the drafter's config is not in the catalog; give a "
@@ -127,8 +126,6 @@ def config_known(model: str) -> bool:
     p = Path(model)
     if (p / "config.json").is_file() or p.is_file():
         return True
-    from ...model.catalog import lookup
-
     return lookup(model) is not None
 
 
