@@ -27,6 +27,7 @@ from .settings import (
     FP4_SCALE_BLOCK,
     KV_CACHE_DTYPES,
     SGLangSettings,
+    algorithm,
     default_mem_fraction_static,
     model_dtype,
     multimodal_off,
@@ -646,13 +647,18 @@ def handle_max_mamba_cache(spec: ModelSpec, lay: CacheLayout, s: SGLangSettings,
         budget = rest_gib * r / (1 + r) * GiB
         size = int((budget - per_req) // per_req) if padded else int(budget // per_req)
     if size <= 0:
-        raise NotEnoughMemory(
-            f"RuntimeError: Not enough GPU memory for hybrid (mamba/linear-attention) state cache. Computed "
-            f"max_mamba_cache_size={size} (total_rest_memory={rest_gib:.2f} GB, mamba_cache_per_req="
-            f"{per_req / MiB:.2f} MB). Try: (1) reduce --max-running-requests, (2) increase --mem-fraction-static, "
-            "(3) reduce --speculative-num-draft-tokens, or (4) use GPUs with more memory.")
+        raise _mamba_cache_too_small(size, rest_gib, per_req)
     charged = (size + 1) * per_req if padded else size * per_req
     return rest_gib - charged / GiB, size, (size + 1) * conv, (size + 1) * ssm
+
+
+def _mamba_cache_too_small(size: int, rest_gib: float, per_req: int) -> NotEnoughMemory:
+    """SGLang's refusal when the state pool gets no slot (handle_max_mamba_cache, with and without speculation)."""
+    return NotEnoughMemory(
+        f"RuntimeError: Not enough GPU memory for hybrid (mamba/linear-attention) state cache. Computed "
+        f"max_mamba_cache_size={size} (total_rest_memory={rest_gib:.2f} GB, mamba_cache_per_req="
+        f"{per_req / MiB:.2f} MB). Try: (1) reduce --max-running-requests, (2) increase --mem-fraction-static, "
+        "(3) reduce --speculative-num-draft-tokens, or (4) use GPUs with more memory.")
 
 
 # server_args.py _support_mamba_cache_extra_buffer (0.5.14) / arg_groups/overrides.py _MAMBA_EXTRA_BUFFER_ARCHS
@@ -692,7 +698,7 @@ def _handle_max_mamba_cache_spec(spec: ModelSpec, s: SGLangSettings, v: Version,
                           f"oomkit on SGLang {s.engine_version} (from 0.5.14 only)")
     d = s.speculative_num_draft_tokens
     if d is None:
-        if (s.speculative_algorithm or "").upper() not in EAGLE_FAMILY:
+        if algorithm(s) not in EAGLE_FAMILY:
             raise OomkitError("give --speculative-num-draft-tokens: SGLang sizes the hybrid state pool's speculative "
                               "buffers from it")
         d = speculative_params(spec, s, v)[2]
@@ -709,11 +715,7 @@ def _handle_max_mamba_cache_spec(spec: ModelSpec, s: SGLangSettings, v: Version,
         budget = rest_gib * r / (1 + r) * GiB
         size = int((budget - pad * per_req * (1 + d)) // (per_req * (1 + d / ratio)))
     if size <= 0:
-        raise NotEnoughMemory(
-            f"RuntimeError: Not enough GPU memory for hybrid (mamba/linear-attention) state cache. Computed "
-            f"max_mamba_cache_size={size} (total_rest_memory={rest_gib:.2f} GB, mamba_cache_per_req="
-            f"{per_req / MiB:.2f} MB). Try: (1) reduce --max-running-requests, (2) increase --mem-fraction-static, "
-            "(3) reduce --speculative-num-draft-tokens, or (4) use GPUs with more memory.")
+        raise _mamba_cache_too_small(size, rest_gib, per_req)
     capped = min(running, size // ratio)
     inter = (capped + pad) * d * per_req
     slots = size + pad
