@@ -152,6 +152,13 @@ class Graph:
     def reshape(self, src: T, ne: tuple[int, ...]) -> T:
         return self.view(src, ne, op="RESHAPE")
 
+    def hadamard(self, cur: T, rot: T) -> T:
+        """src/llama-impl.h llama_mul_mat_hadamard: cur (contiguous here) in rows of the rotation's width, times
+        the rotation, back in cur's shape (a quantized cache's rotations of Q, K, V and the attention output)."""
+        n = rot.ne[0]
+        flat = self.reshape(cur, (n, cur.ne[0] * cur.ne[1] * cur.ne[2] * cur.ne[3] // n))
+        return self.reshape(self.op("MUL_MAT", flat.ne, rot, flat), cur.ne)
+
     def permute(self, src: T, axes: tuple[int, int, int, int]) -> T:
         ne, nb = [0] * 4, [0] * 4
         for i, a in enumerate(axes):
@@ -529,10 +536,7 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int],
     k_rot = g.input((k_rot, k_rot)) if k_rot else None
     v_rot = g.input((v_rot, v_rot)) if v_rot else None
 
-    def hadamard(cur: T, rot: T) -> T:  # src/llama-impl.h llama_mul_mat_hadamard (cur contiguous here)
-        n = rot.ne[0]
-        flat = g.reshape(cur, (n, cur.ne[0] * cur.ne[1] * cur.ne[2] * cur.ne[3] // n))
-        return g.reshape(g.op("MUL_MAT", flat.ne, rot, flat), cur.ne)
+    hadamard = g.hadamard
 
     inp = embd
     for la in spec.trunk_layers:
@@ -767,10 +771,7 @@ def gemma2_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
         by_layer.update({il: (k_idxs, v_idxs, mask, cells, kr, vr) for il in layers})
     out_ids = g.input((n_outputs,))
 
-    def hadamard(cur: T, rot: T) -> T:  # src/llama-impl.h llama_mul_mat_hadamard (cur contiguous here)
-        n = rot.ne[0]
-        flat = g.reshape(cur, (n, cur.ne[0] * cur.ne[1] * cur.ne[2] * cur.ne[3] // n))
-        return g.reshape(g.op("MUL_MAT", flat.ne, rot, flat), cur.ne)
+    hadamard = g.hadamard
 
     for la in trunk:
         il, a = la.index, la.attention
@@ -995,10 +996,7 @@ def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], 
     vr = g.input((v_rot, v_rot)) if v_rot else None
     out_ids = g.input((n_outputs,))
 
-    def hadamard(cur: T, rot: T) -> T:  # src/llama-impl.h llama_mul_mat_hadamard (cur contiguous here)
-        n = rot.ne[0]
-        flat = g.reshape(cur, (n, cur.ne[0] * cur.ne[1] * cur.ne[2] * cur.ne[3] // n))
-        return g.reshape(g.op("MUL_MAT", flat.ne, rot, flat), cur.ne)
+    hadamard = g.hadamard
 
     names = {t.name for t in spec.weights.tensors}
     for la in trunk:
