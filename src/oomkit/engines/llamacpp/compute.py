@@ -2797,23 +2797,24 @@ def qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
 
 
 # the iSWA graphs sched_replay rebuilds for a ggml-cuda device, by architecture: their layers' FFN (dense or MoE)
-ISWA_DEVICE_GRAPHS = {"gemma2": False, "llama4": True}
+ISWA_DEVICE_GRAPHS = {"gemma2": False, "gemma3": False, "llama4": True}
 
 
 def iswa_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                       devices: tuple[Device, ...], s: LlamaCppSettings, rough: bool = False) -> int | None:
-    """The compute buffer of the one ggml-cuda device that holds the output layer of Gemma 2 or Llama 4, their other
-    layers on it or left on the CPU (sched_replay.gemma2_graph / llama4_graph scheduled and allocated as
+    """The compute buffer of the one ggml-cuda device that holds the output layer of Gemma 2, Gemma 3 or Llama 4,
+    their other layers on it or left on the CPU (sched_replay.gemma2_graph / llama4_graph scheduled and allocated as
     ggml_backend_sched does, as qwen35_device_bytes: the host layers' products run on the device by op offload, one
     weight copy a split, their K / V stores on the CPU, their attention on the device reading copies of their
     cache's views and masks). With the repeating layers on the CPU the logits land above what the last host
     layer's splits leave (a weight copy and the FFN's rows), where the closed forms put them at the buffer's start.
     H200 (tests/fixtures/llamacpp_cuda): the gemma-2-9b 4-layer file at -ngl 1, -c 8192: CUDA0 569.56 MiB measured,
-    514.00 by the closed forms (0.902). Where it holds: one KV stream (one sequence, or several on a unified cache;
-    the caches on the CPU with -nkvo and flash attention), every layer on the device or the CPU, no tensor overrides,
-    the newest build's graph (QWEN35_REPLAY_BUILD); Gemma 2 with an F16 cache, or a quantized one with flash
-    attention (its rotations and F16 copies, as llama_device_bytes); Llama 4 with an F16 cache and every layer's FFN
-    an MoE of one shared expert; None elsewhere."""
+    514.00 by the closed forms (0.902); the gemma-3-12b 12-layer file 519.50 measured, 527.00 by them (all 17 rows
+    exact by the replay, 4 held out). Where it holds: the caches on the CPU with -nkvo and flash attention, every
+    layer on the device or the CPU, no tensor overrides, the newest build's graph (QWEN35_REPLAY_BUILD); Gemma 2 / 3
+    in one KV stream or one a sequence (held out: -np 2 at -ub 1024, exact) with an F16 cache, or a quantized one with flash
+    attention (its rotations and F16 copies, as llama_device_bytes); Llama 4 in one KV stream with an F16 cache and
+    every layer's FFN an MoE of one shared expert; None elsewhere."""
     d = placement.output_device
     trunk = spec.trunk_layers
     T = min(ctx.n_ctx, ctx.n_ubatch)
@@ -2822,7 +2823,8 @@ def iswa_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         return None
     names = {t.name for t in spec.weights.tensors}
     moe = ISWA_DEVICE_GRAPHS.get(spec.architecture)
-    if moe is None or d != 0 or len(devices) != 1 or ctx.n_stream != 1 or T % max(1, ctx.n_seq_max) \
+    if moe is None or d != 0 or len(devices) != 1 or moe and ctx.n_stream != 1 \
+            or T % max(1, ctx.n_seq_max, ctx.n_stream) \
             or ctx.build < QWEN35_REPLAY_BUILD or infer_backend(devices, s.backend).name not in _GGML_CUDA \
             or not set(placement.layer_device) <= {-1, d} or s.no_kv_offload and not ctx.flash_attn or ctx.n_rs_seq \
             or (ctx.type_k.type_size != 2 or ctx.type_v.type_size != 2) and (moe or not ctx.flash_attn) \
@@ -2848,25 +2850,30 @@ def iswa_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     g = sched_replay.gemma2_graph(spec, T, reserved_outputs(ctx, s), iswa, host, host_layers, ctx.flash_attn,
                                   s.no_kv_offload, (ctx.type_k.type_size, ctx.type_k.block_size),
                                   (ctx.type_v.type_size, ctx.type_v.block_size), math.isqrt(k_rot // 4),
-                                  math.isqrt(v_rot // 4), extra)
+                                  math.isqrt(v_rot // 4), extra, spec.architecture == "gemma3", ctx.n_stream)
     return sched_replay.device_peak(g, CUDA_ALIGN)
 
 
 # the dense one-cache graphs sched_replay.llama_graph rebuilds for a ggml-cuda device: whether Q and K are RMS-normed
-# by a weight before RoPE (src/models/qwen3.cpp)
-LLAMA_DEVICE_GRAPHS = {"llama": False, "qwen3": True}
+# by a weight before RoPE (src/models/qwen3.cpp), and the FFN norm's tensor (src/models/seed-oss.cpp: attn_post_norm,
+# the llama graph's ffn_norm otherwise)
+LLAMA_DEVICE_GRAPHS = {"llama": (False, "ffn_norm"), "qwen3": (True, "ffn_norm"),
+                       "seed_oss": (False, "post_attention_norm")}
+_QKV_BIASES = (".attn_q.bias", ".attn_k.bias", ".attn_v.bias")  # build_qkv's, which llama_graph adds
 
 
 def llama_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                        devices: tuple[Device, ...], s: LlamaCppSettings, rough: bool = False) -> int | None:
-    """The compute buffer of the one ggml-cuda device that holds the output layer of a dense Llama or Qwen3, their
-    other layers on it or left on the CPU (sched_replay.llama_graph scheduled and allocated as ggml_backend_sched
+    """The compute buffer of the one ggml-cuda device that holds the output layer of a dense Llama, Qwen3 or Seed-OSS,
+    their other layers on it or left on the CPU (sched_replay.llama_graph scheduled and allocated as ggml_backend_sched
     does, as iswa_device_bytes). The closed forms count the CPU graph's placement, a hidden-state row block more
     than the device's (H200, tests/fixtures/llamacpp_cuda: the llama-3.1-8b 4-layer file fully offloaded 258.50 MiB
     measured, 266.50 by them; -ub 2048 1034.00, 1066.00). A quantized cache with its Hadamard rotations
     (_rotations) and, with flash attention, ggml-cuda's F16 copies of K and V behind each output (fa_f16_bytes).
     Where it holds: one KV cache (on the CPU with -nkvo and flash attention), one stream or one a sequence, an F16
-    cache without flash attention, every layer's attention and FFN dense and without biases, every layer on the
+    cache without flash attention, every layer's attention and FFN dense and without biases but Q, K and V's
+    (Seed-OSS's: the seed_oss 2-layer file 313.00 MiB measured, 323.00 by the closed forms; its 4 rows, all held
+    out, exact by the replay), every layer on the
     device or the CPU, no tensor overrides, the newest build's graph (QWEN35_REPLAY_BUILD); None elsewhere."""
     d = placement.output_device
     trunk = spec.trunk_layers
@@ -2874,7 +2881,7 @@ def llama_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
     host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
     if rough and host_layers:
         return None
-    qk_norm = LLAMA_DEVICE_GRAPHS.get(spec.architecture)
+    qk_norm, ffn_norm = LLAMA_DEVICE_GRAPHS.get(spec.architecture, (None, ""))
     names = {t.name for t in spec.weights.tensors}
     if qk_norm is None or d != 0 or len(devices) != 1 or T % max(1, ctx.n_seq_max, ctx.n_stream) \
             or len(caches) != 1 or caches[0].name == "SWA" \
@@ -2883,7 +2890,8 @@ def llama_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
             or not ctx.flash_attn and (ctx.type_k.type_size != 2 or ctx.type_v.type_size != 2) \
             or ctx.type_k.name == "f32" or ctx.type_v.name == "f32" or host_layers and _offload_device(devices, s, T) != d \
             or s.override_tensor or s.cpu_moe or s.n_cpu_moe or not trunk or trunk[-1].index != len(trunk) - 1 \
-            or any(n.startswith("blk.") and (n.endswith(".bias") or ".attn_qkv." in n) for n in names) \
+            or any(n.startswith("blk.") and (n.endswith(".bias") and not n.endswith(_QKV_BIASES) or ".attn_qkv." in n)
+                   for n in names) \
             or any(la.attention is None or la.attention.window or la.attention.kv_lora_rank or la.ffn.is_moe
                    or f"blk.{la.index}.ffn_down.weight" not in names for la in trunk) \
             or qk_norm and any(f"blk.{la.index}.attn_q_norm.weight" not in names for la in trunk) \
@@ -2901,11 +2909,12 @@ def llama_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
     def build(n_kv: int) -> sched_replay.Graph:
         return sched_replay.llama_graph(spec, T, n_outputs, n_kv, host, host_layers, ctx.flash_attn, s.no_kv_offload,
                                         qk_norm, kt, vt, math.isqrt(k_rot // 4), math.isqrt(v_rot // 4),
-                                        fa_f16_bytes(a, n_kv, T, ctx) if fa16 else 0, ctx.n_stream)
+                                        fa_f16_bytes(a, n_kv, T, ctx) if fa16 else 0, ctx.n_stream, ffn_norm)
 
     if fa16 and a.n_kv_heads * a.head_dim_k % 64:  # the F16 copies' 128-byte padding: not affine in n_kv
         return sched_replay.device_peak(build(caches[0].cells), CUDA_ALIGN)
     shape = (spec.architecture, spec.n_embd, spec.n_vocab, "rope_freqs.weight" in names,
+             frozenset(n for n in names if n.endswith(_QKV_BIASES)),
              tuple((la.index, la.attention, la.ffn.n_ff) for la in trunk))
     key = ("llama", shape, T, n_outputs, frozenset(host_layers), frozenset(host), ctx.flash_attn, s.no_kv_offload,
            kt, vt, k_rot, v_rot, fa16, ctx.n_stream)

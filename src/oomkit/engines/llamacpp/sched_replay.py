@@ -740,7 +740,7 @@ def _qwen_moe_ffn(g: Graph, w: Callable[[str, tuple[int, ...], int | None], T], 
 def gemma2_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ...], int]], host: dict[str, int],
                  host_layers: set[int], flash_attn: bool = True, host_caches: bool = False,
                  k_type: tuple[int, int] = (2, 1), v_type: tuple[int, int] = (2, 1), k_rot: int = 0, v_rot: int = 0,
-                 fa_extra: dict[int, int] | None = None) -> Graph:
+                 fa_extra: dict[int, int] | None = None, gemma3: bool = False, n_stream: int = 1) -> Graph:
     """Gemma 2's pp graph (src/models/gemma2.cpp at llama.cpp@0c1e57098, one sequence a KV stream, an F16 cache), in
     graph order: the token rows scaled by sqrt(n_embd) (inp_scaled); per layer the attention norm; build_qkv's
     Q, K and V products and their reshapes; Q and K roped, Q scaled (f_attention_scale); the iSWA build_attn
@@ -754,7 +754,13 @@ def gemma2_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
     host: those weights' bytes, copied when read on the device; host_caches (-nkvo): every cache on the CPU.
     k_type / v_type, k_rot / v_rot: a quantized cache's blocks and rotations (llama_graph's; the iSWA build_attn
     rotates with the matrices of the layer's own cache, each cache its own inputs); fa_extra: by layer, ggml-cuda's
-    F16 copies behind its FLASH_ATTN_EXT (over its own cache's cells)."""
+    F16 copies behind its FLASH_ATTN_EXT (over its own cache's cells).
+    gemma3: Gemma 3's graph (src/models/gemma3.cpp llama_model_gemma3::graph<iswa>, same commit): Q and K each
+    RMS-normed by attn_q_norm / attn_k_norm (RMS_NORM, MUL) before their RoPE, no attention soft-capping
+    (hparams.attn_soft_cap false: build_attn_mha's KQ goes straight to SOFT_MAX) and no logits soft-capping
+    (f_final_logit_softcapping 0: convert_hf_to_gguf's Gemma3Model writes none). n_stream: KV streams (one a
+    sequence without a unified cache), each cache with its cells a stream, its T_ / n_stream tokens' mask rows and
+    attention (as llama_graph)."""
     g, w, embd = _pp_graph_start(spec, T_, host, host_layers)
     n_embd = spec.n_embd
     inp = g.op("SCALE", embd.ne, embd)  # inp_scaled
@@ -765,7 +771,7 @@ def gemma2_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
         a = spec.trunk_layers[layers[0]].attention
         k_idxs = g.input((T_,), 8)
         v_idxs = g.input((T_ if flash_attn else T_ * a.n_kv_heads * a.head_dim_v,), 8)
-        mask = g.input((cells, T_, 1, 1), 2 if flash_attn else 4)
+        mask = g.input((cells, T_ // n_stream, 1, n_stream), 2 if flash_attn else 4)
         kr = g.input((k_rot, k_rot)) if k_rot else None
         vr = g.input((v_rot, v_rot)) if v_rot else None
         by_layer.update({il: (k_idxs, v_idxs, mask, cells, kr, vr) for il in layers})
@@ -784,6 +790,9 @@ def gemma2_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
         kc = g.op("MUL_MAT", (hd * nkv, T_), w(f"blk.{il}.attn_k.weight", (n_embd, hd * nkv), il), cur)
         vc = g.op("MUL_MAT", (hdv * nkv, T_), w(f"blk.{il}.attn_v.weight", (n_embd, hdv * nkv), il), cur)
         q, kc, vc = g.reshape(q, (hd, nh, T_)), g.reshape(kc, (hd, nkv, T_)), g.reshape(vc, (hdv, nkv, T_))
+        if gemma3:  # gemma3.cpp: Qcur_normed, Kcur_normed before their RoPE
+            q = g.op("MUL", q.ne, g.op("RMS_NORM", q.ne, q), w(f"blk.{il}.attn_q_norm.weight", (hd,), il))
+            kc = g.op("MUL", kc.ne, g.op("RMS_NORM", kc.ne, kc), w(f"blk.{il}.attn_k_norm.weight", (hd,), il))
         q, kc = g.op("ROPE", q.ne, q, inp_pos), g.op("ROPE", kc.ne, kc, inp_pos)
         q = g.op("SCALE", q.ne, q)
         if kr is not None:  # the iSWA build_attn: Q and K rotated, then V
@@ -793,32 +802,36 @@ def gemma2_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
         g.expand(q)
         g.expand(kc)
         g.expand(vc)  # the iSWA build_attn: q, k, then v
-        kc_ = g.cache((hd * nkv, n_kv), dev, k_type[0], k_type[1])
-        g.expand(g.into("SET_ROWS", kc_, g.view(kc, (hd * nkv, T_)), k_idxs, kc_))
-        vv = g.cache((hdv * nkv, n_kv), dev, v_type[0], v_type[1])
+        kc_ = g.cache((hd * nkv, n_kv, n_stream), dev, k_type[0], k_type[1])
+        kst = g.reshape(kc_, (hd * nkv, n_kv * n_stream)) if n_stream > 1 else kc_  # llama_kv_cache::cpy_k
+        g.expand(g.into("SET_ROWS", kst, g.view(kc, (hd * nkv, T_)), k_idxs, kst))
+        vv = g.cache((hdv * nkv, n_kv, n_stream), dev, v_type[0], v_type[1])
         if flash_attn:
-            g.expand(g.into("SET_ROWS", vv, g.view(vc, (hdv * nkv, T_)), v_idxs, vv))
+            vst = g.reshape(vv, (hdv * nkv, n_kv * n_stream)) if n_stream > 1 else vv
+            g.expand(g.into("SET_ROWS", vst, g.view(vc, (hdv * nkv, T_)), v_idxs, vst))
         else:  # v_trans: one row per element of V (llama_kv_cache::cpy_v)
-            flat = g.reshape(vv, (1, hdv * nkv * n_kv))
+            flat = g.reshape(vv, (1, hdv * nkv * n_kv * n_stream))
             g.expand(g.into("SET_ROWS", flat, g.reshape(g.reshape(vc, (hdv * nkv, T_)), (1, hdv * nkv * T_)),
                             v_idxs, flat))
         kb, kbl, vb, vbl = k_type[0], k_type[1], v_type[0], v_type[1]
-        k = g.permute(g.view(kc_, (hd, nkv, n_kv, 1), (kb, hd * kb // kbl, hd * nkv * kb // kbl,
-                                                       hd * nkv * n_kv * kb // kbl)), (0, 2, 1, 3))
-        qq = g.permute(g.view(q, (hd, nh, T_, 1)), (0, 2, 1, 3))
+        nq = T_ // n_stream
+        k = g.permute(g.view(kc_, (hd, nkv, n_kv, n_stream), (kb, hd * kb // kbl, hd * nkv * kb // kbl,
+                                                              hd * nkv * n_kv * kb // kbl)), (0, 2, 1, 3))
+        qq = g.permute(g.view(q, (hd, nh, nq, n_stream)), (0, 2, 1, 3))  # build_attn_mha: the streams
         if flash_attn:
-            v = g.permute(g.view(vv, (hdv, nkv, n_kv, 1), (vb, hdv * vb // vbl, hdv * nkv * vb // vbl,
-                                                          hdv * nkv * n_kv * vb // vbl)), (0, 2, 1, 3))
-            fa = g.op("FLASH_ATTN_EXT", (hdv, nh, T_, 1), qq, k, v, mask)
+            v = g.permute(g.view(vv, (hdv, nkv, n_kv, n_stream), (vb, hdv * vb // vbl, hdv * nkv * vb // vbl,
+                                                                 hdv * nkv * n_kv * vb // vbl)), (0, 2, 1, 3))
+            fa = g.op("FLASH_ATTN_EXT", (hdv, nh, nq, n_stream), qq, k, v, mask)
             fa.extra = (fa_extra or {}).get(il, 0)  # ggml-cuda's F16 copies of K and V
             att = g.reshape(fa, (hdv * nh, T_))
         else:
-            v = g.permute(g.view(vv, (n_kv, nkv, hdv, 1), (2, n_kv * hdv * 2, n_kv * 2, n_kv * hdv * nkv * 2)),
-                          (0, 2, 1, 3))
-            kq = g.op("MUL_MAT", (n_kv, T_, nh, 1), k, qq)
-            kq = g.op("SCALE", kq.ne, g.op("UNARY", kq.ne, g.op("SCALE", kq.ne, kq)))  # the soft-capping
+            v = g.permute(g.view(vv, (n_kv, nkv, hdv, n_stream), (2, n_kv * hdv * 2, n_kv * 2,
+                                                                  n_kv * hdv * nkv * 2)), (0, 2, 1, 3))
+            kq = g.op("MUL_MAT", (n_kv, nq, nh, n_stream), k, qq)
+            if not gemma3:  # the soft-capping (hparams.attn_soft_cap)
+                kq = g.op("SCALE", kq.ne, g.op("UNARY", kq.ne, g.op("SCALE", kq.ne, kq)))
             kq = g.op("SOFT_MAX", kq.ne, kq, mask)
-            kqv = g.op("MUL_MAT", (hdv, T_, nh, 1), v, kq)
+            kqv = g.op("MUL_MAT", (hdv, nq, nh, n_stream), v, kq)
             att = g.op("CONT", (hdv * nh, T_), g.permute(kqv, (0, 2, 1, 3)))
         if vr is not None:
             att = hadamard(att, vr)
@@ -845,7 +858,8 @@ def gemma2_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
     h = g.op("MUL", h.ne, h, w("output_norm.weight", (n_embd,), None))
     h.output = True  # result_norm (t_embd)
     logits = g.op("MUL_MAT", (spec.n_vocab, h.ne[1]), w("output.weight", (n_embd, spec.n_vocab), None), h)
-    logits = g.op("SCALE", logits.ne, g.op("UNARY", logits.ne, g.op("SCALE", logits.ne, logits)))
+    if not gemma3:  # f_final_logit_softcapping
+        logits = g.op("SCALE", logits.ne, g.op("UNARY", logits.ne, g.op("SCALE", logits.ne, logits)))
     logits.output = True
     g.expand(logits)
     return g
@@ -968,7 +982,7 @@ def llama4_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
 def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
                 flash_attn: bool = True, host_caches: bool = False, qk_norm: bool = False,
                 k_type: tuple[int, int] = (2, 1), v_type: tuple[int, int] = (2, 1), k_rot: int = 0, v_rot: int = 0,
-                fa_extra: int = 0, n_stream: int = 1) -> Graph:
+                fa_extra: int = 0, n_stream: int = 1, ffn_norm: str = "ffn_norm") -> Graph:
     """A dense Llama's pp graph (src/models/llama.cpp at llama.cpp@0c1e57098; qk_norm: qwen3.cpp's, Q and K
     RMS-normed by attn_q_norm / attn_k_norm before RoPE), one sequence a KV stream of n_kv cells, an F16 cache, in
     graph order: the token rows; per layer the attention norm, build_qkv's Q, K and V products and reshapes, RoPE
@@ -982,7 +996,10 @@ def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], 
     / build_input_v_rot; 0: none), applied by llama_mul_mat_hadamard to Q and K after RoPE, V, and the attention's
     output (llm_graph_context::build_attn); fa_extra: the bytes ggml-cuda allocates behind each FLASH_ATTN_EXT (its
     F16 copies of K and V, compute.fa_f16_bytes). n_stream: KV streams (one a sequence without a unified cache), each
-    with its n_kv cells, its T_ / n_stream tokens' mask rows and attention (build_attn_mha's streams)."""
+    with its n_kv cells, its T_ / n_stream tokens' mask rows and attention (build_attn_mha's streams). Q, K and V
+    biases where the file has them (llama_model_base::create_tensor_qkv loads them for every architecture, build_qkv
+    adds each to its product before the reshape); ffn_norm: the FFN norm's tensor (seed-oss.cpp: attn_post_norm,
+    post_attention_norm.weight, the same RMS_NORM, MUL of ffn_inp)."""
     g, w, inp = _pp_graph_start(spec, T_, host, host_layers)
     n_embd = spec.n_embd
     inp_pos = g.input((T_,))
@@ -999,6 +1016,10 @@ def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], 
     hadamard = g.hadamard
 
     names = {t.name for t in spec.weights.tensors}
+
+    def biased(x: T, name: str, il: int) -> T:  # a bias the file has, added to the product
+        return g.op("ADD", x.ne, x, w(name, (x.ne[0],), il)) if name in names else x
+
     for la in trunk:
         il, a = la.index, la.attention
         dev = HOST if il in host_layers or host_caches else DEVICE  # the layer's cache
@@ -1006,9 +1027,12 @@ def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], 
         res = inp
         cur = g.op("RMS_NORM", inp.ne, inp)
         cur = g.op("MUL", cur.ne, cur, w(f"blk.{il}.attn_norm.weight", (n_embd,), il))
-        q = g.op("MUL_MAT", (hd * nh, T_), w(f"blk.{il}.attn_q.weight", (n_embd, hd * nh), il), cur)
-        kc = g.op("MUL_MAT", (hd * nkv, T_), w(f"blk.{il}.attn_k.weight", (n_embd, hd * nkv), il), cur)
-        vc = g.op("MUL_MAT", (hdv * nkv, T_), w(f"blk.{il}.attn_v.weight", (n_embd, hdv * nkv), il), cur)
+        q = biased(g.op("MUL_MAT", (hd * nh, T_), w(f"blk.{il}.attn_q.weight", (n_embd, hd * nh), il), cur),
+                   f"blk.{il}.attn_q.bias", il)
+        kc = biased(g.op("MUL_MAT", (hd * nkv, T_), w(f"blk.{il}.attn_k.weight", (n_embd, hd * nkv), il), cur),
+                    f"blk.{il}.attn_k.bias", il)
+        vc = biased(g.op("MUL_MAT", (hdv * nkv, T_), w(f"blk.{il}.attn_v.weight", (n_embd, hdv * nkv), il), cur),
+                    f"blk.{il}.attn_v.bias", il)
         q, kc, vc = g.reshape(q, (hd, nh, T_)), g.reshape(kc, (hd, nkv, T_)), g.reshape(vc, (hdv, nkv, T_))
         rope = (w("rope_freqs.weight", (hd // 2,), il),) if "rope_freqs.weight" in names else ()
         if qk_norm:
@@ -1061,7 +1085,7 @@ def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], 
             res = g.op("GET_ROWS", (n_embd, R), res, out_ids)
         ffn_inp = g.op("ADD", cur.ne, cur, res)
         x = g.op("RMS_NORM", ffn_inp.ne, ffn_inp)
-        x = g.op("MUL", x.ne, x, w(f"blk.{il}.ffn_norm.weight", (n_embd,), il))
+        x = g.op("MUL", x.ne, x, w(f"blk.{il}.{ffn_norm}.weight", (n_embd,), il))
         n_ff = la.ffn.n_ff
         up = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_up.weight", (n_embd, n_ff), il), x)
         gate = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_gate.weight", (n_embd, n_ff), il), x)
