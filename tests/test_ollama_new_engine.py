@@ -23,6 +23,7 @@ from __future__ import annotations
 import pytest
 
 from oomkit.engines import ollama as ol
+from oomkit.engines.ollama import projector as ol_projector
 from oomkit.errors import OomkitError
 from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
@@ -400,17 +401,21 @@ def test_qwen25vl_3b_no_longer_fits_8gb_from_0_13_4():
     assert _qwen25vl_3b("0.13.4", (dev,)).engine_view["ollama_layers"] == "0/37"
 
 
-@pytest.mark.xfail(strict=True, reason="0.13.3's own encoder is now replayed (graph.py "
-                                       "qwen25vl_rotate_half_vision_graph_bytes, equal to ggml-alloc: "
-                                       "test_ollama_graph_ggml.py): 1,781,219,584 B on the 70 x 70 patches of the "
-                                       "1 MP reserve image, plus the CUDA pool's 68 MiB on the stand-in RTX 3070 "
-                                       "(46 SMs, the GPU catalog's): 1,852,522,752 B, printed 1.7 GiB, for the "
-                                       "reporter's ~1.8 GiB (-4%; 1,811,365,888 B with VisionGraphSize before). "
-                                       "What the figure covered (the card, its SMs, the pool) is not in the "
-                                       "stored excerpt")
 def test_qwen25vl_3b_0_13_3_vision_graph():
+    """ollama/ollama#13687's "~1.8 GiB" at v0.13.3: 0.13.3's own encoder (graph.py
+    qwen25vl_rotate_half_vision_graph_bytes, equal to ggml-alloc: test_ollama_graph_ggml.py), 1,781,219,584 B on
+    the 70 x 70 patches of the 1 MP reserve image, plus the CUDA pool of the text batch the runner reserves after
+    it: reserveWorstCaseGraph keeps the image token's 1 + SameBatch inputs together, 1226 tokens > num_batch 512
+    (layout.py _reserve_batch), so cuBLAS's F16 copy of the scores is 2 B x 4096 cells x 1226 x 16 heads: 160 MiB
+    of pool on the stand-in RTX 3070. 1,948,991,744 B, printed 1.8 GiB. Before: the 512-token batch's 68 MiB pool,
+    1,852,522,752 B, printed 1.7 GiB (-4%)."""
     p = _report("qwen2.5vl-3b-8gb-0.13.4-no-fa")["printed"]
     dev = with_facts(Device(id="CUDA0", name="NVIDIA GeForce RTX 3070", memory_bytes=8 * GiB,
                             free_bytes=int(7.5 * GiB)))
     mine = _qwen25vl_3b("0.13.3", (dev,)).engine_view["ollama_memory"]
+    # the pool by hand: 2 B x 4096 x 1226 x 16 scores + 2 B x 128 x 1226 x 16 + the 768 B of pointers -> 2 MiB
+    pool = -(-(2 * 4096 * 1226 * 16 + 2 * 128 * 1226 * 16 + 768) // (2 << 20)) * (2 << 20)
+    assert pool == 160 << 20
+    assert mine["compute graph"]["CUDA0"] == ol_projector.own_vision_graph(resolve("qwen2.5vl:3b"), True, False,
+                                                                          True) + pool
     assert ol.human_bytes2(mine["compute graph"]["CUDA0"]) == p["required_memory_0.13.3_gib"].lstrip("~")

@@ -56,6 +56,7 @@ from .projector import (
     own_pixtral_graph,
     own_siglip_graph,
     own_vision_graph,
+    reserve_image_tokens,
 )
 from .projector import projector as vision_projector
 from .settings import (
@@ -92,6 +93,7 @@ V_MASK_PAD_LAST = (0, 13, 4)  # the last release whose vendored ggml pads the ma
 V_GLM4MOELITE_MLA = (0, 15, 0)  # 64737330a (#13870): glm4moelite's K/V cached as the MLA latent (weights.py)
 V_QWEN25VL_OWN_VISION = (0, 13, 4)  # 971d62595: 2 MP images, the encoder rewritten (graph.py replays it)
 V_QWEN25VL_ROTATE_HALF = (0, 13, 0)  # 333203d87: rotateHalf with Slice; v0.13.0-v0.13.3's encoder as graph.py replays it
+V_MM_WORST_CASE = (0, 7, 1)  # fe623c2cf: reserveWorstCaseGraph encodes a 2048 x 2048 image into the text batch
 V_PIXTRAL_OWN = (0, 13, 0)  # model/models/mistral3 model_vision.go as graph.py replays it (333203d87: Slice)
 V_VISION_SDPA = (0, 13, 2)  # 1108d8b34: nn.Attention without a cache goes through ScaledDotProductAttention
 V_SIGLIP_OWN = (0, 12, 3)  # model/models/gemma3 model_vision.go as graph.py replays it (ollama/ollama#12303)
@@ -371,6 +373,23 @@ def _runner_layers(own: dict[str, Any], g: GgufView, num_gpu: int) -> int:
     return layers
 
 
+def _reserve_batch(spec: ModelSpec, launch: Launch) -> Launch:
+    """The launch with the text batch the runner reserves its graph on. runner/ollamarunner/runner.go
+    reserveWorstCaseGraph (v0.7.1+, fe623c2cf) puts the 2048 x 2048 image's inputs in the batch, and where an
+    input's 1 + SameBatch exceeds the batch size it keeps `inputs[i:min(i+minBatch, len(inputs))]`: a batch
+    larger than num_batch. Qwen2.5-VL's image token carries SameBatch = tokensPerGrid (model/models/qwen25vl
+    PostTokenize, v0.7.1+), so the reserve batch is tokensPerGrid + 1 (the image token, its placeholders and the
+    vision end token): 1226 tokens at v0.7.1-v0.13.3, 2602 from v0.13.4. Its graph, the CPU's token rows and the
+    CUDA pool's attention scratch are sized on it; the cache (kvcache Init's maxBatch) keeps num_batch.
+    gemma3 (256 + 4) and mistral3 (one row of patches) stay under 512; qwen3vl is not modelled here."""
+    if launch.runner != "ollama" or launch.version < V_MM_WORST_CASE:
+        return launch
+    tokens = reserve_image_tokens(spec, launch.version < V_QWEN25VL_OWN_VISION)
+    if tokens is None or tokens + 1 <= launch.num_batch:
+        return launch
+    return replace(launch, num_batch=tokens + 1)
+
+
 def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu], num_parallel: int,
                   num_gpu: int) -> dict[str, Any]:
     """Ollama's own figures for one candidate placement -> {layers, split (per GPU), fields (its log), vram,
@@ -385,6 +404,8 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         # until the layout stops changing; the layout here is that fixed point, computed once from the sizes
         # the runner would report: per-layer weights + its KV cache (kvcache/causal.go), the graph below
         cache = _ollama_engine_kv(spec, launch, num_parallel)
+        sized = launch  # the scheduler's own estimate (era B) and the cache keep the runner's batch size
+        launch = _reserve_batch(spec, launch)
         layer_w = runner_layer_weights(spec, g)
         # a CUDA or ROCm GPU's blocks as ggml-cuda's buffer type sizes them (quantized rows padded), the CPU's plain
         gpu_w = runner_layer_weights(spec, g, cuda=True) if any(o.library in _CUDA_LIBS for o in gpus) else None
@@ -402,6 +423,8 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         # runner/ollamarunner/runner.go reserveWorstCaseGraph (v0.7.0+): a full batch of num_batch tokens with
         # batch.Outputs = `parallel` rows, so the logits are parallel x n_vocab, not one row a token; the masks
         # span the engine's own cache cells (kvcache/causal.go: the SWA layers keep their SWA memory size)
+        if launch.num_batch > sized.num_batch:  # the reserve's text batch (_reserve_batch) in the graph
+            ctx = replace(ctx, n_ubatch=launch.num_batch, n_batch=max(ctx.n_batch, launch.num_batch))
         phases = compute_phases(spec, ctx, _engine_caches(kv_caches(spec, ctx, False), cache),
                                 n_outputs=num_parallel)
         graph = max(phases.attention, phases.output)
@@ -481,7 +504,7 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         if launch.era == "B":
             # the scheduler still sizes the load with llm/memory.go (server/sched.go PredictServerFit) and logs
             # its msg=offload line next to the runner's measured figures
-            old = _era_a_result(g, launch, gpus, num_parallel, num_gpu, _projector(spec, v))
+            old = _era_a_result(g, sized, gpus, num_parallel, num_gpu, _projector(spec, v))
             out["fields"] = {**old["fields"], **out["fields"]}
             out["log"] = old["log"] + "\n" + out["log"]
         return out

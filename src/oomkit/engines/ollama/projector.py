@@ -347,6 +347,21 @@ def own_vision_graph(spec: ModelSpec, on_gpu: bool, flash_attention: bool = True
                                        full, on_gpu, alignment=128 if on_gpu else 32)  # CUDA's, the CPU's TENSOR_ALIGNMENT
 
 
+def reserve_image_tokens(spec: ModelSpec, rotate_half: bool) -> int | None:
+    """The text tokens the reserve image becomes in Ollama's Qwen2.5-VL (None for other models): tokensPerGrid,
+    its grid's patches / merge^2 (model/models/qwen25vl model.go PostTokenize: the image token with SameBatch =
+    tokensPerGrid, then tokensPerGrid - 1 placeholders and the vision end token), 1225 for the 70 x 70 patches
+    of the 28 x 28 x 1280 pixel default (rotate_half: v0.7.0-v0.13.3), 2601 for 102 x 102 at 2 << 20 (v0.13.4+)."""
+    towers = [t for t in getattr(spec, "towers", ()) if t.kind == "vision"]
+    cfg = _catalog_config(spec) if towers else None
+    vc = cfg.get("vision_config") if cfg else None
+    if not isinstance(vc, Mapping) or _GRAPH_ARCHS.get(str(cfg.get("model_type", ""))) != "qwen25vl":
+        return None
+    patch, merge = int(vc.get("patch_size", 14)), int(vc.get("spatial_merge_size", 2))
+    gh, gw = qwen25vl_reserve_grid(QWEN25VL_MAX_PIXELS_1MP if rotate_half else QWEN25VL_MAX_PIXELS, patch, merge)
+    return gh * gw // (merge * merge)
+
+
 def _go_attn_v_bytes(spec: ModelSpec, n_vision: int, hidden: int) -> tuple[int, ...]:
     """Each vision block's v.blk.N.attn_v.weight (hidden x hidden) in bytes as Ollama's Go quantizer types it
     (server/quantization.go, v0.7.0-v0.14.2, which made the ministral-3 tags of December 2025; v0.14.3's newType
