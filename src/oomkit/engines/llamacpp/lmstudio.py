@@ -11,6 +11,8 @@ A well-formed runtime version not in the table reads as the newest build oomkit 
 
 The runtime's major version also says how many predictions `lms load` runs at once (parallel_default): LM Studio
 0.4 (2026-01-28) added parallel requests for runtimes from v2.0.0 on, 4 by default in one unified KV cache.
+LM Studio's other load defaults that move memory: a 4096-token context (DEFAULT_CONTEXT) and GPU offload "max" as
+llama.cpp gets it (offload_layers).
 """
 
 from __future__ import annotations
@@ -88,6 +90,41 @@ def parallel_default(engine_version: str | None) -> tuple[int, bool, bool]:
     if runtime is not None and runtime < PARALLEL_FROM:
         return 1, False, True
     return PARALLEL_DEFAULT, True, runtime is not None
+
+
+# LM Studio's context when a load names none (`lms load` without -c/--context-length, the app's "Context Length" left
+# at its default): 4096 tokens. LM Studio 0.3.2 (2024-09-02) "Reduced default context size from 8K to 4K tokens"
+# (release notes, quoted in NixOS/nixpkgs#338943); LM Studio 0.4.19 (2026-07-18): "if I click Reset to Default, it
+# resets to 4096" (lmstudio-bug-tracker#2174). lmstudio-ai/lms src/subcommands/load.ts (8bf2337, 2025-11-23) says
+# only "If not provided, the default value will be used"; the SDK schema's own fallback (lmstudio-js
+# packages/lms-kv-config/src/schema.ts llm.load contextLength, 2048, machineDependent) is replaced by the app's.
+DEFAULT_CONTEXT = 4096
+
+# GPU offload "max" (lms load --gpu max; llm.load.llama.acceleration.offloadRatio, "max" by default in lmstudio-js
+# schema.ts) reaches llama.cpp as n_gpu_layers = 999999, a count set by the caller, so common_fit_params leaves the
+# load alone: "common_fit_params: failed to fit params to free device memory: n_gpu_layers already set by user to
+# 999999, abort" (LM Studio 0.4.18, gemma4-12b on an RX 9060 XT 16 GB, lmstudio-bug-tracker#2138, 2026-07-03).
+# LM Studio's "Automatic Optimize Based on Hardware" (llm.load.llama.autoFit: "Let llama.cpp choose context and GPU
+# placement at load time based on available memory", lmstudio-ai/localization en/config.json 840f3d4) came later:
+# lmstudio-js 8c07c941 (#612, 2026-07-06) added the key, c5d591de (#614, the same day) turned it on by default, and
+# LM Studio 0.4.21 loads 54 of 65 layers with GPU Offload at Max (lmstudio-bug-tracker#2312, 2026-08-22). A runtime
+# before v2.0.0 belongs to LM Studio 0.3 / 0.4.0 (lmstudio-bug-tracker#1454: CUDA 12 runtime 1.104.2 under 0.4.0),
+# long before AutoFit: its "max" is the fixed count. A 2.x runtime's number does not say whether the app around it
+# has AutoFit (0.4.21 also runs v2.13.0, #2312), so from v2.0.0 (and when no runtime is named) llama.cpp keeps its
+# own -ngl default and fits, as AutoFit lets it.
+OFFLOAD_MAX_LAYERS = 999999
+FIXED_OFFLOAD_BEFORE = (2, 0, 0)
+
+
+def offload_layers(engine_version: str | None, n_gpu_layers: int) -> int:
+    """The n_gpu_layers LM Studio hands llama.cpp for a load oomkit read as -1 (`--gpu max`, or no --gpu: the app's
+    "max"): 999999 from a runtime before v2.0.0 (LM Studio before AutoFit: llama.cpp's fit aborts and every layer
+    goes to the GPU), -1 from v2.0.0 or with no runtime named (llama.cpp places the layers, as AutoFit lets it).
+    Any other count (--gpu off: 0) stays."""
+    runtime = runtime_version(engine_version) if engine_version else None
+    if n_gpu_layers == -1 and runtime is not None and runtime < FIXED_OFFLOAD_BEFORE:
+        return OFFLOAD_MAX_LAYERS
+    return n_gpu_layers
 
 
 def as_runtime(text: str) -> str | None:

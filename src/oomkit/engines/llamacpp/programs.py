@@ -15,7 +15,7 @@ but each sets a few of its own before or after parsing. Cited against ggml-org/l
 | llama-embedding | --embeddings, n_ubatch = n_batch (a non-causal model must see its input in one ubatch: tools/embedding/embedding.cpp) |
 | llama-bench | its own parser and defaults (tools/llama-bench/llama-bench.cpp cmd_params_defaults): -p 512 -n 128 -b 2048 -ub 512 -ngl 99 -fa 0 -mmp 1, one context per test row of n_prompt + n_gen + depth cells, one sequence |
 | main, server | the names of llama-cli and llama-server before the llama- prefix (June 2024); their -c defaulted to 512 |
-| lms load (LM Studio) | LM Studio's llama.cpp runtime: --context-length (LM Studio's default 4096), --gpu max / off (lmstudio.ai/docs/cli/load); --parallel (Max Concurrent Predictions) 4 sharing one unified cache from runtime v2.0.0 (LM Studio 0.4), 1 before; a typed --parallel N in that unified cache (lms_slots); an MLX model (mlx-community's, a key or path naming MLX, an @4bit variant) is LM Studio's MLX engine's instead (engines/mlx/args.py from_lms) |
+| lms load (LM Studio) | LM Studio's llama.cpp runtime: --context-length (LM Studio's default 4096), --gpu max / off (lmstudio.ai/docs/cli/load), max (and no --gpu) a fixed 999999 layers before runtime v2.0.0 that llama.cpp's fit leaves alone, llama.cpp's own placement from it (lmstudio.offload_layers); --parallel (Max Concurrent Predictions) 4 sharing one unified cache from runtime v2.0.0 (LM Studio 0.4), 1 before; a typed --parallel N in that unified cache (lms_slots); an MLX model (mlx-community's, a key or path naming MLX, an @4bit variant) is LM Studio's MLX engine's instead (engines/mlx/args.py from_lms) |
 | -c by build | llama-server, llama-cli, llama-mtmd-cli, llama-embedding take common_params' n_ctx: 0 (the trained context) until PR #10136, 4096 from it until PR #16653 (--fit), 0 (the trained context, fitted to memory) since (COMMON_CTX_ERAS) |
 | Llama(...) (llama-cpp-python) | the binding's keyword defaults: n_ctx 512, n_batch 512, n_ubatch 512, n_gpu_layers 0, flash_attn False, use_mmap True (llama_cpp/llama.py Llama.__init__), plus its host-side logits array |
 """
@@ -34,7 +34,7 @@ from .args import GGML_TYPE_IDS, LMS_VALUED, SERVER_LISTS, parse_args, second_co
 from .backend_names import infer_backend
 from .fit import draft_context, draft_contexts, read_draft
 from .layout import estimate as layout_estimate
-from .lmstudio import parallel_default
+from .lmstudio import DEFAULT_CONTEXT, offload_layers, parallel_default
 from .projector import projector_bytes, projector_memory
 from .settings import ERAS, LlamaCppSettings, build_number
 
@@ -61,8 +61,9 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
     "llama-perplexity": ("llama-perplexity", {"kv_unified": True, "n_ctx": 512}),
     "llama-imatrix": ("llama-imatrix", {"n_ctx": 512}),
     "llama-embedding": ("llama-embedding", {"embeddings": True, "kv_unified": True}),
-    # LM Studio's load defaults: a 4096-token context; --parallel left at -1, its runtime's default (lms_slots)
-    "lms": ("lmstudio", {"n_ctx": 4096}),
+    # LM Studio's load defaults: a 4096-token context (lmstudio.DEFAULT_CONTEXT); --parallel left at -1, its
+    # runtime's default, and --gpu max as its runtime takes it (lms_slots)
+    "lms": ("lmstudio", {"n_ctx": DEFAULT_CONTEXT}),
 }
 
 
@@ -127,9 +128,12 @@ def lms_slots(s: LlamaCppSettings) -> tuple[LlamaCppSettings, str | None]:
     config schema): without --parallel, 4 sharing one unified KV cache from runtime v2.0.0 (LM Studio 0.4) and 1
     before; a typed --parallel N stays N, in the unified cache LM Studio 0.4 defaults to (useUnifiedKvCache, no lms
     load flag). The unified cache keeps n_ctx cells for all sequences (n_ctx_seq = n_ctx); a recurrent state and an
-    output row per sequence grow. The default gets a note."""
+    output row per sequence grow. The default gets a note. GPU offload "max" is LM Studio's fixed 999999 layers
+    before runtime v2.0.0, which llama.cpp's fit leaves alone (lmstudio.offload_layers)."""
     if s.program != "lmstudio":
         return s, None
+    if (ngl := offload_layers(s.engine_version, s.n_gpu_layers)) != s.n_gpu_layers:
+        s = replace(s, n_gpu_layers=ngl)
     n, unified, named = parallel_default(s.engine_version)
     if s.n_parallel > 0:
         return (replace(s, kv_unified=True) if unified and not s.kv_unified else s), None
