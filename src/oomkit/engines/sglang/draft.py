@@ -24,7 +24,8 @@ What it takes, by release (settings.ERAS spec_*; the wheels named there read):
   ParallelLMHead of the next-n model class, vocabulary x hidden each) are still resident when the pools are sized:
   eagle_worker_v2.py calls init_lm_head (set_embed_and_head, which frees them) from alloc_memory_pool, after the
   target's pool is profiled (0.5.14, 0.5.19, 0.5.23 read; sglang PR #35996, open 2026-08-22, moves it before), so the
-  profile counts them and the memory they free stays outside the pool.
+  profile counts them and the memory they free stays outside the pool; the draft's "Memory pool end" line, printed
+  by its alloc_memory_pool before init_lm_head, still has them (layout.py _Run.draft_copies).
 
 Not sized here: a separate draft model (EAGLE / EAGLE3 / STANDALONE with its own --speculative-draft-model-path: its
 config is not read), the draft's CUDA graphs (eagle_draft_cuda_graph_runner.py), the draft of a DSA model (its

@@ -511,6 +511,15 @@ class _Run:
         return self.draft_k + self.draft_v
 
     @property
+    def draft_copies(self) -> int:
+        """The draft's own embedding + lm_head still held at "Memory pool end" (0.5.14+, profiled drafts): the draft
+        worker's alloc_memory_pool prints that line (mem_cache/kv_cache_configurator.py configure; 0.5.14-0.5.15
+        model_runner_kv_cache_mixin.py) and only then does eagle_worker_v2.py EagleDraftWorker.alloc_memory_pool call
+        init_lm_head, whose set_embed_and_head frees them with torch.cuda.empty_cache() (qwen3_5_mtp.py, 0.5.19), before
+        init_attention_backends and the captures (scheduler.py; 0.5.14-0.5.23 read)."""
+        return self.draft.copies_bytes if self.draft is not None and self.draft.profiled else 0
+
+    @property
     def headroom(self) -> int:
         """The (1 - mem_fraction_static) slice of the memory free before the weights."""
         return int(self.pre_free * (1 - self.mfs)) if self.pre_free is not None else 0
@@ -570,8 +579,8 @@ def _engine_view(s: SGLangSettings, run: _Run, running: int | None, req_bytes: i
             view["intermediate_state_bytes"] = pool.spec_state_bytes
     end_avail = None
     if pool is not None and pre_free is not None and s.kv_cache_memory_bytes is None:
-        end_avail = (pre_free - w0 - run.draft_weights - pool.kv_bytes - run.draft_kv - pool.state_bytes
-                     - (req_bytes or 0))
+        end_avail = (pre_free - w0 - run.draft_weights - run.draft_copies - pool.kv_bytes - run.draft_kv
+                     - pool.state_bytes - (req_bytes or 0))
     view.update({
         "memory_pool_end_avail_bytes": end_avail,
         # the scheduler's line prints free memory after CUDA graph capture: set from the phases (estimate) where known
@@ -672,7 +681,8 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
     if pool is not None and pre_free is not None and s.kv_cache_memory_bytes is None:
         end = pre_free - w0 - kv - (req_bytes or 0)
         begin = end - init  # "Capture cuda graph begin. ... avail mem": after init_attention_backend
-        lines.append(f"Memory pool end. avail mem={gb(end)} GB")
+        # the draft's own embedding + lm_head are freed just after the line (draft_copies)
+        lines.append(f"Memory pool end. avail mem={gb(end - run.draft_copies)} GB")
         lines += _capture_lines(run.v, begin, cg, pcg, sizes, list(pcg_sizes))
         short = max(0, init + cg + pcg - end)
         if pool_short and reached(run.v, "pool_short_warning"):
