@@ -105,3 +105,11 @@ def test_guardrail_estimate_does_not_change_the_context_handed_to_the_runtime():
     _, _, s = parse_lms(["load", "deepseek-ai/DeepSeek-R1", "-c", str(p["n_ctx"]), "--parallel", str(p["n_parallel"])])
     assert (s.n_ctx, s.n_parallel) == (p["n_ctx"], p["n_parallel"])
     assert (s.cache_type_k, s.cache_type_v) == (p["type_k"], p["type_v"])
+
+
+def test_physical_batch_is_512_as_logged():
+    """#1454 (LM Studio 0.4.0, before the app had a Physical Batch Size setting): `llama_context: n_ubatch = 512`,
+    the step the compute buffers are sized for; oomkit's lms load runs the same."""
+    fx = _fixture("deepseek-r1-16384-guardrail-0.4.0.json")
+    v = _estimate("qwen/qwen3-8b", "-c", "16384", "--parallel", "1", version="2.25.2", gpu="RTX 3080 20GB")["engine_view"]
+    assert v["n_ubatch"] == fx["printed"]["n_ubatch"] == 512
