@@ -116,6 +116,18 @@ OFFLOAD_MAX_LAYERS = 999999
 FIXED_OFFLOAD_BEFORE = (2, 0, 0)
 
 
+# LM Studio's other llama.cpp load defaults (lmstudio-js packages/lms-kv-config/src/schema.ts llm.load.llama.*), kept
+# as llama.cpp's own where no log shows the runtime doing otherwise: flashAttention false (since the schema's first
+# commit 2b329f64, 2024-06-05; no longer "experimental" from f96a76f4, 2025-11-03), yet the app's Flash Attention on
+# reaches llama.cpp as "flash_attn = auto" (lmstudio-bug-tracker#1454) and no stored log shows a load left at the
+# default, so oomkit keeps llama.cpp's auto; K / V cache f16 (kCacheQuantizationType unchecked, f16: "K (f16) ...
+# V (f16)" in #1454, 4096 bytes a cell in #1862); tryMmap true; offloadKVCacheToGpu true (05df1a22, 2025-05-05);
+# physicalBatchSize 512 (eb417224, 2026-05-22; "n_ubatch = 512" in #1454 before it); evalBatchSize 512, 2048 from
+# 625538a6 (2026-05-22); contextCheckpoints 32 (26177851, 2026-07-10: host memory oomkit does not count);
+# autoFitMinContextLength 0 (c06098e4, 2026-07-15). AutoFit's own choice of context is in no stored GGUF log: a load
+# keeps the context it names (DEFAULT_CONTEXT without -c).
+
+
 def offload_layers(engine_version: str | None, n_gpu_layers: int) -> int:
     """The n_gpu_layers LM Studio hands llama.cpp for a load oomkit read as -1 (`--gpu max`, or no --gpu: the app's
     "max"): 999999 from a runtime before v2.0.0 (LM Studio before AutoFit: llama.cpp's fit aborts and every layer
