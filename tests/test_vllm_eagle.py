@@ -154,13 +154,54 @@ def test_drafter_layers_ride_in_every_captured_graph(llama):
 def test_v2_speculator_prefill_graphs_carry_the_drafter(llama):
     """Model runner V2 (0.30): speculator.capture() after the target's capture, its prefill_cudagraph_manager built
     with the target's cudagraph mode and capture sizes (autoregressive/speculator.py init_cudagraph_manager), so the
-    capture grows by the per-graph share of one layer more than 32, as on V1; the one-token draft-decode graphs
-    (num_speculative_tokens >= 2) are not counted."""
+    capture grows by the per-graph share of one layer more than 32, as on V1, plus the one-token draft-decode graphs
+    of num_speculative_tokens >= 2 (test_v2_draft_decode_graphs)."""
     _, spec, base, eagle, _ = llama
     base, eagle = replace(base, engine_version="0.30.0"), replace(eagle, engine_version="0.30.0")
     g0 = ENGINE.estimate(spec, gpus(H100, 1), base).engine_view["cudagraph_actual_bytes"]
     g1 = ENGINE.estimate(spec, gpus(H100, 1), eagle).engine_view["cudagraph_actual_bytes"]
     assert g0 < g1 <= g0 * 33 / 32, (g0, g1)
+
+
+def test_v2_draft_decode_graphs(llama):
+    """Model runner V2, 0.29+ (autoregressive/speculator.py init_cudagraph_manager and capture, 0.29-0.31 and 0.34;
+    target_dependent_ar/speculator.py 0.32-0.33): with num_speculative_tokens >= 2 a second manager captures FULL
+    graphs of one token a request (decode_query_len=1) for each capture size up to max_num_seqs
+    (cudagraph_utils.py _init_candidates). On an H100 (FlashAttention, supports_draft_decode_metadata_update) each
+    graph records the fused k - 1 draft steps (_generate_fused_drafts); FlashInfer without TRTLLM-gen records one
+    step (_generate_draft). Counts by hand from the capture sizes: 1, 2, 4, 8 ... 248, 256 ... 512 (51) under the
+    H100's 1,024 sequences, 1, 2, 4, 8 ... 64 (11) at --max-num-seqs 64."""
+    from oomkit.engines.vllm.config import resolve
+    from oomkit.engines.vllm.phases import (
+        CG_PER_GRAPH_LAYER,
+        cudagraph_actual_bytes,
+        cudagraph_estimate_bytes,
+        draft_decode_graphs,
+    )
+    _, spec, _, eagle, _ = llama  # EAGLE-3, one decoder layer, num_speculative_tokens 3
+
+    def view(gpu: str, **kw):
+        return ENGINE.estimate(spec, gpus(gpu, 1), replace(eagle, **kw)).engine_view
+
+    s = replace(eagle, engine_version="0.30.0")
+    r = resolve(spec, gpus(H100, 1), s)
+    assert draft_decode_graphs(spec, s, r, 1) == (51, 2, 512)  # two draft steps of one layer in each graph
+    three = view(H100, engine_version="0.30.0")
+    assert three["cudagraph_draft_decode_graphs"] == 51
+    assert view(H100, engine_version="0.30.0", num_speculative_tokens=1)["cudagraph_draft_decode_graphs"] == 0
+    # on top of the target's graphs (which carry the drafter's layer once each: 32 + 1), in the capture and in the
+    # 0.29+ budget alike (profile_cudagraph_memory measures the speculator's graphs in full)
+    for got, bare in ((three["cudagraph_actual_bytes"], cudagraph_actual_bytes(spec, s, r, 33)),
+                      (three["cudagraph_bytes"]["CUDA0"], cudagraph_estimate_bytes(spec, s, r, 33))):
+        assert abs(got - bare - 51 * 2 * CG_PER_GRAPH_LAYER) <= 1, (got, bare)
+    # FlashInfer on a B200 (SM 10.x keeps FULL decode graphs with spec decode): not fused, one step in each graph
+    rb = resolve(spec, gpus("NVIDIA B200", 1), replace(s, attention_backend="FLASHINFER"))
+    assert draft_decode_graphs(spec, replace(s, attention_backend="FLASHINFER"), rb, 1)[1] == 1
+    assert view(H100, engine_version="0.30.0", max_num_seqs=64)["cudagraph_draft_decode_graphs"] == 11
+    assert view(H100, engine_version="0.34.0")["cudagraph_draft_decode_graphs"] == 51
+    assert view(H100, engine_version="0.30.0", enforce_eager=True)["cudagraph_draft_decode_graphs"] == 0
+    # before 0.29 (eagle_cudagraph.py, decode graphs only under cudagraph_mode FULL): not counted
+    assert view(H100, engine_version="0.28.0")["cudagraph_draft_decode_graphs"] == 0
 
 
 def test_mtp_layers_load_only_for_mtp():

@@ -40,7 +40,7 @@ spec_decode/autoregressive/speculator.py up to 0.31, target_dependent_ar/specula
 - graphs: speculator.capture() after the target's, into the same pool (and inside profile_cudagraph_memory's
   measured delta from 0.29): its prefill_cudagraph_manager has the target's cudagraph mode and capture sizes, so
   each captured size carries the drafter's layers once, as on V1 (graph_layers). The one-token draft-decode FULL
-  graphs (k >= 2; decode_cudagraph_manager) are not counted.
+  graphs (k >= 2; decode_cudagraph_manager, 0.29+): phases.py draft_decode_graphs.
 
 Not modelled (a one-line error): drafters other than the Llama-style EAGLE heads (Medusa, MLP speculator,
 draft_model), quantized drafters.

@@ -32,6 +32,7 @@ from .phases import (
     capture_sizes,
     cudagraph_actual_bytes,
     cudagraph_estimate_bytes,
+    draft_decode_graphs,
     graph_count,
     nccl_graph_bytes,
     sampler_warmup_bytes,
@@ -139,19 +140,22 @@ def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) ->
                                                         driver=g % r.tp == 0),
                             non_torch=non_torch_bytes(r) + inside,
                             cudagraph=_graph_pool(spec, s, r, parts[stage][1] - parts[stage][0]
-                                                 + drafter_graph_layers(s, r, stage == r.pp - 1), stage == 0),
+                                                  + drafter_graph_layers(s, r, stage == r.pp - 1), stage == 0,
+                                                  drafter_graph_layers(s, r, stage == r.pp - 1)),
                             context=context_bytes(r) + state - inside)
         ranks.append(_Rank(index=g, device=dev, stage=stage, layers=parts[stage],
                            plan=kv_plan(spec, s, r, parts[stage]), memory=memory, host_weights=moved))
     return ranks
 
 
-def _graph_pool(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int, first_stage: bool = True) -> int:
+def _graph_pool(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int, first_stage: bool = True,
+                draft_layers: int = 0) -> int:
     """The CUDA-graph memory a rank holds: V1's estimate (phases.py cudagraph_estimate_bytes, what 0.20+ budgets); V0
     prints no estimate and captures whole-model graphs (worker/model_runner.py capture_model): what the phases
     charge the capture (phases.py cudagraph_actual_bytes and nccl_graph_bytes)."""
     if r.v1:
-        return cudagraph_estimate_bytes(spec, s, r, n_layers)  # the share per graph follows the stage's layers
+        # the share per graph follows the stage's layers; draft_layers for V2's draft-decode graphs
+        return cudagraph_estimate_bytes(spec, s, r, n_layers, draft_layers)
     if s.enforce_eager:
         return 0
     return cudagraph_actual_bytes(spec, s, r) + nccl_graph_bytes(spec, s, r, n_layers, first_stage)
@@ -333,7 +337,7 @@ def _phases(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank], n
         free = rk.total if rk.total is None or rk.device.free_bytes is None else min(rk.total, rk.device.free_bytes)
         ph, f = startup_phases(spec, s, r, free, rk.memory, kv, last_stage=rk.stage == r.pp - 1,
                                n_layers=rk.layers[1] - rk.layers[0] + drafter_graph_layers(s, r, rk.stage == r.pp - 1),
-                               first_stage=rk.stage == 0)
+                               first_stage=rk.stage == 0, draft_layers=drafter_graph_layers(s, r, rk.stage == r.pp - 1))
         out[rk.device.id] = ph
         if f is not None and failure is None and error is None:
             failure = (rk, f)
@@ -364,7 +368,8 @@ def _stage_layers(spec: ModelSpec, r: Resolved, stage: int) -> int:
 def _phase_view(spec: ModelSpec, s: VllmSettings, r: Resolved, phases: dict[str, tuple],
                 failure: tuple[_Rank, Failure] | None) -> dict[str, Any]:
     pw, full = graph_count(spec, s, r)
-    first_layers = _stage_layers(spec, r, 0) + drafter_graph_layers(s, r, r.pp == 1)
+    first_draft = drafter_graph_layers(s, r, r.pp == 1)
+    first_layers = _stage_layers(spec, r, 0) + first_draft
     view: dict[str, Any] = {
         "phases": [dict(device=dev, **p.to_dict()) for dev, ph in phases.items() for p in ph],
         "cudagraph_capture_sizes": list(capture_sizes(spec, s, r)),
@@ -372,7 +377,9 @@ def _phase_view(spec: ModelSpec, s: VllmSettings, r: Resolved, phases: dict[str,
         "cudagraph_full_graphs": full,
         # the first stage's capture: the pool and, beyond two PCIe GPUs, NCCL's share (phases.py nccl_graph_bytes)
         "cudagraph_actual_bytes": 0 if s.enforce_eager else cudagraph_actual_bytes(
-            spec, s, r, first_layers) + nccl_graph_bytes(spec, s, r, first_layers),
+            spec, s, r, first_layers, first_draft) + nccl_graph_bytes(spec, s, r, first_layers),
+        # model runner V2's draft-decode FULL graphs (0.29+, phases.py draft_decode_graphs)
+        "cudagraph_draft_decode_graphs": draft_decode_graphs(spec, s, r, first_draft)[0],
         "sampler_warmup_requests": (min(r.max_num_seqs, r.max_num_batched_tokens)
                                     if r.v1 and r.at_least("v1_dummy_sampler") else None),
         "sampler_warmup_bytes": sampler_warmup_bytes(spec, s, r),

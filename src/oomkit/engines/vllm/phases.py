@@ -292,10 +292,12 @@ def attention_backend(s: VllmSettings, r: Resolved, spec: ModelSpec | None = Non
     return next((name for name, ok in order if ok), "TRITON_ATTN")
 
 
-def cudagraph_actual_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int | None = None) -> int:
+def cudagraph_actual_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int | None = None,
+                           draft_layers: int = 0) -> int:
     """What capture_model takes (the "took X GiB" of "Graph capturing finished") on a rank of n_layers decoder layers
     (the first pipeline stage's when not given): V1 the one-off first capture, FlashAttention 3's split buffers and a
-    share per graph and layer; V0 a share per graph (see CG_ONE_OFF_HOPPER, CG_GRAPH_BASE)."""
+    share per graph and layer; V0 a share per graph (see CG_ONE_OFF_HOPPER, CG_GRAPH_BASE). draft_layers: the EAGLE
+    drafter's layers on this rank (drafter.py graph_layers), for model runner V2's draft-decode graphs."""
     pw, full = graph_count(spec, s, r)
     sizes = capture_sizes(spec, s, r)
     if not sizes or pw + full == 0:
@@ -305,7 +307,43 @@ def cudagraph_actual_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_laye
         return int((CG_GRAPH_BASE + CG_GRAPH_PER_HIDDEN * spec.n_embd) * (pw + full) * scale)
     per_graph = per_graph_share(spec, r, sizes, n_layers)
     return int(first_capture(r) + fa3_split_bytes(spec, s, r) + per_graph * (pw + full)) + \
-        flashinfer_workspace_in_capture(spec, s, r)
+        flashinfer_workspace_in_capture(spec, s, r) + draft_decode_graph_bytes(spec, s, r, draft_layers)
+
+
+# Model runner V2's draft-decode graphs (v1/worker/gpu/spec_decode/autoregressive/speculator.py 0.29 -> 0.31 and 0.34,
+# target_dependent_ar/speculator.py 0.32 -> 0.33, read in those wheels): init_cudagraph_manager builds a second
+# SpeculatorCudaGraphManager for the draft positions after the first, decode_query_len=1, FULL_DECODE_ONLY where the
+# target's decode mode is FULL ("PIECEWISE cudagraphs are not supported for draft decodes"), else none; capture()
+# captures it after the draft prefill when num_speculative_steps > 1. Its graphs are the capture sizes up to
+# max_num_seqs (cudagraph_utils.py CudaGraphManager._init_candidates: uniform decode of one token a request, above
+# max_num_reqs x 1 skipped). Each records _generate_fused_drafts (the k - 1 draft steps in one graph) where every
+# attention group supports_draft_decode_metadata_update (FlashAttention without DCP, Triton attention; FlashInfer
+# only with its TRTLLM-gen decode kernel in 0.34, not modelled), else _generate_draft (one step, replayed k - 1
+# times). profile_cudagraph_memory (0.29+) measures the speculator's graphs in full, so they are in the estimate too.
+# Before 0.29 (eagle_cudagraph.py EagleCudaGraphManager, decode graphs only under cudagraph_mode FULL) not read.
+DRAFT_DECODE_GRAPHS_FROM = (0, 29, 0)
+
+
+def draft_decode_graphs(spec: ModelSpec, s: VllmSettings, r: Resolved, draft_layers: int) -> tuple[int, int, int]:
+    """(graphs, drafter layers run in each, the largest graph's tokens) of model runner V2's draft-decode capture."""
+    if not (draft_layers and r.runner_v2 and r.num_spec >= 2 and r.version >= DRAFT_DECODE_GRAPHS_FROM) or \
+            s.enforce_eager or _graph_mode(s, r, spec) not in ("FULL_AND_PIECEWISE", "FULL", "FULL_DECODE_ONLY"):
+        return 0, 0, 0
+    sizes = [x for x in capture_sizes(spec, s, r) if x <= r.max_num_seqs]
+    if not sizes:
+        return 0, 0, 0
+    fused = attention_backend(s, r, spec) in ("FLASH_ATTN", "TRITON_ATTN")  # decode context parallel: not modelled
+    return len(sizes), draft_layers * (r.num_spec - 1 if fused else 1), max(sizes)
+
+
+def draft_decode_graph_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, draft_layers: int) -> int:
+    """The draft-decode graphs' pool: V1's share per graph and layer (CG_PER_GRAPH_LAYER, times sqrt(largest / 512),
+    none on GeForce parts) for each of the drafter's layer runs in each graph; no one-off (the target's capture ran
+    first)."""
+    n, layers, top = draft_decode_graphs(spec, s, r, draft_layers)
+    if not n or geforce_capture(r):
+        return 0
+    return int(CG_PER_GRAPH_LAYER * layers * math.sqrt(top / 512) * n)
 
 
 def per_graph_share(spec: ModelSpec, r: Resolved, sizes: tuple[int, ...], n_layers: int | None = None) -> float:
@@ -351,7 +389,8 @@ def fa3_split_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
     return block(FA3_MAX_NUM_SPLITS * heads * tokens * dv * 4) + block(FA3_MAX_NUM_SPLITS * heads * tokens * 4)
 
 
-def cudagraph_estimate_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int | None = None) -> int:
+def cudagraph_estimate_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int | None = None,
+                             draft_layers: int = 0) -> int:
     """vLLM's own estimate ("Estimated CUDA graph memory: X GiB total"; in the budget from 0.20), from the capture's
     own terms (cudagraph_actual_bytes) in the shape of the runner's profile_cudagraph_memory, which captures into a
     throwaway pool before the KV cache exists:
@@ -375,7 +414,7 @@ def cudagraph_estimate_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_la
     else:
         extrapolated = max(per_graph, MiB) * (max(pw - 1, 0) + max(full - 1, 0))
     return int(first_capture(r) + fa3_split_bytes(spec, s, r) + extrapolated) + \
-        flashinfer_workspace_in_estimate(spec, s, r)
+        flashinfer_workspace_in_estimate(spec, s, r) + draft_decode_graph_bytes(spec, s, r, draft_layers)
 
 
 def flashinfer_workspace_in_estimate(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
@@ -489,12 +528,13 @@ class Failure:
 
 
 def startup_phases(spec: ModelSpec, s: VllmSettings, r: Resolved, total: int | None, m: RankMemory, kv: int,
-                   last_stage: bool, n_layers: int | None = None, first_stage: bool = True
+                   last_stage: bool, n_layers: int | None = None, first_stage: bool = True, draft_layers: int = 0
                    ) -> tuple[tuple[Phase, ...], Failure | None]:
     """The phases of one rank in vLLM's order, with the free memory after each, and the first that fails. n_layers:
-    the rank's decoder layers (its pipeline stage), for NCCL's share of the capture (nccl_graph_bytes)."""
+    the rank's decoder layers (its pipeline stage), for NCCL's share of the capture (nccl_graph_bytes); draft_layers:
+    the drafter's, for model runner V2's draft-decode graphs (draft_decode_graph_bytes)."""
     budget_cg = cudagraphs_in_budget(s, r)
-    cg_actual = 0 if s.enforce_eager else cudagraph_actual_bytes(spec, s, r, n_layers)
+    cg_actual = 0 if s.enforce_eager else cudagraph_actual_bytes(spec, s, r, n_layers, draft_layers)
     if cg_actual:
         layers = spec.n_trunk_layers if n_layers is None else n_layers
         cg_actual += nccl_graph_bytes(spec, s, r, layers, first_stage)
