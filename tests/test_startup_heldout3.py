@@ -273,8 +273,12 @@ def test_mamba_blocks_as_printed():
     "gated_delta_net_state_shape / _mamba_state_dtype, the float32 from the config's mamba_ssm_dtype via "
     "models/config.py update_mamba_ssm_cache_dtype: 784 tokens x 4,096 B = 3,211,264 B, 16 layers a block), so 969 "
     "blocks need 46.37-46.42 GiB of budget, about 19 GiB of weights: the block-FP8 checkpoint gives 780 (28.41 GiB, "
-    "-19.5 %), a uniform NVFP4 one 987 (18.48 GiB, +1.9 %). A 4-bit checkpoint fits the printed count; the issue "
-    "does not say which"))
+    "-19.5 %), a uniform NVFP4 one 987 (18.48 GiB, +1.9 %), a uniform AWQ / GPTQ int4 (group 128) one 1,008 (17.51 "
+    "GiB, +4.0 %). The thread's second reproduction of 'the same checkpoint' (2 x RX 7900 XT, ROCm, 0.23.1, TP 2, "
+    "0.85, 122,633 tokens: 161 blocks, a 3.86 GiB pool) rules out BF16 (25.7 GiB a rank does not load on 20 GB) and "
+    "FP8 (14.2 GiB a rank leaves no 3.86 GiB at 0.85), and NVFP4 does not run on gfx1100: as AWQ int4 oomkit gives "
+    "218 blocks and 5.23 GiB there. Both runs put the checkpoint 1.4-2.7 GiB above a uniform int4 one (about 19-20 "
+    "GiB: a 4-bit export keeping more layers in bf16); which export is not named, so nothing is fitted"))
 def test_qwen38_h100_mamba_blocks_as_printed():
     printed = fixture(QWEN38_H100)["printed"]["mamba_blocks"]
     got = estimate(QWEN38_H100).engine_view["num_gpu_blocks"]
