@@ -53,7 +53,11 @@ MISSES = {
         "it'); the runner then needs 7.55 GiB of the 1070 at 20000 against 7.48 at 40000, too close to call "
         "without the free memory",
     "ollama-11388-qwen2.5-coder-7b-rtx4070super-num-gpu-2":
-        "unable to allocate a CUDA0 buffer of 2 layers (~284 MiB) with 9.3 GiB free: not a memory shortfall",
+        "unable to allocate a CUDA0 buffer of 2 layers (~284 MiB) with 9.3 GiB free: not a memory shortfall. Cause "
+        "found in the same thread (tests/fixtures/diagnose/heldout10.jsonl, ollama-11388-cuda-backend-loaded-twice): "
+        "load_backend loads ggml-cuda twice, a stale lib/ollama/ggml-cuda.dll beside lib/ollama/cuda_v12/ (removing "
+        "it solved the load; ollama/ollama#11211). An install fault `oomkit diagnose` names from the log; `check` "
+        "has no input that says so, and its sizing is the printed line's (test_11388_offload_line)",
 }
 
 
