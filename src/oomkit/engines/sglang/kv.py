@@ -588,6 +588,9 @@ def kv_pools(lay: CacheLayout, s: SGLangSettings, tokens: int, swa_tokens: int |
     return tuple(out)
 
 
+MM_KV_RESERVATION_MIB = 100  # environ.py SGLANG_VLM_CACHE_SIZE_MB (0.5.14-0.5.23)
+
+
 def profile_available_bytes(s: SGLangSettings, lay: CacheLayout, avail_after_load: float | None,
                             pre_load_free: float | None, kv_budget: int | None, gpu_mib: int | None
                             ) -> tuple[float, float | None]:
@@ -609,7 +612,13 @@ def profile_available_bytes(s: SGLangSettings, lay: CacheLayout, avail_after_loa
         raise OomkitError(f"--mem-fraction-static must be in (0, 1], got {mfs}")
     # profile_max_num_token: rest_memory = available_gpu_memory - total_gpu_memory * (1 - mem_fraction_static),
     # both in GiB as floats
-    return avail_after_load / GiB - pre_load_free / GiB * (1 - mfs), mfs
+    rest = avail_after_load / GiB - pre_load_free / GiB * (1 - mfs)
+    if lay.vit is not None and not lay.mm_off and reached(parse_version(s.engine_version), "mm_kv_reservation"):
+        # _profile_available_bytes: rest_memory -= mm_runtime_reservation_gb, model_config.is_multimodal only
+        # (SGLANG_VLM_CACHE_SIZE_MB, environ.py: 100; the 1,024 MiB SGLANG_MM_FEATURE_CACHE_MB joins it only with
+        # --mm-feature-transport cuda_ipc / cuda_vmm, opt-in on one node: arg_groups/serving_hook.py, not taken)
+        rest -= MM_KV_RESERVATION_MIB / 1024
+    return rest, mfs
 
 
 def _check_lfm2_release(spec: ModelSpec, v: Version) -> None:

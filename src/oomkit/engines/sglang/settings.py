@@ -100,6 +100,9 @@ ERAS = Eras({
     "spec_defaults_548": (0, 4, 3, 4),
     # The Mamba pool's padding slot is budgeted: size = (budget - per_req) // per_req, state = (size + 1) * per_req.
     "mamba_padding_slot": (0, 5, 18),
+    # A multimodal model's pool budget leaves SGLANG_VLM_CACHE_SIZE_MB (100) for the embedding cache allocated after
+    # the pool is sized (kv_cache_configurator.py mm_runtime_reservation_gb; 0.5.17 has none, 0.5.18-0.5.23 read).
+    "mm_kv_reservation": (0, 5, 18),
     # Speculative decoding on a hybrid Mamba/GDN model: handle_max_mamba_cache solves the state pool jointly with the
     # per-draft-token intermediate states, K x per_req x (1 + D / 3) within the ratio's budget (0.5.14 read; 0.5.10:
     # max_running_requests x D x per_req off the rest first, not modelled; 0.5.11-0.5.13 not read); the padding slot
