@@ -192,3 +192,16 @@ def test_gemma3_and_seed_oss_replays_are_exact():
     for r in rows:
         got = round(oomkit_view(r)["compute_buffer_bytes"]["CUDA0"] / MiB, 2)
         assert got == measured(r)["compute_buffer_mib"]["CUDA0"], (r["key"], r["settings"], got)
+
+
+def test_gemma3n_replay_is_exact():
+    """Gemma 3n's CUDA0 buffer (compute.gemma3n_device_bytes: sched_replay.gemma3n_graph, gemma3n.cpp's AltUp,
+    LAuReL and per-layer inputs scheduled and allocated as ggml_backend_sched does) equals llama.cpp's to the 0.01
+    MiB on the E2B-shaped 25-layer file, all held out: flash attention on and off at 8K (520.00 / 548.00 measured;
+    compute_graphs.gemma3n_graph(device=True) gave 516.00 for both), -ub 1024 at 16K, and -ngl 12 (536.00; 520.00
+    before), where the replay's pp graph has llama.cpp's 2341 nodes and 368 splits."""
+    rows = [p.values[0] for p in ROWS if p.id.startswith("heldout-gemma3n-")]
+    assert len(rows) == 4
+    for r in rows:
+        got = round(oomkit_view(r)["compute_buffer_bytes"]["CUDA0"] / MiB, 2)
+        assert got == measured(r)["compute_buffer_mib"]["CUDA0"], (r["settings"], got)

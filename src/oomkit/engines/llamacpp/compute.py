@@ -20,7 +20,14 @@ from . import compute_graphs, galloc, sched_replay
 from .backend_names import infer_backend
 from .kv import Cache, Context, attention_layers
 from .settings import ERAS, NEWEST, LlamaCppSettings, build_number, speculative_n_max
-from .weights import Placement, gpu_alloc_size, loaded_tensors, model_buffers, sycl_refused_weights
+from .weights import (
+    LAYER0_TENSORS,
+    Placement,
+    gpu_alloc_size,
+    loaded_tensors,
+    model_buffers,
+    sycl_refused_weights,
+)
 
 
 def output_buffer_bytes(spec: ModelSpec, ctx: Context, s: LlamaCppSettings) -> int:
@@ -2854,6 +2861,43 @@ def iswa_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     return sched_replay.device_peak(g, CUDA_ALIGN)
 
 
+def gemma3n_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                         devices: tuple[Device, ...], s: LlamaCppSettings, rough: bool = False) -> int | None:
+    """The compute buffer of the one ggml-cuda device that holds the output layer of Gemma 3n, its other layers on it
+    or left on the CPU (sched_replay.gemma3n_graph scheduled and allocated as ggml_backend_sched does, as
+    iswa_device_bytes; per_layer_model_proj and its norm with layer 0, weights.LAYER0_TENSORS). compute_graphs'
+    gemma3n_graph(device=True) puts the host's two GET_ROWS ahead of the split by a rule and left the measured rows
+    off (H200, the E2B-shaped 25-layer file at -c 8192: 516.00 MiB for 548.00 without flash attention, 520.00 for
+    536.00 at -ngl 12); the replay equals all four rows (held out) and, at -ngl 12, the 368 splits and 2341 nodes
+    llama.cpp prints for the pp graph. Where it holds: gemma3n_replayed's graph, one KV stream, an F16 cache (on the CPU with -nkvo
+    and flash attention), every layer on the device or the CPU, no tensor overrides, the newest build's graph
+    (QWEN35_REPLAY_BUILD); None elsewhere."""
+    d = placement.output_device
+    trunk = spec.trunk_layers
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
+    if rough and host_layers:
+        return None
+    if not gemma3n_replayed(spec, ctx) or d != 0 or len(devices) != 1 or ctx.n_stream != 1 \
+            or T % max(1, ctx.n_seq_max) or ctx.build < QWEN35_REPLAY_BUILD \
+            or infer_backend(devices, s.backend).name not in _GGML_CUDA \
+            or not set(placement.layer_device) <= {-1, d} or s.no_kv_offload and not ctx.flash_attn or ctx.n_rs_seq \
+            or ctx.type_k.name != "f16" or ctx.type_v.name != "f16" \
+            or host_layers and _offload_device(devices, s, T) != d \
+            or s.override_tensor or s.cpu_moe or s.n_cpu_moe or trunk[-1].index != len(trunk) - 1 \
+            or any(ctx.flash_attn and not cuda_fa_supported(la.attention, ctx) for la in trunk):
+        return None
+    host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
+            if t.layer in host_layers or 0 in host_layers and t.name.startswith(LAYER0_TENSORS)}
+    iswa = [(layers, cells) for layers, cells, _ in _iswa_caches(caches, T, ctx.flash_attn)]
+    cells = {il: c for layers, c in iswa for il in layers}
+    extra = {la.index: fa_f16_bytes(la.attention, cells[la.kv_source if la.kv_source is not None else la.index], T,
+                                    ctx) for la in trunk} if cuda_fa_f16_copies(ctx, devices, s) else {}
+    g = sched_replay.gemma3n_graph(spec, T, reserved_outputs(ctx, s), iswa, host, host_layers, ctx.flash_attn,
+                                   s.no_kv_offload, extra)
+    return sched_replay.device_peak(g, CUDA_ALIGN)
+
+
 # the dense one-cache graphs sched_replay.llama_graph rebuilds for a ggml-cuda device: whether Q and K are RMS-normed
 # by a weight before RoPE (src/models/qwen3.cpp), and the FFN norm's tensor (src/models/seed-oss.cpp: attn_post_norm,
 # the llama graph's ffn_norm otherwise)
@@ -3280,8 +3324,11 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     if ll is not None:  # a dense Llama's or Qwen3's pp graph on the device, scheduled and replayed
         out[placement.output_device] = ll
     g2 = iswa_device_bytes(spec, ctx, caches, placement, devices, s, rough)
-    if g2 is not None:  # Gemma 2's or Llama 4's pp graph on the device, scheduled and replayed
+    if g2 is not None:  # Gemma 2's, Gemma 3's or Llama 4's pp graph on the device, scheduled and replayed
         out[placement.output_device] = g2
+    g3n = gemma3n_device_bytes(spec, ctx, caches, placement, devices, s, rough)
+    if g3n is not None:  # Gemma 3n's pp graph on the device, scheduled and replayed
+        out[placement.output_device] = g3n
     vq = vulkan_qwen35_device_bytes(spec, ctx, caches, placement, devices, s, rough)
     if vq is not None:  # Qwen3.5's whole pp graph on one Vulkan device, in its order, replayed
         out[placement.output_device] = vq

@@ -865,6 +865,192 @@ def gemma2_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
     return g
 
 
+def gemma3n_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ...], int]], host: dict[str, int],
+                  host_layers: set[int], flash_attn: bool = True, host_caches: bool = False,
+                  fa_extra: dict[int, int] | None = None) -> Graph:
+    """Gemma 3n's pp graph (src/models/gemma3n.cpp llama_model_gemma3n::graph at llama.cpp@0c1e57098, one sequence
+    a KV stream, an F16 cache), in graph order: the token rows (build_inp_embd) and build_inp_per_layer's GET_ROWS of
+    per_layer_token_embd, reshaped and scaled, expanded first; inp_scaled; project_per_layer_inputs (per_layer_model_proj,
+    SCALE, the RMS norm of its reshape and per_layer_proj_norm, + the selected rows, SCALE, the CONT of the permuted
+    [n_embd_altup, n_tokens, n_layer]); the AltUp stack (calc_magnitude: SQR, SUM_ROWS, SQRT; REPEAT, altup_proj,
+    MUL, DIV, CONCAT). Per layer altup_predict (altup_compute_router_modalities: the norm, SCALE, altup_router, TANH;
+    altup_predict_coef, the CONT of the permuted streams, their product, the CONT of its permutation, + the streams),
+    the attention norm, laurel (laurel_l, laurel_r, the norm, + its input); with a cache of its own (has_kv) Q, K and
+    V (Q and K RMS-normed by their weights and roped, V RMS-normed without one) expanded q, k, v by the iSWA
+    build_attn, the stores, FLASH_ATTN_EXT on the cache's views, or KQ, SOFT_MAX (no soft-capping), KQV and its CONT;
+    a KV-shared layer Q alone on its source layer's cache (kv_source); wo, attn_post_norm, attn_gated, attn_laurel
+    (ADD, SCALE); the FFN (up, gate, gaussian_topk in the first n_layer_sparsity layers: MEAN, SUB, SQR, SUM_ROWS,
+    SCALE, SQRT, SCALE, ADD, SUB, RELU; GELU, MUL, down) and its post-norm, + attn_laurel; altup_correct (the router
+    again, the innovation SUB, altup_correct_coef, SCALE (scale_bias), the CONT of its transpose, REPEAT, MUL, ADD);
+    the first prediction times altup_correct_scale, inp_gate, GELU, times the layer's slice of the per-layer inputs,
+    proj and post_norm, added to the other streams, CONCAT behind the first. The AltUp merge (altup_unembd_proj on
+    the other streams, rescaled, summed onto the first, SCALE), out_ids' rows, result_norm (an output), the logits
+    and their soft-capping (an output). Placement: token_embd and per_layer_token_embd on the host (the input layer),
+    per_layer_model_proj / per_layer_proj_norm with layer 0 (weights.LAYER0_TENSORS), altup_proj / altup_unembd_proj
+    and the output with the output layer; host_layers keep their weights and caches on the CPU (host: the weights'
+    bytes, copied when read on the device); host_caches (-nkvo): every cache on the CPU; fa_extra: by layer,
+    ggml-cuda's F16 copies behind its FLASH_ATTN_EXT."""
+    g, w_new, embd = _pp_graph_start(spec, T_, host, host_layers)
+    made: dict[str, T] = {}
+
+    def w(name: str, ne: tuple[int, ...], il: int | None) -> T:  # one tensor a weight: altup_correct reads the
+        if name not in made:  # router's weights again, read from their one copy (no new split input)
+            made[name] = w_new(name, ne, il)
+        return made[name]
+
+    E, L = spec.n_embd, len(spec.trunk_layers)
+    shapes = {t.name: t.shape for t in spec.weights.tensors}
+    P = shapes["per_layer_token_embd.weight"][0] // L
+    A = shapes["altup_proj.weight"][2] + 1
+    f32 = 4
+    inp = g.op("SCALE", embd.ne, embd)  # inp_scaled
+    inp_pos = g.input((T_,))
+    trunk = spec.trunk_layers
+    by_cache: dict[int, tuple[T, T, T, int]] = {}
+    for layers, cells in caches:  # build_attn_inp_kv_iswa
+        a = trunk[layers[0]].attention
+        k_idxs = g.input((T_,), 8)
+        v_idxs = g.input((T_ if flash_attn else T_ * a.n_kv_heads * a.head_dim_v,), 8)
+        mask = g.input((cells, T_, 1, 1), 2 if flash_attn else 4)
+        by_cache.update({il: (k_idxs, v_idxs, mask, cells) for il in layers})
+    # build_inp_per_layer: its own token ids, GET_ROWS of the host's per_layer_token_embd, reshaped, SCALE; expanded
+    tok_pl = g.weight((P * L, spec.n_vocab), HOST)
+    rows = g.op("GET_ROWS", (P * L, T_), tok_pl, g.input((T_,)))
+    selected = g.expand(g.op("SCALE", (P, L, T_), g.reshape(rows, (P, L, T_))))
+    # project_per_layer_inputs
+    pp = g.op("MUL_MAT", (P * L, T_), w("per_layer_model_proj.weight", (E, P * L), 0), inp)
+    pp = g.reshape(g.op("SCALE", pp.ne, pp), (P, L, T_))
+    pp = g.op("MUL", pp.ne, g.op("RMS_NORM", pp.ne, pp), w("per_layer_proj_norm.weight", (P,), 0))
+    pp = g.op("SCALE", pp.ne, g.op("ADD", pp.ne, pp, selected))
+    per_layer = g.op("CONT", (P, T_, L), g.permute(pp, (0, 2, 1, 3)))
+
+    def magnitude(x: T) -> T:  # calc_magnitude
+        ne = (1,) + x.ne[1:]
+        return g.op("UNARY", ne, g.op("SUM_ROWS", ne, g.op("SQR", x.ne, x)))  # SQRT
+
+    def sl(x: T, i: int) -> T:  # gemma3n_view_2d_slice
+        return g.view(x, (x.ne[0], x.ne[1]), (f32, x.ne[0] * f32))
+
+    def rest(x: T) -> T:  # the view of streams 1..n_altup - 1
+        return g.view(x, (E, T_, A - 1), (f32, E * f32, E * T_ * f32))
+
+    def norm(x: T, name: str, il: int | None) -> T:  # build_norm, LLM_NORM_RMS
+        return g.op("MUL", x.ne, g.op("RMS_NORM", x.ne, x), w(name, (x.ne[0],), il))
+
+    def router(x: T, il: int) -> T:  # altup_compute_router_modalities
+        r = g.op("SCALE", x.ne, norm(x, f"blk.{il}.altup_router_norm.weight", il))
+        return g.op("UNARY", (A, T_), g.op("MUL_MAT", (A, T_), w(f"blk.{il}.altup_router.weight", (E, A), il), r))
+
+    target = magnitude(inp)
+    added = g.op("MUL_MAT", (E, T_, A - 1), w("altup_proj.weight", (E, E, A - 1), None),
+                 g.op("REPEAT", (E, T_, A - 1), inp))
+    added = g.op("DIV", added.ne, g.op("MUL", added.ne, added, target), magnitude(added))
+    cur = g.op("CONCAT", (E, T_, A), inp, added)  # inp_stacked
+    own: dict[int, tuple[T, T]] = {}  # the caches by the layer that stores them
+    for la in trunk:
+        il, a = la.index, la.attention
+        dev = HOST if il in host_layers or host_caches else DEVICE
+        src = il if la.kv_source is None else la.kv_source
+        k_idxs, v_idxs, mask, n_kv = by_cache[src]
+        hd, hdv, nh, nkv = a.head_dim_k, a.head_dim_v, a.n_heads, a.n_kv_heads
+        # altup_predict
+        coefs = g.reshape(g.op("MUL_MAT", (A * A, T_), w(f"blk.{il}.altup_predict_coef.weight", (A, A * A), il),
+                               router(sl(cur, 0), il)), (A, A, T_))
+        perm = g.op("CONT", (A, E, T_), g.permute(cur, (1, 2, 0, 3)))
+        pred = g.op("MUL_MAT", (E, A, T_), perm, coefs)
+        pred = g.op("ADD", (E, T_, A), g.op("CONT", (E, T_, A), g.permute(pred, (0, 2, 1, 3))), cur)
+        active = sl(pred, 0)
+        x = norm(active, f"blk.{il}.attn_norm.weight", il)
+        rank = shapes[f"blk.{il}.laurel_l.weight"][1]
+        lo = g.op("MUL_MAT", (E, T_), w(f"blk.{il}.laurel_r.weight", (rank, E), il),
+                  g.op("MUL_MAT", (rank, T_), w(f"blk.{il}.laurel_l.weight", (E, rank), il), x))
+        lo = g.op("ADD", lo.ne, norm(lo, f"blk.{il}.laurel_post_norm.weight", il), x)  # laurel_out
+        q = g.reshape(g.op("MUL_MAT", (hd * nh, T_), w(f"blk.{il}.attn_q.weight", (E, hd * nh), il), x), (hd, nh, T_))
+        q = g.op("ROPE", q.ne, norm(q, f"blk.{il}.attn_q_norm.weight", il), inp_pos)
+        g.expand(q)
+        if la.kv_source is None:  # has_kv: K and V, stored
+            kc = g.reshape(g.op("MUL_MAT", (hd * nkv, T_), w(f"blk.{il}.attn_k.weight", (E, hd * nkv), il), x),
+                           (hd, nkv, T_))
+            vc = g.reshape(g.op("MUL_MAT", (hdv * nkv, T_), w(f"blk.{il}.attn_v.weight", (E, hdv * nkv), il), x),
+                           (hdv, nkv, T_))
+            kc = g.op("ROPE", kc.ne, norm(kc, f"blk.{il}.attn_k_norm.weight", il), inp_pos)
+            vc = g.op("RMS_NORM", vc.ne, vc)
+            g.expand(kc)
+            g.expand(vc)  # the iSWA build_attn: q, k, then v
+            kc_, vv = g.cache((hd * nkv, n_kv), dev, 2), g.cache((hdv * nkv, n_kv), dev, 2)
+            own[il] = kc_, vv
+            g.expand(g.into("SET_ROWS", kc_, g.view(kc, (hd * nkv, T_)), k_idxs, kc_))
+            if flash_attn:
+                g.expand(g.into("SET_ROWS", vv, g.view(vc, (hdv * nkv, T_)), v_idxs, vv))
+            else:  # v_trans: one row per element of V (llama_kv_cache::cpy_v)
+                flat = g.reshape(vv, (1, hdv * nkv * n_kv))
+                g.expand(g.into("SET_ROWS", flat, g.reshape(g.reshape(vc, (hdv * nkv, T_)), (1, hdv * nkv * T_)),
+                                v_idxs, flat))
+        kc_, vv = own[src]
+        k = g.permute(g.view(kc_, (hd, nkv, n_kv, 1), (2, hd * 2, hd * nkv * 2, hd * nkv * 2 * n_kv)), (0, 2, 1, 3))
+        qq = g.permute(g.view(q, (hd, nh, T_, 1)), (0, 2, 1, 3))
+        if flash_attn:
+            v = g.permute(g.view(vv, (hdv, nkv, n_kv, 1), (2, hdv * 2, hdv * nkv * 2, hdv * nkv * 2 * n_kv)),
+                          (0, 2, 1, 3))
+            fa = g.op("FLASH_ATTN_EXT", (hdv, nh, T_, 1), qq, k, v, mask)
+            fa.extra = (fa_extra or {}).get(il, 0)  # ggml-cuda's F16 copies of K and V
+            att = g.reshape(fa, (hdv * nh, T_))
+        else:
+            v = g.permute(g.view(vv, (n_kv, nkv, hdv, 1), (2, n_kv * hdv * 2, n_kv * 2, n_kv * hdv * nkv * 2)),
+                          (0, 2, 1, 3))
+            kq = g.op("SOFT_MAX", (n_kv, T_, nh, 1), g.op("MUL_MAT", (n_kv, T_, nh, 1), k, qq), mask)
+            kqv = g.op("MUL_MAT", (hdv, T_, nh, 1), v, kq)
+            att = g.op("CONT", (hdv * nh, T_), g.permute(kqv, (0, 2, 1, 3)))
+        o = g.op("MUL_MAT", (E, T_), w(f"blk.{il}.attn_output.weight", (hdv * nh, E), il), att)
+        o = g.op("ADD", o.ne, norm(o, f"blk.{il}.post_attention_norm.weight", il), active)  # attn_gated
+        al = g.op("SCALE", o.ne, g.op("ADD", o.ne, o, lo))  # attn_laurel
+        n = norm(al, f"blk.{il}.ffn_norm.weight", il)
+        F = la.ffn.n_ff
+        up = g.op("MUL_MAT", (F, T_), w(f"blk.{il}.ffn_up.weight", (E, F), il), n)
+        gate = g.op("MUL_MAT", (F, T_), w(f"blk.{il}.ffn_gate.weight", (E, F), il), n)
+        if il < GEMMA3N_SPARSE_LAYERS:  # gaussian_topk
+            mean = g.op("MEAN", (1, T_), gate)
+            sd = g.op("SUM_ROWS", (1, T_), g.op("SQR", gate.ne, g.op("SUB", gate.ne, gate, mean)))
+            sd = g.op("SCALE", sd.ne, g.op("UNARY", sd.ne, g.op("SCALE", sd.ne, sd)))  # SCALE, SQRT, SCALE
+            gate = g.op("UNARY", gate.ne, g.op("SUB", gate.ne, gate, g.op("ADD", (1, T_), mean, sd)))  # RELU
+        h = g.op("MUL", up.ne, up, g.op("UNARY", gate.ne, gate))  # GELU
+        h = g.op("MUL_MAT", (E, T_), w(f"blk.{il}.ffn_down.weight", (F, E), il), h)
+        gated = g.op("ADD", h.ne, norm(h, f"blk.{il}.post_ffw_norm.weight", il), al)  # attn_ffw_laurel_gated
+        # altup_correct
+        mod = router(gated, il)
+        innov = g.op("SUB", gated.ne, gated, sl(pred, 0))
+        c = g.op("MUL_MAT", (A, T_), w(f"blk.{il}.altup_correct_coef.weight", (A, A), il), mod)
+        c = g.op("CONT", (1, T_, A), g.transpose(g.op("SCALE", c.ne, c)))
+        corr = g.op("MUL", (E, T_, A), g.op("REPEAT", (E, T_, A), innov), c)
+        corr = g.op("ADD", corr.ne, corr, pred)
+        fp = g.op("MUL", (E, T_), sl(corr, 0), w(f"blk.{il}.altup_correct_scale.weight", (E,), il))
+        fp = g.op("MUL_MAT", (P, T_), w(f"blk.{il}.inp_gate.weight", (E, P), il), fp)
+        fp = g.op("MUL", (P, T_), g.op("UNARY", fp.ne, fp), g.view(per_layer, (P, T_), (f32, P * f32)))
+        fp = g.op("MUL_MAT", (E, T_), w(f"blk.{il}.proj.weight", (P, E), il), fp)
+        fp = norm(fp, f"blk.{il}.post_norm.weight", il)
+        cur = g.op("CONCAT", (E, T_, A), sl(corr, 0), g.op("ADD", (E, T_, A - 1), rest(corr), fp))  # l_out
+    # the AltUp merge
+    target = magnitude(sl(cur, 0))
+    un = g.op("MUL_MAT", (E, T_, A - 1), w("altup_unembd_proj.weight", (E, E, A - 1), None), rest(cur))
+    un = g.op("DIV", un.ne, g.op("MUL", un.ne, un, target), magnitude(un))
+    h = sl(cur, 0)
+    for i in range(A - 1):
+        h = g.op("ADD", (E, T_), h, sl(un, i))
+    h = g.op("SCALE", h.ne, h)  # unembd_merged
+    h = g.op("GET_ROWS", (E, n_outputs), h, g.input((n_outputs,)))
+    h = norm(h, "output_norm.weight", None)
+    h.output = True  # result_norm (t_embd)
+    logits = g.op("MUL_MAT", (spec.n_vocab, n_outputs), w("output.weight", (E, spec.n_vocab), None), h)
+    logits = g.op("SCALE", logits.ne, g.op("UNARY", logits.ne, g.op("SCALE", logits.ne, logits)))
+    logits.output = True
+    g.expand(logits)
+    return g
+
+
+# src/models/models.h llama_model_gemma3n::graph n_layer_sparsity: the first 10 layers' gaussian top-k
+GEMMA3N_SPARSE_LAYERS = 10
+
+
 def llama4_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ...], int]], host: dict[str, int],
                  host_layers: set[int], flash_attn: bool = True, host_caches: bool = False) -> Graph:
     """Llama 4's pp graph (src/models/llama4.cpp at llama.cpp@0c1e57098, the iSWA variant: chunked layers with RoPE,
