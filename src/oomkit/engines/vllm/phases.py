@@ -321,6 +321,8 @@ def cudagraph_actual_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_laye
 # only with its TRTLLM-gen decode kernel in 0.34, not modelled), else _generate_draft (one step, replayed k - 1
 # times). profile_cudagraph_memory (0.29+) measures the speculator's graphs in full, so they are in the estimate too.
 # Before 0.29 (eagle_cudagraph.py EagleCudaGraphManager, decode graphs only under cudagraph_mode FULL) not read.
+# Counted for a separate EAGLE head (drafter.py drafter_of); the MTP speculators' decode graphs (the checkpoint's own
+# next-n layers, mtp/speculator.py on the same base class) are not.
 DRAFT_DECODE_GRAPHS_FROM = (0, 29, 0)
 
 
