@@ -96,7 +96,16 @@ GEMMA = "gemma-3-27b-it-awq-rtx4090-weights-issue4895"
 @pytest.mark.xfail(strict=True, reason="sglang#4895: 18.82 GB printed, oomkit 17.26 GiB (-8.3 %) with group size 32 "
                    "(15.86, -15.7 %, with 128); vLLM 0.8.3 loads the same checkpoint as 17.61 GiB (vllm#16199). The "
                    "quantization_config is not in the thread and no SGLang 0.4.4 source read explains the extra "
-                   "1.2 GiB over vLLM")
+                   "1.2 GiB over vLLM. Read since: gemma3_mm.py of that era builds the vision tower with "
+                   "transformers AutoModel.from_config (0.5.3+: SGLang's own SiglipVisionModel), a bf16 SigLIP "
+                   "under set_default_torch_dtype at TP1 (0.8 GiB, counted). vLLM 0.8.3's figure is PyTorch's "
+                   "allocated bytes (DeviceMemoryProfiler, max_memory_allocated), SGLang's the free memory after "
+                   "empty_cache, so only SGLang's sees the allocator's split segments: awq_marlin's "
+                   "process_weights_after_loading re-registers the repacked qweight / scales / qzeros "
+                   "(replace_parameter copies in place only when type(old) is type(new), and the repack returns a "
+                   "Tensor for a Parameter) around awq_to_marlin_zero_points' int32 (K / 32, N) temporaries, a "
+                   "likely home for the 1.2 GiB; sizing it needs PyTorch's allocator replayed over the load order "
+                   "of that release (not read), so no constant")
 def test_gemma3_awq_weights_on_the_4090():
     fx = fixture(GEMMA)
     est = sg.ENGINE.estimate(spec_of("gemma-3-27b-it", AWQ_G32), gpus(RTX4090, 1),
@@ -184,9 +193,14 @@ PP = "qwen3-4b-pp2-tp2-musa-weights-pr17985"
 
 
 @pytest.mark.xfail(strict=True, reason="sglang#17985: PP1 TP1 prints 2.33 GB, oomkit 2.11 GiB (-9.4 %): 18 layers, "
-                   "the final norm and the last stage's own lm_head split over TP2; the 0.22 GiB more may be the "
-                   "pp_group send / recv of the tied embedding in Qwen3ForCausalLM.__init__ (its point-to-point "
-                   "communicator's buffers), which no engine line sizes (MUSA)")
+                   "the final norm and the last stage's own lm_head split over TP2. Not the received embedding: "
+                   "qwen3.py 0.5.8 Qwen3ForCausalLM.__init__ recvs size=self.lm_head.weight.shape (the TP slice, "
+                   "75,968 x 2,560 bf16 = 0.36 GiB, not 0.22) into GroupCoordinator.recv's torch.empty and frees it "
+                   "after copy_, and get_available_gpu_memory empties the cache before the reading. PP0 TP0 ends at "
+                   "75.94 GB where PP1 TP0 began at 78.38 (2.44 GB if the two began alike, oomkit 2.11 there too): "
+                   "both sides of the first send / recv carry 0.2-0.3 GiB more, as the point-to-point connection "
+                   "NCCL (here MCCL, MUSA) sets up lazily at the first p2p call would, after the pynccl warm-up "
+                   "all-reduce that precedes 'Load weight begin'; no engine line sizes it, so no constant")
 def test_pp_last_stage_weights():
     est = sg.ENGINE.estimate(spec_of("qwen3-4b"), gpus(H100, 4),
                              sg.SGLangSettings(tp_size=2, pp_size=2, engine_version="0.5.8"))
