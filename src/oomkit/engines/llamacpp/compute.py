@@ -2902,14 +2902,20 @@ def gemma3n_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], pla
 # by a weight before RoPE (src/models/qwen3.cpp), and the FFN norm's tensor (src/models/seed-oss.cpp: attn_post_norm,
 # the llama graph's ffn_norm otherwise)
 LLAMA_DEVICE_GRAPHS = {"llama": (False, "ffn_norm"), "qwen3": (True, "ffn_norm"),
-                       "seed_oss": (False, "post_attention_norm")}
+                       "seed_oss": (False, "post_attention_norm"),
+                       # minimax-m2.cpp: Q and K normed over all heads ("rows"), every FFN an MoE with
+                       # exp_probs_b (MiniMax-M2's expert_gating_func 2, SIGMOID; a softmax router is the same
+                       # op count and sizes), no shared expert, no expert_weights_scale (routed_scaling_factor 1)
+                       "minimax-m2": ("rows", "ffn_norm")}
 _QKV_BIASES = (".attn_q.bias", ".attn_k.bias", ".attn_v.bias")  # build_qkv's, which llama_graph adds
 
 
 def llama_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                        devices: tuple[Device, ...], s: LlamaCppSettings, rough: bool = False) -> int | None:
     """The compute buffer of the one ggml-cuda device that holds the output layer of a dense Llama, Qwen3 or Seed-OSS,
-    their other layers on it or left on the CPU (sched_replay.llama_graph scheduled and allocated as ggml_backend_sched
+    or of MiniMax-M2 (its sigmoid-gated experts with ggml-cuda's fusion dependencies: the minimax-m2 2-layer file,
+    held out, 402.75 MiB by the closed forms for 396.75 measured, 758.00 for 742.12 at -ngl 1; all 4 rows exact by
+    the replay), their other layers on it or left on the CPU (sched_replay.llama_graph scheduled and allocated as ggml_backend_sched
     does, as iswa_device_bytes). The closed forms count the CPU graph's placement, a hidden-state row block more
     than the device's (H200, tests/fixtures/llamacpp_cuda: the llama-3.1-8b 4-layer file fully offloaded 258.50 MiB
     measured, 266.50 by them; -ub 2048 1034.00, 1066.00). A quantized cache with its Hadamard rotations
@@ -2927,6 +2933,7 @@ def llama_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
         return None
     qk_norm, ffn_norm = LLAMA_DEVICE_GRAPHS.get(spec.architecture, (None, ""))
     names = {t.name for t in spec.weights.tensors}
+    biases = _QKV_BIASES + ((".exp_probs_b.bias",) if qk_norm == "rows" else ())  # the MoE's selection bias
     if qk_norm is None or d != 0 or len(devices) != 1 or T % max(1, ctx.n_seq_max, ctx.n_stream) \
             or len(caches) != 1 or caches[0].name == "SWA" \
             or ctx.build < QWEN35_REPLAY_BUILD or infer_backend(devices, s.backend).name not in _GGML_CUDA \
@@ -2934,10 +2941,13 @@ def llama_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
             or not ctx.flash_attn and (ctx.type_k.type_size != 2 or ctx.type_v.type_size != 2) \
             or ctx.type_k.name == "f32" or ctx.type_v.name == "f32" or host_layers and _offload_device(devices, s, T) != d \
             or s.override_tensor or s.cpu_moe or s.n_cpu_moe or not trunk or trunk[-1].index != len(trunk) - 1 \
-            or any(n.startswith("blk.") and (n.endswith(".bias") and not n.endswith(_QKV_BIASES) or ".attn_qkv." in n)
+            or any(n.startswith("blk.") and (n.endswith(".bias") and not n.endswith(biases) or ".attn_qkv." in n)
                    for n in names) \
-            or any(la.attention is None or la.attention.window or la.attention.kv_lora_rank or la.ffn.is_moe
-                   or f"blk.{la.index}.ffn_down.weight" not in names for la in trunk) \
+            or any(la.attention is None or la.attention.window or la.attention.kv_lora_rank for la in trunk) \
+            or qk_norm != "rows" and any(la.ffn.is_moe or f"blk.{la.index}.ffn_down.weight" not in names
+                                         for la in trunk) \
+            or qk_norm == "rows" and any(not la.ffn.n_experts or la.ffn.n_ff_shared or not la.ffn.n_ff_expert
+                                         or f"blk.{la.index}.exp_probs_b.bias" not in names for la in trunk) \
             or qk_norm and any(f"blk.{la.index}.attn_q_norm.weight" not in names for la in trunk) \
             or not qk_norm and any(f"blk.{la.index}.attn_q_norm.weight" in names for la in trunk) \
             or any(ctx.flash_attn and not cuda_fa_supported(la.attention, ctx) for la in trunk):
@@ -2949,11 +2959,12 @@ def llama_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
     kt, vt = (ctx.type_k.type_size, ctx.type_k.block_size), (ctx.type_v.type_size, ctx.type_v.block_size)
     a = trunk[0].attention
     fa16 = cuda_fa_f16_copies(ctx, devices, s)
+    deps = cuda_fusion_deps(ctx, devices, s)
 
     def build(n_kv: int) -> sched_replay.Graph:
         return sched_replay.llama_graph(spec, T, n_outputs, n_kv, host, host_layers, ctx.flash_attn, s.no_kv_offload,
                                         qk_norm, kt, vt, math.isqrt(k_rot // 4), math.isqrt(v_rot // 4),
-                                        fa_f16_bytes(a, n_kv, T, ctx) if fa16 else 0, ctx.n_stream, ffn_norm)
+                                        fa_f16_bytes(a, n_kv, T, ctx) if fa16 else 0, ctx.n_stream, ffn_norm, deps)
 
     if fa16 and a.n_kv_heads * a.head_dim_k % 64:  # the F16 copies' 128-byte padding: not affine in n_kv
         return sched_replay.device_peak(build(caches[0].cells), CUDA_ALIGN)
@@ -2961,7 +2972,7 @@ def llama_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
              frozenset(n for n in names if n.endswith(_QKV_BIASES)),
              tuple((la.index, la.attention, la.ffn.n_ff) for la in trunk))
     key = ("llama", shape, T, n_outputs, frozenset(host_layers), frozenset(host), ctx.flash_attn, s.no_kv_offload,
-           kt, vt, k_rot, v_rot, fa16, ctx.n_stream)
+           kt, vt, k_rot, v_rot, fa16, ctx.n_stream, deps)
     return sched_replay.device_peak_by_kv(key, build, caches[0].cells, CUDA_ALIGN, host)
 
 

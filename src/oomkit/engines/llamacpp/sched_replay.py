@@ -1166,9 +1166,9 @@ def llama4_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
 
 
 def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
-                flash_attn: bool = True, host_caches: bool = False, qk_norm: bool = False,
+                flash_attn: bool = True, host_caches: bool = False, qk_norm: bool | str = False,
                 k_type: tuple[int, int] = (2, 1), v_type: tuple[int, int] = (2, 1), k_rot: int = 0, v_rot: int = 0,
-                fa_extra: int = 0, n_stream: int = 1, ffn_norm: str = "ffn_norm") -> Graph:
+                fa_extra: int = 0, n_stream: int = 1, ffn_norm: str = "ffn_norm", fusion_deps: bool = False) -> Graph:
     """A dense Llama's pp graph (src/models/llama.cpp at llama.cpp@0c1e57098; qk_norm: qwen3.cpp's, Q and K
     RMS-normed by attn_q_norm / attn_k_norm before RoPE), one sequence a KV stream of n_kv cells, an F16 cache, in
     graph order: the token rows; per layer the attention norm, build_qkv's Q, K and V products and reshapes, RoPE
@@ -1185,7 +1185,10 @@ def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], 
     with its n_kv cells, its T_ / n_stream tokens' mask rows and attention (build_attn_mha's streams). Q, K and V
     biases where the file has them (llama_model_base::create_tensor_qkv loads them for every architecture, build_qkv
     adds each to its product before the reshape); ffn_norm: the FFN norm's tensor (seed-oss.cpp: attn_post_norm,
-    post_attention_norm.weight, the same RMS_NORM, MUL of ffn_inp)."""
+    post_attention_norm.weight, the same RMS_NORM, MUL of ffn_inp). qk_norm "rows": minimax-m2.cpp's Q and K
+    RMS-normed over all their heads (build_qkv without the reshape, RMS_NORM and MUL by attn_q_norm / attn_k_norm of
+    n_head x head_dim), then reshaped and roped. A layer whose FFN has experts: build_moe_ffn with SIGMOID gating and
+    exp_probs_b (sigmoid_moe; minimax-m2.cpp: no shared expert), fusion_deps its ggml-cuda allocation dependencies."""
     g, w, inp = _pp_graph_start(spec, T_, host, host_layers)
     n_embd = spec.n_embd
     inp_pos = g.input((T_,))
@@ -1219,12 +1222,15 @@ def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], 
                     f"blk.{il}.attn_k.bias", il)
         vc = biased(g.op("MUL_MAT", (hdv * nkv, T_), w(f"blk.{il}.attn_v.weight", (n_embd, hdv * nkv), il), cur),
                     f"blk.{il}.attn_v.bias", il)
+        if qk_norm == "rows":  # minimax-m2.cpp: build_qkv without the reshape, the norms over all heads
+            q = g.op("MUL", q.ne, g.op("RMS_NORM", q.ne, q), w(f"blk.{il}.attn_q_norm.weight", (hd * nh,), il))
+            kc = g.op("MUL", kc.ne, g.op("RMS_NORM", kc.ne, kc), w(f"blk.{il}.attn_k_norm.weight", (hd * nkv,), il))
         q, kc, vc = g.reshape(q, (hd, nh, T_)), g.reshape(kc, (hd, nkv, T_)), g.reshape(vc, (hdv, nkv, T_))
         rope = (w("rope_freqs.weight", (hd // 2,), il),) if "rope_freqs.weight" in names else ()
-        if qk_norm:
+        if qk_norm and qk_norm != "rows":
             q = g.op("MUL", q.ne, g.op("RMS_NORM", q.ne, q), w(f"blk.{il}.attn_q_norm.weight", (hd,), il))
         q = g.op("ROPE", q.ne, q, inp_pos, *rope)
-        if qk_norm:
+        if qk_norm and qk_norm != "rows":
             kc = g.op("MUL", kc.ne, g.op("RMS_NORM", kc.ne, kc), w(f"blk.{il}.attn_k_norm.weight", (hd,), il))
         kc = g.op("ROPE", kc.ne, kc, inp_pos, *rope)
         if kr is not None:
@@ -1272,6 +1278,10 @@ def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], 
         ffn_inp = g.op("ADD", cur.ne, cur, res)
         x = g.op("RMS_NORM", ffn_inp.ne, ffn_inp)
         x = g.op("MUL", x.ne, x, w(f"blk.{il}.{ffn_norm}.weight", (n_embd,), il))
+        if la.ffn.n_experts:
+            moe = sigmoid_moe(g, w, la.ffn, il, x, n_embd, R, fusion_deps)
+            inp = g.op("ADD", moe.ne, moe, ffn_inp)
+            continue
         n_ff = la.ffn.n_ff
         up = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_up.weight", (n_embd, n_ff), il), x)
         gate = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_gate.weight", (n_embd, n_ff), il), x)
@@ -1305,6 +1315,48 @@ def host_nodes(g: Graph, n_embd: int, T_: int) -> tuple[int, list[Node]]:
                         at.get(id(root), -1) if root is not None else -1, t.output, (t.es, t.ne, t.nb),
                         mine and t.nbytes == 0))
     return n_inputs, out
+
+
+def sigmoid_moe(g: Graph, w: Callable[[str, tuple[int, ...], int | None], T], f, il: int, x: T, n_embd: int,
+                rows: int, fusion_deps: bool, w_scale: bool = False) -> T:
+    """src/llama-graph.cpp build_moe_ffn with SIGMOID gating and exp_probs_b (LLAMA_EXPERT_GATING_FUNC_TYPE_SIGMOID,
+    norm_w, no groups, no shared expert): the router's logits, SIGMOID, the biased selection (ADD), ARGSORT's top-k
+    view, GET_ROWS of the reshaped probabilities, SUM_ROWS, CLAMP, DIV (SCALE where w_scale: expert_weights_scale
+    set), expanded early; gate / up MUL_MAT_ID, SWIGLU, down, weighted (MUL) and expanded, each expert's view
+    expanded, their ADDs expanded. fusion_deps: ggml-cuda's graph_optimize keeps the router group and the weighted
+    sum alive (alloc_deps). -> the experts' sum."""
+    f32 = 4
+    ne_, nu = f.n_experts, f.n_experts_used
+    logits = g.op("MUL_MAT", (ne_, rows), w(f"blk.{il}.ffn_gate_inp.weight", (n_embd, ne_), il), x)
+    probs = g.op("UNARY", logits.ne, logits)  # sigmoid
+    sel = g.op("ADD", probs.ne, probs, w(f"blk.{il}.exp_probs_b.bias", (ne_,), il))
+    topk = g.view(g.op("ARGSORT", sel.ne, sel), (nu, rows))  # ggml_argsort_top_k
+    wts = g.op("GET_ROWS", (1, nu, rows), g.reshape(probs, (1, ne_, rows)), topk)
+    wts = g.reshape(wts, (nu, rows))
+    total = g.op("CLAMP", (1, rows), g.op("SUM_ROWS", (1, rows), wts))
+    wts = g.reshape(g.op("DIV", wts.ne, wts, total), (1, nu, rows))
+    if w_scale:
+        wts = g.op("SCALE", wts.ne, wts)
+    g.expand(wts)
+    if fusion_deps:
+        first = next(i for i in range(len(g.nodes) - 1, -1, -1) if g.nodes[i] is probs)
+        g.topk.append(g.nodes[first:])
+    x3 = g.reshape(x, (n_embd, 1, rows))
+    up = g.op("MUL_MAT_ID", (f.n_ff_expert, nu, rows), w(f"blk.{il}.ffn_up_exps.weight",
+                                                          (n_embd, f.n_ff_expert, ne_), il), x3, topk)
+    gate = g.op("MUL_MAT_ID", (f.n_ff_expert, nu, rows), w(f"blk.{il}.ffn_gate_exps.weight",
+                                                            (n_embd, f.n_ff_expert, ne_), il), x3, topk)
+    down = g.op("MUL_MAT_ID", (n_embd, nu, rows), w(f"blk.{il}.ffn_down_exps.weight",
+                                                     (f.n_ff_expert, n_embd, ne_), il),
+                g.op("GLU", gate.ne, gate, up), topk)
+    weighted = g.expand(g.op("MUL", down.ne, down, wts))
+    parts = [g.expand(g.view(weighted, (n_embd, rows), (f32, weighted.nb[2]))) for _ in range(nu)]
+    out = parts[0]
+    for p in parts[1:]:
+        out = g.expand(g.op("ADD", out.ne, out, p))
+    if fusion_deps and 2 <= nu <= 15:  # ggml_cuda_match_moe_weighted_reduction
+        g.reductions.append((weighted, out))
+    return out
 
 
 def kimi_linear_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
@@ -1454,36 +1506,7 @@ def kimi_linear_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, 
         if not f.n_experts:
             out = ffn(x, rows, f.n_ff, il, "")
         else:  # build_moe_ffn
-            ne_, nu = f.n_experts, f.n_experts_used
-            logits = g.op("MUL_MAT", (ne_, rows), w(f"blk.{il}.ffn_gate_inp.weight", (n_embd, ne_), il), x)
-            probs = g.op("UNARY", logits.ne, logits)  # sigmoid
-            sel = g.op("ADD", probs.ne, probs, w(f"blk.{il}.exp_probs_b.bias", (ne_,), il))
-            topk = g.view(g.op("ARGSORT", sel.ne, sel), (nu, rows))  # ggml_argsort_top_k
-            wts = g.op("GET_ROWS", (1, nu, rows), g.reshape(probs, (1, ne_, rows)), topk)
-            wts = g.reshape(wts, (nu, rows))
-            total = g.op("CLAMP", (1, rows), g.op("SUM_ROWS", (1, rows), wts))
-            wts = g.reshape(g.op("DIV", wts.ne, wts, total), (1, nu, rows))
-            if w_scale:
-                wts = g.op("SCALE", wts.ne, wts)
-            g.expand(wts)
-            if fusion_deps:
-                first = next(i for i in range(len(g.nodes) - 1, -1, -1) if g.nodes[i] is probs)
-                g.topk.append(g.nodes[first:])
-            x3 = g.reshape(x, (n_embd, 1, rows))
-            up = g.op("MUL_MAT_ID", (f.n_ff_expert, nu, rows), w(f"blk.{il}.ffn_up_exps.weight",
-                                                                  (n_embd, f.n_ff_expert, ne_), il), x3, topk)
-            gate = g.op("MUL_MAT_ID", (f.n_ff_expert, nu, rows), w(f"blk.{il}.ffn_gate_exps.weight",
-                                                                    (n_embd, f.n_ff_expert, ne_), il), x3, topk)
-            down = g.op("MUL_MAT_ID", (n_embd, nu, rows), w(f"blk.{il}.ffn_down_exps.weight",
-                                                             (f.n_ff_expert, n_embd, ne_), il),
-                        g.op("GLU", gate.ne, gate, up), topk)
-            weighted = g.expand(g.op("MUL", down.ne, down, wts))
-            parts = [g.expand(g.view(weighted, (n_embd, rows), (f32, weighted.nb[2]))) for _ in range(nu)]
-            out = parts[0]
-            for p in parts[1:]:
-                out = g.expand(g.op("ADD", out.ne, out, p))
-            if fusion_deps and 2 <= nu <= 15:  # ggml_cuda_match_moe_weighted_reduction
-                g.reductions.append((weighted, out))
+            out = sigmoid_moe(g, w, f, il, x, n_embd, rows, fusion_deps, w_scale)
             out = g.op("ADD", out.ne, out, ffn(x, rows, f.n_ff_shared, il, "_shexp"))
         inp = g.op("ADD", out.ne, out, ffn_inp)
     h = g.op("RMS_NORM", inp.ne, inp)
