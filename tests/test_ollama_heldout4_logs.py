@@ -271,7 +271,14 @@ def test_arc_qwen3_embedding_batch():
     "reserves 480.05 MiB on Vulkan0 and 1830.92 MiB on Vulkan_Host in 4 graph splits (a CPU part in the middle of "
     "the graph oomkit's generation graph does not have). Measured: Vulkan0 1251 MiB (+161%; 625 with the 1024 "
     "batch before the embedding rule), Host 192 MiB (-90%; 96 before). Checked: v0.30.0 llm/llama_server.go passes "
-    "only -c, -np, --embedding -b/-ub 2048 and --flash-attn; the splits are llama.cpp's scheduler (engines/llamacpp)"))
+    "only -c, -np, --embedding -b/-ub 2048 and --flash-attn; the splits are llama.cpp's scheduler (engines/llamacpp). "
+    "Cause found for the Host figure: ggml-vulkan.cpp ggml_backend_vk_device_supports_op rejects an op whose tensor "
+    "exceeds maxStorageBufferRange (without VK_EXT_shader_64bit_indexing) or max_buffer_size; the lm_head's "
+    "2048 x 151936 F32 logits (1187.0 MiB) over this iGPU's limit (the log does not print it; inferred from the "
+    "sum) put it on the CPU (bs=1: 2 splits) with the Q6_K output weight (486.9 MiB) and the normed rows (32 MiB) "
+    "copied in, beside llama-graph.cpp's F16 flash-attention mask input (128 MiB): 1833.9 MiB against 1830.92 "
+    "(+0.16%; 1830.87 with Qwen3-Embedding's 151665-row vocabulary). Needs the device's storage-buffer limit and "
+    "that placement in engines/llamacpp's scheduler"))
 def test_arc_qwen3_embedding_compute():
     fx, _, got = _arc_embed()
     want = fx["printed"]["compute_mib"]
