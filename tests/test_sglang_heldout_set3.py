@@ -103,9 +103,10 @@ GEMMA = "gemma-3-27b-it-awq-rtx4090-weights-issue4895"
                    "empty_cache, so only SGLang's sees the allocator's split segments: awq_marlin's "
                    "process_weights_after_loading re-registers the repacked qweight / scales / qzeros "
                    "(replace_parameter copies in place only when type(old) is type(new), and the repack returns a "
-                   "Tensor for a Parameter) around awq_to_marlin_zero_points' int32 (K / 32, N) temporaries, a "
-                   "likely home for the 1.2 GiB; sizing it needs PyTorch's allocator replayed over the load order "
-                   "of that release (not read), so no constant")
+                   "Tensor for a Parameter) around awq_to_marlin_zero_points' int32 (K / 32, N) temporaries; "
+                   "PyTorch's caching allocator replayed over that order (62 layers x 4 linears, the repack, the "
+                   "scale permutation and the zero-point temporaries, then empty_cache) leaves 0.15 GiB of split "
+                   "segments, not 1.2, so that is not it either")
 def test_gemma3_awq_weights_on_the_4090():
     fx = fixture(GEMMA)
     est = sg.ENGINE.estimate(spec_of("gemma-3-27b-it", AWQ_G32), gpus(RTX4090, 1),
