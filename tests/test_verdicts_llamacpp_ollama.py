@@ -19,7 +19,8 @@ the first commit: 12 of 16; after: 13 of 16; with the Ministral 3 towers: 14 of 
   llama-quantize Q6_K keeps attn_v Q6_K; the library quantizer's F16 attn_v (engines/ollama/weights.py) applied to
   it too: 67.7 -> 67.3 GiB, the thread's scheduler total.
 - ollama/ollama#11388: the failure to allocate a 2-layer CUDA0 buffer with 9.3 GiB free is not a memory shortfall
-  (strict xfail); the scheduler's msg=offload figures themselves agree to the printed digit.
+  but a stale ggml-cuda library loaded twice (strict xfail); the scheduler's msg=offload figures themselves agree to
+  the printed digit.
 - ollama/ollama#10855 (gemma3:27b, RTX 4090 + GTX 1070, 0.7.1): loads at num_ctx 6000, 10000 and 40000 as oomkit
   says, crashes at 20000 where oomkit's scheduler places all layers on the 4090 at 21.3 GiB (strict xfail: the
   crash's buffer is not in the stored copy).
