@@ -104,6 +104,10 @@ GGUF_CASES: list[tuple[str, dict, list | None, str]] = [
     ("block_count a string", {"block_count": (H.STR, "32")}, None, r"block_count"),
     ("head_count_kv -1", {"attention.head_count_kv": (H.I32, -1)}, None, r"head_count_kv"),
     ("embedding_length 0", {"embedding_length": (H.U32, 0)}, None, r"."),
+    # llama.cpp (the binding's build) stops at check_tensor_dims: "tensor 'blk.0.ffn_gate.weight' has wrong shape;
+    # expected 4096, 0, got 4096, 14336" on Llama-3.1-8B's 2-layer synthetic file with the key set to 0
+    ("feed_forward_length 0, FFN tensors present", {"feed_forward_length": (H.U32, 0)}, None,
+     r"feed_forward_length is 0 for layer 0, whose FFN tensors are \d+ wide"),
 ]
 
 

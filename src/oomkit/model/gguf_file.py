@@ -143,6 +143,7 @@ def spec_from_gguf(header: GGUFHeader, name: str, source: str = "", ik_types: bo
             ffn=_ffn_from_tensors(by_layer.get(i, {}), n_expert_used),
             parallel_recurrent=arch == "falcon-h1", kv_source=kv_source.get(i),
         ))
+    _refuse_zero_ffn(m, n_all, layers)
     loops = m.int("num_loops", 1) if arch in LOOPED_ARCHS else 1
     if loops > 1 and not n_nextn:
         # nanbeige.cpp load_arch_hparams: num_loops runs the physical blocks that many times; the logical layers
@@ -449,6 +450,18 @@ def _recurrent_state(m: _Meta) -> RecurrentState:
         # (measured: a jamba file with group_count 1 keeps R at 3 x d_inner floats a cell and layer)
         n_group=0 if mamba1 else m.int("ssm.group_count", 0), n_heads=m.int("ssm.time_step_rank", 0),
     )
+
+
+def _refuse_zero_ffn(m: _Meta, n_all: int, layers: list[LayerSpec]) -> None:
+    """A feed_forward_length of 0 on a layer whose dense FFN tensors are there: llama.cpp creates them {n_embd, 0}
+    and check_tensor_dims stops the load ("tensor 'blk.0.ffn_gate.weight' has wrong shape; expected 4096, 0, got
+    4096, 14336"; llama-model.cpp load_hparams reads the key with get_key_or_arr; measured on this machine's build)."""
+    if m.get("feed_forward_length") is None:
+        return
+    for i, n_ff in enumerate(m.per_layer("feed_forward_length", n_all)):
+        if n_ff == 0 and layers[i].ffn.n_ff and not layers[i].ffn.is_moe:
+            raise OomkitError(f"{m.name}: {m.arch}.feed_forward_length is 0 for layer {i}, whose FFN tensors are "
+                              f"{layers[i].ffn.n_ff} wide: llama.cpp refuses the file (check_tensor_dims: wrong shape)")
 
 
 def _ffn_from_tensors(shapes: Mapping[str, tuple[int, ...]], n_expert_used: int) -> Ffn:
