@@ -238,9 +238,10 @@ def free_memory(d: Device) -> int | None:
     return max(d.memory_bytes - GPU_RUNTIME_RESERVE, 0)
 
 
-# programs that load without common_init_from_params: the Python binding (llama_model_load_from_file), llama-bench
-# (its own loop over test rows) and LM Studio's runtime (its own estimate)
-NO_FIT_PROGRAMS = ("llama-cpp-python", "llama-bench", "lms")
+# programs that load without common_init_from_params: the Python binding (llama_model_load_from_file) and llama-bench
+# (its own loop over test rows). LM Studio's runtime fits: lmstudio-bug-tracker#2138's log prints the fit's own
+# "n_gpu_layers already set by user to 999999, abort" (GPU offload max, lmstudio.py)
+NO_FIT_PROGRAMS = ("llama-cpp-python", "llama-bench")
 
 
 def applies(s: LlamaCppSettings, devices: tuple[Device, ...]) -> bool:
