@@ -397,8 +397,12 @@ def _shorter(eng: EngineModule, spec: ModelSpec, settings: Any, devs: tuple[Devi
     else the plan's DEFAULT_MIN_CTX or the user's own context where that is smaller. A context cut to a few hundred
     tokens is no fix: another knob, or part of the model in system RAM, is."""
     def at(n: int) -> int | None:
-        est = _at(eng, spec, settings, devs, limits, goals, n)
-        return 0 if est is not None else -1
+        # the bytes to spare, not just yes or no: largest_context interpolates on them
+        try:
+            est = eng.estimate(spec, devs, eng.with_context(settings, n))
+        except OomkitError:
+            return None
+        return slack(est, limits) if pool_ok(est, n, goals.concurrency) else -1
 
     floor = goals.min_ctx or min(DEFAULT_MIN_CTX, ctx)
     n = largest_context(at, ctx - 1, STEP)
