@@ -401,6 +401,19 @@ def test_qwen25vl_3b_no_longer_fits_8gb_from_0_13_4():
     assert _qwen25vl_3b("0.13.4", (dev,)).engine_view["ollama_layers"] == "0/37"
 
 
+def test_qwen25vl_3b_0_13_4_falls_back_to_the_cpu_graph_beside_the_gpu():
+    """The reporter's load at v0.13.4: the 8 GiB GPU gets no layer, and ml/backend/ggml New (v0.11.5+, d5a0d8d90)
+    leaves a GPU without layers out of the scheduler, so the CPU reserves the whole encoder graph: "~6.7 GiB"
+    with the GPU present too. Before: the input layer's token rows only (20.3 MiB), as if the GPU ran the rest."""
+    p = _report("qwen2.5vl-3b-8gb-0.13.4-no-fa")["printed"]
+    dev = with_facts(Device(id="CUDA0", name="NVIDIA GeForce RTX 3070", memory_bytes=8 * GiB,
+                            free_bytes=int(7.5 * GiB)))
+    est = _qwen25vl_3b("0.13.4", (dev,))
+    mine = est.engine_view["ollama_memory"]["compute graph"]
+    assert est.engine_view["ollama_layers"] == "0/37" and set(mine) == {"CPU"}
+    assert ol.human_bytes2(mine["CPU"]) == p["required_memory_0.13.4_gib"].lstrip("~")
+
+
 def test_qwen25vl_3b_0_13_3_vision_graph():
     """ollama/ollama#13687's "~1.8 GiB" at v0.13.3: 0.13.3's own encoder (graph.py
     qwen25vl_rotate_half_vision_graph_bytes, equal to ggml-alloc: test_ollama_graph_ggml.py), 1,781,219,584 B on

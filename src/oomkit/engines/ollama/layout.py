@@ -743,10 +743,14 @@ def _add_input_layer(lay: EraCLayout, g: GgufView, num_batch: int, graph: int, c
     batch is large is offloaded to the GPU and the CPU buffer stays small (ollama/ollama#12913, v0.12.8-v0.12.9,
     gpt-oss:20b with 10 of 24 blocks on Vulkan0: CPU "45.1 MiB" beside Vulkan0 "16.6 GiB", the expert-bias add_id
     that Vulkan's offload_op leaves on the CPU: cpu_split, graph.py). With no GPU at all the CPU computes the whole worst-case graph
-    (ollama/ollama#13320, gpt-oss:20b 0/25 layers: "compute graph" device=CPU "139.5 MiB")."""
+    (ollama/ollama#13320, gpt-oss:20b 0/25 layers: "compute graph" device=CPU "139.5 MiB"), and so it does where
+    GPUs are present but the layout gives them no layer: ml/backend/ggml New (v0.11.5+, d5a0d8d90) puts in the
+    scheduler only "the devices where we assigned layers" and the CPU (ollama/ollama#13687, qwen2.5vl:3b at
+    v0.13.4 on an 8 GB GPU, 0 layers: "~6.7 GiB", its encoder's CPU graph)."""
     emb = sum(g.groups.get(k, 0) for k in _INPUT_GROUPS) + vision_input  # the encoder's v.position_embd too
     rows = num_batch * g.embedding * 4
-    cpu_graph = max(rows, cpu_split) if lay.per_gpu else max(graph, rows)  # per_gpu: one entry per GPU
+    # per_gpu: one entry per GPU, empty where it has no layer
+    cpu_graph = max(rows, cpu_split) if any(lay.per_gpu) else max(graph, rows)
     if emb:
         lay.weights["CPU"] = lay.weights.get("CPU", 0) + emb
     lay.graphs["CPU"] = lay.graphs.get("CPU", 0) + cpu_graph
