@@ -24,14 +24,18 @@ def load_cases(name: str) -> list[dict]:
     return [json.loads(line) for line in (FIXTURES / name).read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def check_cited_and_new(name: str, cases: list[dict]) -> None:
-    assert len(cases) >= 20 and len({c["id"] for c in cases}) == len(cases)
+def check_cited_and_new(name: str, cases: list[dict], minimum: int = 20, fix_required: bool = False) -> None:
+    """At least `minimum` cases, each from a GitHub thread that is no other diagnose fixture's source (the URL as a
+    whole JSON string: issue 123 is not issue 1234), with what oomkit answered before (and, with fix_required, the
+    fix its thread confirms)."""
+    assert len(cases) >= minimum and len({c["id"] for c in cases}) == len(cases)
     others = "".join(p.read_text(encoding="utf-8") for p in FIXTURES.glob("*.jsonl") if p.name != name)
     for c in cases:
         assert c["source"].startswith("https://github.com/"), c["id"]
-        assert c["source"] not in others, c["id"]  # held out: in no other diagnose fixture
+        assert f'"{c["source"]}"' not in others, c["id"]  # held out: in no other diagnose fixture
         assert c["expected"]["stage"] in STAGES and c["expected"]["engine"] in ENGINES, c["id"]
         assert c["before"], c["id"]
+        assert c.get("fix_that_worked") or not fix_required, c["id"]
 
 
 def _fix_texts(d) -> list[str]:
@@ -43,14 +47,14 @@ def params(cases: list[dict]) -> list:
                          if c.get("known_miss") else []) for c in cases]
 
 
-def heldout_tests(name: str) -> tuple:
+def heldout_tests(name: str, minimum: int = 20, fix_required: bool = False) -> tuple:
     """A set's cases and its two tests, for the set's module to bind at module level (pytest collects them there):
     every case cited and new (check_cited_and_new), and each case read as its thread shows (check_case; a strict xfail
     where it carries known_miss). -> (cases, test_cases_are_cited_and_new, test_heldout_case)"""
     cases = load_cases(name)
 
     def test_cases_are_cited_and_new():
-        check_cited_and_new(name, cases)
+        check_cited_and_new(name, cases, minimum, fix_required)
 
     @pytest.mark.parametrize("case", params(cases))
     def test_heldout_case(case):

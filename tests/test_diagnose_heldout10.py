@@ -12,35 +12,16 @@ from __future__ import annotations
 import pytest
 
 from tests.diagnose_heldout import (
-    FIXTURES,
-    check_case,
     check_garbled_exits_cleanly,
     garbled_params,
+    heldout_tests,
     load_cases,
-    params,
     readable_garble_changes,
 )
 
 NAME = "heldout10.jsonl"
-CASES = load_cases(NAME)
-
-
-def test_cases_are_cited_and_new():
-    """12 cases (the shared check asks 20 of the older sets), each from a GitHub thread in no other diagnose fixture."""
-    from oomkit.diagnose.signatures import ENGINES, STAGES
-
-    assert len(CASES) >= 12 and len({c["id"] for c in CASES}) == len(CASES)
-    others = "".join(p.read_text(encoding="utf-8") for p in FIXTURES.glob("*.jsonl") if p.name != NAME)
-    for c in CASES:
-        assert c["source"].startswith("https://github.com/"), c["id"]
-        assert f'{c["source"]}"' not in others, c["id"]
-        assert c["expected"]["stage"] in STAGES and c["expected"]["engine"] in ENGINES, c["id"]
-        assert c["before"] and c["fix_that_worked"], c["id"]
-
-
-@pytest.mark.parametrize("case", params(CASES))
-def test_heldout_case(case):
-    check_case(case)
+# 12 cases (the older sets have 20), each with the fix its thread confirms
+CASES, test_cases_are_cited_and_new, test_heldout_case = heldout_tests(NAME, minimum=12, fix_required=True)
 
 
 def test_backend_loaded_twice_needs_one_start_up():
@@ -72,15 +53,12 @@ def test_backend_loaded_twice_names_the_stale_library_first():
 def test_pinned_fallback_is_no_failure_beside_a_real_one():
     """ggml-cuda's pinned-memory line is a fallback: alone it is no shortage (llama.cpp#9629), and beside a real
     allocation failure that failure is the answer (ollama#8964, held-out set 7: weights)."""
-    import json
-
     from oomkit.diagnose import diagnose
 
     alone = next(c for c in CASES if c["id"] == "llama-cpp-9629-pinned-memory-invalid-argument")
     d = diagnose(alone["text"])
     assert (d.stage, d.fixes) == ("not_oom", ())
-    set7 = [json.loads(ln) for ln in (FIXTURES / "heldout7.jsonl").read_text(encoding="utf-8").splitlines() if ln]
-    with_failure = next(c for c in set7 if c["id"] == "ollama-8964-r1-671b-two-3090-pinned-and-cuda0")
+    with_failure = next(c for c in load_cases("heldout7.jsonl") if c["id"] == "ollama-8964-r1-671b-two-3090-pinned-and-cuda0")
     assert diagnose(with_failure["text"]).stage == "weights"
 
 
