@@ -208,3 +208,19 @@ def test_gemma3n_replay_is_exact():
     for r in rows:
         got = round(oomkit_view(r)["compute_buffer_bytes"]["CUDA0"] / MiB, 2)
         assert got == measured(r)["compute_buffer_mib"]["CUDA0"], (r["settings"], got)
+
+
+def test_absorbed_mla_replay_is_exact():
+    """DeepSeek-V3's and mistral4's CUDA0 buffer with the latent MLA cache (compute.mla_device_bytes:
+    sched_replay.deepseek2_graph scheduled and allocated as ggml_backend_sched does) equals llama.cpp's to the 0.01
+    MiB on every F16-cache row: the deepseek-v3 4-layer file without flash attention (1446.00 MiB by the closed forms
+    for 1399.01 at 4K), with -nkvo (371.01 for 377.00), at -ngl 2 and 4, fully offloaded, the full model's dry runs,
+    held out (not fitted) -ngl 3 without flash attention (2478.00 for 2436.75) and -ngl 1; mistral4's 4-layer file,
+    all held out (2478.00 for 2431.01 without flash attention, 375.01 for 380.75 at -ngl 2)."""
+    rows = [p.values[0] for p in ROWS if p.id.startswith(("deepseek-v3-4-", "deepseek-v3-full-", "heldout-deepseek-v3-4-",
+                                                          "heldout-mistral4-"))
+            and p.values[0]["settings"]["type_k"] == "f16" and p.values[0]["settings"]["n_seq_max"] == 1]
+    assert len(rows) == 17
+    for r in rows:
+        got = round(oomkit_view(r)["compute_buffer_bytes"]["CUDA0"] / MiB, 2)
+        assert got == measured(r)["compute_buffer_mib"]["CUDA0"], (r["key"], r["settings"], got)

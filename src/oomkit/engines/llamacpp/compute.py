@@ -1498,6 +1498,54 @@ def deepseek2_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], p
                         v_cont=ctx.fa_auto_off, host=host, host_kv=host_kv, align=CUDA_ALIGN)
 
 
+# the architectures whose graph is deepseek2.cpp's (src/models/models.h: llama_model_mistral4 uses
+# llama_model_deepseek2::graph; a file with attention.temperature_scale would add Qcur's MUL by inp_attn_scale, in
+# place, and its 1 x 1 x n_tokens input, not replayed)
+MLA_DEVICE_GRAPHS = frozenset({"deepseek2", "mistral4"})
+
+
+def mla_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                     devices: tuple[Device, ...], s: LlamaCppSettings, rough: bool = False) -> int | None:
+    """The compute buffer of the one ggml-cuda device that holds the output layer of DeepSeek-V2 / V3 (or mistral4)
+    with the absorbed MLA cache, its other layers on it or left on the CPU (sched_replay.deepseek2_graph scheduled and
+    allocated as ggml_backend_sched does, as kimi_linear_device_bytes), with flash attention or without (where
+    deepseek2_device_bytes' graph has none: H200, the deepseek-v3 4-layer file at -c 4096 without flash attention
+    1446.00 MiB by the closed forms for 1399.01 measured) and with -nkvo (371.01 for 377.00); the replay equals
+    every F16-cache row of the deepseek-v3 file (-ngl 2, 3 (held out, without flash attention), 4, 99, the full
+    model's dry runs) and of the mistral4 file (held out: 2478.00 for 2431.01 without flash attention, 375.01 for
+    380.75 at -ngl 2 before). Where it holds: one KV stream, an F16 cache,
+    every layer's attention absorbed MLA (latent cache), the MoE layers with a shared expert, every layer on the
+    device or the CPU, no tensor overrides, the newest build (the fusion dependencies); None elsewhere."""
+    if spec.architecture not in MLA_DEVICE_GRAPHS or not cuda_fusion_deps(ctx, devices, s) \
+            or len(devices) != 1 or ctx.n_stream != 1 or s.override_tensor or s.cpu_moe or s.n_cpu_moe \
+            or ctx.build < QWEN35_REPLAY_BUILD or ctx.type_k.name != "f16" or len(caches) != 1 \
+            or s.no_kv_offload and not ctx.flash_attn:
+        return None
+    trunk = spec.trunk_layers
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    d = placement.output_device
+    host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
+    if rough and host_layers:
+        return None
+    if not trunk or trunk[-1].index != len(trunk) - 1 or d != 0 or not set(placement.layer_device) <= {-1, d} \
+            or T % max(1, ctx.n_seq_max) or host_layers and _offload_device(devices, s, T) != d \
+            or any(la.attention is None or not la.attention.kv_lora_rank or not la.attention.latent_cache
+                   or la.ffn.is_moe and not la.ffn.n_ff_shared
+                   or ctx.flash_attn and not cuda_fa_supported(la.attention, ctx) for la in trunk):
+        return None
+    host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
+            if t.layer in host_layers}
+    n_outputs = reserved_outputs(ctx, s)
+
+    def build(n_kv: int) -> sched_replay.Graph:
+        return sched_replay.deepseek2_graph(spec, T, n_outputs, n_kv, host, host_layers, ctx.flash_attn,
+                                            s.no_kv_offload)
+
+    key = ("deepseek2", spec.n_embd, spec.n_vocab, tuple((la.index, la.attention, la.ffn) for la in trunk), T,
+           n_outputs, frozenset(host_layers), frozenset(host), ctx.flash_attn, s.no_kv_offload)
+    return sched_replay.device_peak_by_kv(key, build, caches[0].cells, CUDA_ALIGN, host)
+
+
 def cuda_fa_f16_copies(ctx: Context, devices: tuple[Device, ...], s: LlamaCppSettings) -> bool:
     """Whether the devices are ggml-cuda's (CUDA or HIP) in a build that sizes flash attention's F16 copies in the
     compute buffer (CUDA_FA_F16_BUILD) and the run uses flash attention with a K or V cache not in F16."""
@@ -3352,6 +3400,9 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     ds2 = deepseek2_device_bytes(spec, ctx, caches, placement, devices, s)
     if ds2 is not None:  # DeepSeek-V2 / V3 on the one device, replayed (all of it, or the pp graph)
         out[ds2[0]] = ds2[1]
+    mla = mla_device_bytes(spec, ctx, caches, placement, devices, s, rough)
+    if mla is not None:  # DeepSeek-V2 / V3's absorbed-MLA pp graph on the device, scheduled and replayed
+        out[placement.output_device] = mla
     if not ctx.flash_attn and ctx.build >= VK_CHUNKS_BUILD and infer_backend(devices, s.backend).name == "vulkan":
         for d in out:
             if d >= 0 and not (vk and ple_replayed(spec, ctx) and d == placement.output_device

@@ -1318,18 +1318,19 @@ def host_nodes(g: Graph, n_embd: int, T_: int) -> tuple[int, list[Node]]:
 
 
 def sigmoid_moe(g: Graph, w: Callable[[str, tuple[int, ...], int | None], T], f, il: int, x: T, n_embd: int,
-                rows: int, fusion_deps: bool, w_scale: bool = False) -> T:
+                rows: int, fusion_deps: bool, w_scale: bool = False, probs_b: bool = True) -> T:
     """src/llama-graph.cpp build_moe_ffn with SIGMOID gating and exp_probs_b (LLAMA_EXPERT_GATING_FUNC_TYPE_SIGMOID,
     norm_w, no groups, no shared expert): the router's logits, SIGMOID, the biased selection (ADD), ARGSORT's top-k
     view, GET_ROWS of the reshaped probabilities, SUM_ROWS, CLAMP, DIV (SCALE where w_scale: expert_weights_scale
     set), expanded early; gate / up MUL_MAT_ID, SWIGLU, down, weighted (MUL) and expanded, each expert's view
     expanded, their ADDs expanded. fusion_deps: ggml-cuda's graph_optimize keeps the router group and the weighted
-    sum alive (alloc_deps). -> the experts' sum."""
+    sum alive (alloc_deps); probs_b: the file has exp_probs_b (else the top-k reads the probabilities). -> the
+    experts' sum."""
     f32 = 4
     ne_, nu = f.n_experts, f.n_experts_used
     logits = g.op("MUL_MAT", (ne_, rows), w(f"blk.{il}.ffn_gate_inp.weight", (n_embd, ne_), il), x)
     probs = g.op("UNARY", logits.ne, logits)  # sigmoid
-    sel = g.op("ADD", probs.ne, probs, w(f"blk.{il}.exp_probs_b.bias", (ne_,), il))
+    sel = g.op("ADD", probs.ne, probs, w(f"blk.{il}.exp_probs_b.bias", (ne_,), il)) if probs_b else probs
     topk = g.view(g.op("ARGSORT", sel.ne, sel), (nu, rows))  # ggml_argsort_top_k
     wts = g.op("GET_ROWS", (1, nu, rows), g.reshape(probs, (1, ne_, rows)), topk)
     wts = g.reshape(wts, (nu, rows))
@@ -1357,6 +1358,112 @@ def sigmoid_moe(g: Graph, w: Callable[[str, tuple[int, ...], int | None], T], f,
     if fusion_deps and 2 <= nu <= 15:  # ggml_cuda_match_moe_weighted_reduction
         g.reductions.append((weighted, out))
     return out
+
+
+def deepseek2_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
+                    flash_attn: bool = True, host_caches: bool = False, fusion_deps: bool = True) -> Graph:
+    """DeepSeek-V2 / V3's pp graph with the absorbed MLA (latent) cache (src/models/deepseek2.cpp
+    llama_model_deepseek2::graph at llama.cpp@0c1e57098, is_mla; mistral4.cpp builds the same graph), one sequence a
+    KV stream, an F16 cache, in graph order (the order of the GGML_SCHED_DEBUG=2 dump of the deepseek-v3 file,
+    tests/fixtures/llamacpp_cuda/h200_sched_debug.json.gz): per layer the attention norm; Q LoRA'd (q_a, its RMS
+    norm, q_b; wq for the lite models) and reshaped; the K-only build_attn (llm_graph_input_attn_k) expanding Qcur
+    (q_nope's permuted view absorbed by wk_b, q_pe's view roped, their CONCAT), Vcur (kv_cmpr_pe's latent view
+    RMS-normed) and Kcur (its CONCAT with k_pe's roped view), the store, then build_attn_mha: FLASH_ATTN_EXT on the
+    cache's views (V a view of K) and wv_b's product of its permutation, CONT; or KQ, SOFT_MAX with the F32 mask,
+    V's contiguous transpose (F16), KQV, wv_b's product and the CONT of its permutation; wo; in the last layer out_ids'
+    rows of it and of the layer input; ffn_inp, the FFN norm; the leading dense layers' build_ffn, the others'
+    sigmoid_moe (scaled: expert_weights_scale, as compute_graphs.deepseek2_device_graph has it) beside the shared
+    expert (build_ffn); the residual; the output norm (t_embd, an output) and the logits. The layers in host_layers
+    keep their weights (and caches) on the CPU (host: the weights' bytes, copied when read on the device);
+    host_caches (-nkvo): every cache on the CPU; fusion_deps: ggml-cuda's MoE allocation dependencies."""
+    g, w, inp = _pp_graph_start(spec, T_, host, host_layers)
+    f32, f16 = 4, 2
+    n_embd = spec.n_embd
+    inp_pos = g.input((T_,))
+    k_idxs = g.input((T_,), 8)
+    mask = g.input((n_kv, T_, 1, 1), f16 if flash_attn else f32)  # build_attn_inp_k
+    out_ids = g.input((n_outputs,))
+    names = {t.name for t in spec.weights.tensors}
+
+    def ffn(x: T, rows: int, n_ff: int, il: int, sfx: str) -> T:  # build_ffn, LLM_FFN_SILU / LLM_FFN_PAR
+        up = g.op("MUL_MAT", (n_ff, rows), w(f"blk.{il}.ffn_up{sfx}.weight", (n_embd, n_ff), il), x)
+        gate = g.op("MUL_MAT", (n_ff, rows), w(f"blk.{il}.ffn_gate{sfx}.weight", (n_embd, n_ff), il), x)
+        return g.op("MUL_MAT", (n_embd, rows), w(f"blk.{il}.ffn_down{sfx}.weight", (n_ff, n_embd), il),
+                    g.op("GLU", (n_ff, rows), gate, up))
+
+    for la in spec.trunk_layers:
+        il, a = la.index, la.attention
+        dev = HOST if il in host_layers or host_caches else DEVICE
+        res = inp
+        cur = g.op("MUL", inp.ne, g.op("RMS_NORM", inp.ne, inp), w(f"blk.{il}.attn_norm.weight", (n_embd,), il))
+        H, r, rope, nope = a.n_heads, a.kv_lora_rank, a.qk_rope_head_dim, a.qk_nope_head_dim
+        dk, dv = nope + rope, a.v_head_dim or a.head_dim_v
+        if a.q_lora_rank:
+            ql = a.q_lora_rank
+            q = g.op("MUL_MAT", (ql, T_), w(f"blk.{il}.attn_q_a.weight", (n_embd, ql), il), cur)
+            q = g.op("MUL", q.ne, g.op("RMS_NORM", q.ne, q), w(f"blk.{il}.attn_q_a_norm.weight", (ql,), il))
+            q = g.op("MUL_MAT", (H * dk, T_), w(f"blk.{il}.attn_q_b.weight", (ql, H * dk), il), q)
+        else:
+            q = g.op("MUL_MAT", (H * dk, T_), w(f"blk.{il}.attn_q.weight", (n_embd, H * dk), il), cur)
+        q = g.reshape(q, (dk, H, T_))
+        kvp = g.op("MUL_MAT", (r + rope, T_), w(f"blk.{il}.attn_kv_a_mqa.weight", (n_embd, r + rope), il), cur)
+        cmpr = g.view(kvp, (r, T_), (f32, (r + rope) * f32))
+        k_pe = g.view(kvp, (rope, 1, T_), (f32, (r + rope) * f32, (r + rope) * f32))
+        k_pe = g.op("ROPE", k_pe.ne, k_pe, inp_pos)
+        cmpr = g.op("MUL", cmpr.ne, g.op("RMS_NORM", cmpr.ne, cmpr), w(f"blk.{il}.attn_kv_a_norm.weight", (r,), il))
+        q_nope = g.view(q, (nope, H, T_), (f32, dk * f32, dk * H * f32))
+        q_pe = g.view(q, (rope, H, T_), (f32, dk * f32, dk * H * f32))
+        q_pe = g.op("ROPE", q_pe.ne, q_pe, inp_pos)
+        absorbed = g.op("MUL_MAT", (r, T_, H), w(f"blk.{il}.attn_k_b.weight", (nope, r, H), il),
+                        g.permute(q_nope, (0, 2, 1, 3)))
+        qcur = g.op("CONCAT", (r + rope, H, T_), g.permute(absorbed, (0, 2, 1, 3)), q_pe)
+        vcur = g.reshape(cmpr, (r, 1, T_))
+        kcur = g.op("CONCAT", (r + rope, 1, T_), vcur, k_pe)
+        g.expand(qcur)
+        g.expand(vcur)
+        g.expand(kcur)  # build_attn: q, v, then k
+        kc = g.cache((r + rope, n_kv), dev, f16)
+        g.expand(g.into("SET_ROWS", kc, g.view(kcur, (r + rope, T_)), k_idxs, kc))
+        row = (r + rope) * f16
+        kv = g.view(kc, (r + rope, 1, n_kv, 1), (f16, row, row, row * n_kv))  # get_k
+        vv = g.view(kv, (r, 1, n_kv, 1), (f16, row, row, row * n_kv))
+        qq = g.permute(qcur, (0, 2, 1, 3))
+        kk, vp = g.permute(kv, (0, 2, 1, 3)), g.permute(vv, (0, 2, 1, 3))
+        if flash_attn:
+            fa = g.op("FLASH_ATTN_EXT", (r, H, T_, 1), qq, kk, vp, mask)
+            o = g.op("MUL_MAT", (dv, T_, H, 1), w(f"blk.{il}.attn_v_b.weight", (r, dv, H), il),
+                     g.permute(fa, (0, 2, 1, 3)))
+            att = g.reshape(g.op("CONT", (dv, H, T_, 1), g.permute(o, (0, 2, 1, 3))), (dv * H, T_))
+        else:  # build_attn_mha without flash attention: V not transposed in the cache, so made contiguous
+            kq = g.op("MUL_MAT", (n_kv, T_, H, 1), kk, qq)
+            kq = g.op("SOFT_MAX", kq.ne, kq, mask)
+            vt = g.op("CONT", (n_kv, r, 1, 1), g.transpose(vp), es=f16)
+            kqv = g.op("MUL_MAT", (r, T_, H, 1), vt, kq)
+            o = g.op("MUL_MAT", (dv, T_, H, 1), w(f"blk.{il}.attn_v_b.weight", (r, dv, H), il), kqv)
+            att = g.op("CONT", (dv * H, T_), g.permute(o, (0, 2, 1, 3)))
+        cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.attn_output.weight", (H * dv, n_embd), il), att)
+        rows = T_
+        if la is spec.trunk_layers[-1]:
+            rows = n_outputs
+            cur = g.op("GET_ROWS", (n_embd, rows), cur, out_ids)
+            res = g.op("GET_ROWS", (n_embd, rows), res, out_ids)
+        ffn_inp = g.op("ADD", cur.ne, cur, res)
+        x = g.op("MUL", ffn_inp.ne, g.op("RMS_NORM", ffn_inp.ne, ffn_inp), w(f"blk.{il}.ffn_norm.weight", (n_embd,), il))
+        f = la.ffn
+        if not f.n_experts:
+            out = ffn(x, rows, f.n_ff, il, "")
+        else:
+            out = sigmoid_moe(g, w, f, il, x, n_embd, rows, fusion_deps, True,
+                              f"blk.{il}.exp_probs_b.bias" in names)
+            out = g.op("ADD", out.ne, out, ffn(x, rows, f.n_ff_shared, il, "_shexp"))
+        inp = g.op("ADD", out.ne, out, ffn_inp)
+    h = g.op("RMS_NORM", inp.ne, inp)
+    h = g.op("MUL", h.ne, h, w("output_norm.weight", (n_embd,), None))
+    h.output = True  # t_embd
+    logits = g.op("MUL_MAT", (spec.n_vocab, n_outputs), w("output.weight", (n_embd, spec.n_vocab), None), h)
+    logits.output = True
+    g.expand(logits)
+    return g
 
 
 def kimi_linear_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
