@@ -224,3 +224,15 @@ def test_absorbed_mla_replay_is_exact():
     for r in rows:
         got = round(oomkit_view(r)["compute_buffer_bytes"]["CUDA0"] / MiB, 2)
         assert got == measured(r)["compute_buffer_mib"]["CUDA0"], (r["key"], r["settings"], got)
+
+
+def test_lfm2_replay_is_exact():
+    """LFM2's CUDA0 buffer (compute.lfm2_device_bytes: sched_replay.lfm2_graph, lfm2.cpp's short-conv and attention
+    layers scheduled and allocated as ggml_backend_sched does) equals llama.cpp's to the 0.01 MiB on the 16-layer
+    file, all held out: 546.01 MiB without flash attention (550.00 by the closed forms), 570.25 at -ngl 8 (558.00),
+    and flash attention at 8K and 16K -ub 1024."""
+    rows = [p.values[0] for p in ROWS if p.id.startswith("heldout-lfm2-")]
+    assert len(rows) == 4
+    for r in rows:
+        got = round(oomkit_view(r)["compute_buffer_bytes"]["CUDA0"] / MiB, 2)
+        assert got == measured(r)["compute_buffer_mib"]["CUDA0"], (r["settings"], got)

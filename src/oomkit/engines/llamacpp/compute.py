@@ -1498,6 +1498,40 @@ def deepseek2_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], p
                         v_cont=ctx.fa_auto_off, host=host, host_kv=host_kv, align=CUDA_ALIGN)
 
 
+def lfm2_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                      devices: tuple[Device, ...], s: LlamaCppSettings, rough: bool = False) -> int | None:
+    """The compute buffer of the one ggml-cuda device that holds the output layer of LFM2, its other layers on it
+    or left on the CPU (sched_replay.lfm2_graph scheduled and allocated as ggml_backend_sched does, as
+    iswa_device_bytes; H200, the lfm2 16-layer file, held out: 550.00 MiB by the closed forms for 546.01 without flash
+    attention, 558.00 for 570.25 at -ngl 8; all 4 rows exact by the replay). Where it holds: one sequence, an F16 cache (on the CPU with -nkvo and flash attention),
+    dense FFNs, no sliding window, every layer on the device or the CPU, no tensor overrides, the newest build's
+    graph (QWEN35_REPLAY_BUILD); None elsewhere."""
+    d = placement.output_device
+    trunk = spec.trunk_layers
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
+    if rough and host_layers:
+        return None
+    kv = [c for c in caches if c.layers and any(trunk[i].attention for i in c.layers if i < len(trunk))]
+    if spec.architecture != "lfm2" or d != 0 or len(devices) != 1 or max(1, ctx.n_seq_max) != 1 \
+            or ctx.build < QWEN35_REPLAY_BUILD or infer_backend(devices, s.backend).name not in _GGML_CUDA \
+            or not set(placement.layer_device) <= {-1, d} or s.no_kv_offload and not ctx.flash_attn or ctx.n_rs_seq \
+            or ctx.type_k.name != "f16" or ctx.type_v.name != "f16" or len(kv) != 1 \
+            or host_layers and _offload_device(devices, s, T) != d \
+            or s.override_tensor or s.cpu_moe or s.n_cpu_moe or not trunk or trunk[-1].index != len(trunk) - 1 \
+            or any(la.ffn.is_moe or (la.attention is None) == (la.recurrent is None)
+                   or la.attention is not None and (la.attention.window
+                                                    or ctx.flash_attn and not cuda_fa_supported(la.attention, ctx))
+                   or la.recurrent is not None and la.recurrent.kind != "short_conv" for la in trunk):
+        return None
+    bufs = model_buffers(spec, devices, s, placement)
+    host = {t.name: gpu_alloc_size(t) for t in bufs.cpu_tensors if t.layer in host_layers}
+    norm_host = next((gpu_alloc_size(t) for t in bufs.cpu_tensors if t.name == "token_embd_norm.weight"), -1)
+    g = sched_replay.lfm2_graph(spec, T, reserved_outputs(ctx, s), kv[0].cells, host, host_layers, ctx.flash_attn,
+                                s.no_kv_offload, norm_host)
+    return sched_replay.device_peak(g, CUDA_ALIGN)
+
+
 # the architectures whose graph is deepseek2.cpp's (src/models/models.h: llama_model_mistral4 uses
 # llama_model_deepseek2::graph; a file with attention.temperature_scale would add Qcur's MUL by inp_attn_scale, in
 # place, and its 1 x 1 x n_tokens input, not replayed)
@@ -3400,6 +3434,9 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     ds2 = deepseek2_device_bytes(spec, ctx, caches, placement, devices, s)
     if ds2 is not None:  # DeepSeek-V2 / V3 on the one device, replayed (all of it, or the pp graph)
         out[ds2[0]] = ds2[1]
+    lf = lfm2_device_bytes(spec, ctx, caches, placement, devices, s, rough)
+    if lf is not None:  # LFM2's pp graph on the device, scheduled and replayed
+        out[placement.output_device] = lf
     mla = mla_device_bytes(spec, ctx, caches, placement, devices, s, rough)
     if mla is not None:  # DeepSeek-V2 / V3's absorbed-MLA pp graph on the device, scheduled and replayed
         out[placement.output_device] = mla

@@ -1466,6 +1466,119 @@ def deepseek2_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, in
     return g
 
 
+def lfm2_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
+               flash_attn: bool = True, host_caches: bool = False, norm_host: int = -1) -> Graph:
+    """LFM2's pp graph (src/models/lfm2.cpp llama_model_lfm2::graph<false> at llama.cpp@0c1e57098: one sequence, an
+    F16 cache, dense FFNs), in graph order: the token rows, expanded; per layer the attention norm, then a short-conv
+    layer (build_shortconv_block: in_proj, its B / C / x views, B * x transposed; build_rs of the conv state (the
+    SCALE of the row to clear, GET_ROWS of the sequence's row, the extra rows' GET_ROWS and CPY); the CONCAT of the
+    state and B * x, the store of its last d_conv columns (CPY), SSM_CONV, C times it, out_proj) or an attention
+    layer (Q, K, V, Q and K RMS-normed by their weights, roped; build_attn expanding q, v, then k, the stores,
+    FLASH_ATTN_EXT or KQ, SOFT_MAX, KQV and its CONT; wo); in the last layer out_ids' rows of it and of the layer
+    input; the residual, the FFN norm, build_ffn's SwiGLU, the residual; the output norm (token_embd_norm: an output
+    layer tensor, weights.embd_norm_device; norm_host: its bytes when it stays on the CPU, copied in) and the logits.
+    host_layers keep their weights and their caches / states on the CPU (host: the weights' bytes); host_caches
+    (-nkvo): the KV caches on the CPU."""
+    g, w, cur = _pp_graph_start(spec, T_, host, host_layers)
+    f32 = 4
+    E = spec.n_embd
+    s_copy = g.input((1,))
+    s_main, s_extra = g.view(s_copy, (1,)), g.view(s_copy, (0,))  # build_rs_inp_impl: one sequence
+    a0 = next(la.attention for la in spec.trunk_layers if la.attention)
+    k_idxs = g.input((T_,), 8)
+    v_idxs = g.input((T_ if flash_attn else T_ * a0.n_kv_heads * a0.head_dim_v,), 8)
+    mask = g.input((n_kv, T_, 1, 1), 2 if flash_attn else 4)
+    inp_pos = g.input((T_,))
+    out_ids = g.input((n_outputs,))
+    trunk = spec.trunk_layers
+    for la in trunk:
+        il = la.index
+        dev = HOST if il in host_layers else DEVICE
+        prev = cur
+        cur = g.op("MUL", cur.ne, g.op("RMS_NORM", cur.ne, cur), w(f"blk.{il}.attn_norm.weight", (E,), il))
+        if la.recurrent is not None:  # build_shortconv_block
+            dc = la.recurrent.d_conv - 1  # n_shortconv_l_cache - 1
+            bcx = g.op("MUL_MAT", (3 * E, T_, 1), w(f"blk.{il}.shortconv.in_proj.weight", (E, 3 * E), il),
+                       g.reshape(cur, (E, T_, 1)))
+            nb = (f32, bcx.nb[1], bcx.nb[2])
+            b, c, x = (g.view(bcx, (E, T_, 1), nb) for _ in range(3))
+            bx = g.transpose(g.op("MUL", (E, T_, 1), b, x))
+            r_l = g.cache((dc * E, 1), dev, f32)
+            states = g.reshape(r_l, (dc * E, 1))  # build_rs
+            zero = g.view(states, (dc * E,))
+            g.expand(g.into("SCALE", zero, zero))
+            rows = g.expand(g.op("GET_ROWS", (dc * E, 1), states, s_main))
+            extra = g.op("GET_ROWS", (dc * E, 0), states, s_extra)
+            g.expand(g.into("CPY", g.view(r_l, (dc * E, 0)), extra, g.view(r_l, (dc * E, 0))))
+            bx = g.op("CONCAT", (dc + T_, E, 1), g.reshape(rows, (dc, E, 1)), bx)
+            snap = g.view(bx, (dc, E, 1), (f32, bx.nb[1], bx.nb[2]))
+            dst = g.view(r_l, (dc * E, 1))
+            g.expand(g.into("CPY", dst, snap, dst))
+            co = g.op("SSM_CONV", (E, T_, 1), bx, w(f"blk.{il}.shortconv.conv.weight", (dc + 1, E), il))
+            y = g.op("MUL", (E, T_, 1), c, co)
+            y = g.op("MUL_MAT", (E, T_, 1), w(f"blk.{il}.shortconv.out_proj.weight", (E, E), il), y)
+            cur = g.reshape(y, (E, T_))
+        else:
+            a = la.attention
+            hd, hdv, nh, nkv = a.head_dim_k, a.head_dim_v, a.n_heads, a.n_kv_heads
+            cdev = HOST if il in host_layers or host_caches else DEVICE
+            q = g.reshape(g.op("MUL_MAT", (hd * nh, T_), w(f"blk.{il}.attn_q.weight", (E, hd * nh), il), cur),
+                          (hd, nh, T_))
+            kc = g.reshape(g.op("MUL_MAT", (hd * nkv, T_), w(f"blk.{il}.attn_k.weight", (E, hd * nkv), il), cur),
+                           (hd, nkv, T_))
+            vc = g.reshape(g.op("MUL_MAT", (hdv * nkv, T_), w(f"blk.{il}.attn_v.weight", (E, hdv * nkv), il), cur),
+                           (hdv, nkv, T_))
+            q = g.op("MUL", q.ne, g.op("RMS_NORM", q.ne, q), w(f"blk.{il}.attn_q_norm.weight", (hd,), il))
+            kc = g.op("MUL", kc.ne, g.op("RMS_NORM", kc.ne, kc), w(f"blk.{il}.attn_k_norm.weight", (hd,), il))
+            q, kc = g.op("ROPE", q.ne, q, inp_pos), g.op("ROPE", kc.ne, kc, inp_pos)
+            g.expand(q)
+            g.expand(vc)
+            g.expand(kc)  # build_attn: q, v, then k
+            kc_ = g.cache((hd * nkv, n_kv), cdev, 2)
+            g.expand(g.into("SET_ROWS", kc_, g.view(kc, (hd * nkv, T_)), k_idxs, kc_))
+            vv = g.cache((hdv * nkv, n_kv), cdev, 2)
+            if flash_attn:
+                g.expand(g.into("SET_ROWS", vv, g.view(vc, (hdv * nkv, T_)), v_idxs, vv))
+            else:
+                flat = g.reshape(vv, (1, hdv * nkv * n_kv))
+                g.expand(g.into("SET_ROWS", flat, g.reshape(g.reshape(vc, (hdv * nkv, T_)), (1, hdv * nkv * T_)),
+                                v_idxs, flat))
+            k = g.permute(g.view(kc_, (hd, nkv, n_kv, 1), (2, hd * 2, hd * nkv * 2, hd * nkv * 2 * n_kv)),
+                          (0, 2, 1, 3))
+            qq = g.permute(g.view(q, (hd, nh, T_, 1)), (0, 2, 1, 3))
+            if flash_attn:
+                v = g.permute(g.view(vv, (hdv, nkv, n_kv, 1), (2, hdv * 2, hdv * nkv * 2, hdv * nkv * 2 * n_kv)),
+                              (0, 2, 1, 3))
+                att = g.reshape(g.op("FLASH_ATTN_EXT", (hdv, nh, T_, 1), qq, k, v, mask), (hdv * nh, T_))
+            else:
+                v = g.permute(g.view(vv, (n_kv, nkv, hdv, 1), (2, n_kv * hdv * 2, n_kv * 2, n_kv * hdv * nkv * 2)),
+                              (0, 2, 1, 3))
+                kq = g.op("SOFT_MAX", (n_kv, T_, nh, 1), g.op("MUL_MAT", (n_kv, T_, nh, 1), k, qq), mask)
+                kqv = g.op("MUL_MAT", (hdv, T_, nh, 1), v, kq)
+                att = g.op("CONT", (hdv * nh, T_), g.permute(kqv, (0, 2, 1, 3)))
+            cur = g.op("MUL_MAT", (E, T_), w(f"blk.{il}.attn_output.weight", (hdv * nh, E), il), att)
+        R = T_
+        if la is trunk[-1]:  # out_ids' rows of the block's output and of the layer input
+            R = n_outputs
+            cur = g.op("GET_ROWS", (E, R), cur, out_ids)
+            prev = g.op("GET_ROWS", (E, R), prev, out_ids)
+        cur = g.op("ADD", (E, R), prev, cur)
+        x = g.op("MUL", cur.ne, g.op("RMS_NORM", cur.ne, cur), w(f"blk.{il}.ffn_norm.weight", (E,), il))
+        n_ff = la.ffn.n_ff
+        up = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_up.weight", (E, n_ff), il), x)
+        gate = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_gate.weight", (E, n_ff), il), x)
+        down = g.op("MUL_MAT", (E, R), w(f"blk.{il}.ffn_down.weight", (n_ff, E), il), g.op("GLU", (n_ff, R), gate, up))
+        cur = g.op("ADD", (E, R), cur, down)
+    norm = g.weight((E,), HOST, norm_host, name="token_embd_norm.weight") if norm_host >= 0 else \
+        g.weight((E,), DEVICE)
+    h = g.op("MUL", cur.ne, g.op("RMS_NORM", cur.ne, cur), norm)
+    h.output = True  # t_embd
+    logits = g.op("MUL_MAT", (spec.n_vocab, n_outputs), w("output.weight", (E, spec.n_vocab), None), h)
+    logits.output = True
+    g.expand(logits)
+    return g
+
+
 def kimi_linear_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
                       flash_attn: bool = True, fusion_deps: bool = True, w_scale: bool = False, n_seqs: int = 1,
                       n_stream: int = 1, n_rs: int = 0) -> Graph:
