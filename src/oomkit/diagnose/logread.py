@@ -499,6 +499,9 @@ HOSTS: tuple[tuple[str, str], ...] = (
     ('source=ggml.go', "ollama"),  # the Ollama engine's Go backend (ml/backend/ggml/ggml.go slog lines)
     # the runner's own slog lines (runner/ollamarunner/runner.go, runner/llamarunner/runner.go): its load request
     ('source=runner.go', "ollama"), ("msg=load request=", "ollama"),
+    # the runners' prompt cache (runner/llamarunner/cache.go, runner/ollamarunner/cache.go LoadCacheSlot, DEBUG):
+    # msg="loading cache slot" id=0 cache=57 prompt=1227 used=20 remaining=1207, the line before a request's graph
+    ('source=cache.go', "ollama"), ('msg="loading cache slot"', "ollama"),
     # llm/memory.go's estimate line in its older form (msg="offload to cuda|rocm|metal|cpu|gpu" with its memory.*
     # fields; later msg=offload library=...), which may be pasted alone (ollama#8571, PR #5117)
     ('msg="offload to ', "ollama"),

@@ -187,7 +187,12 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | N
         settings = {**settings, "backend_loaded_twice": {"backend": name, "paths": paths}}
         why = [*why, f"the {name} backend was loaded twice ({paths[0]} and {paths[1]}): ggml-backend-reg.cpp "
                      "load_backend registers every backend library it finds, so two copies of it drive the same GPU"]
-    if stage == "compute" and anchor.sig.engine == "llama.cpp" and _projector_warmup(doc, anchor):
+    if stage == "compute" and anchor.sig.engine == "llama.cpp" and _image_encode(doc, anchor):
+        # the same projector graph built for a request's image (tools/server: "processing image..." before
+        # mtmd_helper_eval_chunk_single; mtmd-helper.cpp "encoding image slice..."): sized by that image's patches
+        why = [*why, "the buffer is the multimodal projector's (mmproj) compute buffer for the image being encoded "
+                     "(tools/mtmd/clip.cpp): it grows with the image's size, not with -ub or -c"]
+    elif stage == "compute" and anchor.sig.engine == "llama.cpp" and _projector_warmup(doc, anchor):
         # tools/mtmd/clip.cpp warmup: the projector reserves its compute graph for a fixed largest image (its
         # image_max_pixels; Qwen-VL 1472 x 1472) at load, on the device it runs on (common/arg.cpp --mmproj-offload,
         # on by default), after the language model took its share: the micro-batch and the context do not touch it
@@ -328,6 +333,12 @@ def _merge_numbers(anchor: Event, incident: list[Event]) -> dict[str, Any]:
     return numbers
 
 
+# the llama.cpp messages that name the buffer a cudaMalloc failure was for, read on the same line when a paste ran
+# the lines together
+_RUN_ON_STAGES = tuple(BY_ID[i] for i in ("ggml_gallocr_fail", "llama_compute_buffers", "llama_kv_alloc_fail",
+                                          "llama_model_buffer"))
+
+
 def _host_buffer(name: Any) -> bool:
     """A ggml buffer type in host RAM: the CPU's, or a backend's pinned host buffer ("CUDA_Host", "ROCm_Host",
     "Vulkan_Host", "SYCL_Host": ggml-cuda.cu ggml_backend_cuda_host_buffer_type falls back to a CPU buffer when
@@ -360,6 +371,16 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
                 part = ["the buffer is llama.cpp's KV cache (kv_cache), in RAM"] if e.sig.stage == "kv_cache" else []
                 return "host_ram", "high", ["the buffer that failed is in host RAM (CPU)", *part]
             return e.sig.stage, "high", []
+    if sig.id == "ggml_cuda_malloc":
+        # a log pasted without its line ends: the caller's message that names the buffer (ggml-alloc.c's graph
+        # reservation, llama-model.cpp's model buffer, the KV cache's) follows ggml-cuda's cudaMalloc line on the
+        # same line, as it follows it on the next line in the log; the first one after it is the caller's
+        m = sig.regex().search(anchor.line.text)
+        rest = anchor.line.text[m.end():] if m else ""
+        named = [(hit.start(), other.stage) for other in _RUN_ON_STAGES
+                 if (hit := other.regex().search(rest)) is not None and other.stage]
+        if named:
+            return min(named)[1], "high", []
     if sig.id == "killed_signal":  # SIGKILL names no sender: the OOM killer is the likely one, not a proven one
         return "host_ram", "medium", []
     if sig.id == "ollama_layout":
@@ -676,6 +697,16 @@ _PROJECTOR_BEFORE = ("warmup with image size", "clip_ctx: CLIP using")
 _PROJECTOR_AFTER = ("alloc_compute_meta:", "reserve_compute_meta:")
 
 
+# a request's image being encoded right before the failure: llama-server's server_tokens::process_chunk logs
+# "processing image..." (SRV_INF, tools/server/utils.hpp, 2025-05+) and mtmd-helper.cpp "encoding image slice..."
+_IMAGE_ENCODE_BEFORE = ("processing image...", "encoding image slice")
+
+
+def _image_encode(doc: Text, anchor: Event) -> bool:
+    before = doc.slice(anchor.line.start - 4 * MAX_LINE_AFTER, anchor.line.start).split("\n")[-4:]
+    return any(k in line for line in before for k in _IMAGE_ENCODE_BEFORE)
+
+
 def _projector_warmup(doc: Text, anchor: Event) -> bool:
     before = doc.slice(anchor.line.start - 4 * MAX_LINE_AFTER, anchor.line.start).split("\n")[-6:]
     after = doc.slice(anchor.line.start, anchor.line.start + 4 * MAX_LINE_AFTER).split("\n")[1:5]
@@ -698,6 +729,12 @@ def _ollama_reason(reason: str) -> tuple[str, str, list[str]]:
                                     "(ggml_backend_cpu_buffer_type_alloc_buffer)"]
     if "unable to allocate" in r or "error loading model" in r:
         return "weights", "high", []
+    # Go's runtime (runtime/signal_unix.go sigpanic -> panicmem): a nil or wild pointer in the runner's Go code
+    # ("panic: runtime error: invalid memory address or nil pointer dereference", SIGSEGV / 0xc0000005): a crash,
+    # not an allocation that failed (ollama#11280: a GGUF's vision tower the engine does not support)
+    if "invalid memory address" in r or "nil pointer dereference" in r:
+        return "not_oom", "high", ["the runner crashed on a nil pointer (Go's 'invalid memory address or nil pointer "
+                                   "dereference'): a bug or a model file the engine does not support, not memory"]
     if "signal: terminated" in r:
         return "not_oom", "medium", ["the runner was stopped with SIGTERM (Ollama's load timeout or a shutdown), "
                                      "not killed for memory"]

@@ -628,15 +628,19 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=LLAMA_COMPUTE_FIXES),
     Signature(
         "llama_model_buffer", "llama.cpp", ("error loading model: unable to allocate", "unable to allocate backend buffer",
-                                            "error loading model: vk::"),
+                                            "error loading model: vk::", "Failed to allocate buffer type"),
         # llama-model.cpp load_tensors throws "unable to allocate %s buffer" and llama.cpp's loader prints it after
         # "error loading model: " (its only "unable to allocate" message), so that prefix alone places it even where
         # the buffer's name was edited or cut ("unable to allocate CUDA0 <and Vulcan0> buffer", lmstudio#790).
         # src/llama.cpp llama_model_load prints any exception of load_tensors the same way (hyperparameters and
         # vocabulary have their own prefixes): Vulkan's own out-of-memory while the weights are uploaded
         # (vulkan.hpp's vk::OutOfDeviceMemoryError, "vk::Queue::submit: ErrorOutOfDeviceMemory") is the weights too
+        # llama-model.cpp load_tensors (llama.cpp 2025 builds before "unable to allocate %s buffer", ik_llama.cpp
+        # to date) logs "Failed to allocate buffer type %s" for the model buffer it could not get, then throws
+        # "unable to allocate backend buffer": the line may stand alone in a paste (ik_llama.cpp PR #1464)
         r"unable to allocate (?:\S{1,200} )?(?:backend )?buffer|error loading model: unable to allocate|"
-        r"error loading model: vk::\w{1,40}::\w{1,40}: ErrorOutOfDeviceMemory", role="stage",
+        r"error loading model: vk::\w{1,40}::\w{1,40}: ErrorOutOfDeviceMemory|"
+        r"Failed to allocate buffer type \S{1,200}", role="stage",
         stage="weights", priority=6,
         fields=(Field("buffer", r"unable to allocate (\S{1,200}) buffer", "str"),),
         message="llama_model_load: error loading model: unable to allocate CUDA0 buffer",
@@ -951,7 +955,9 @@ SIGNATURES: tuple[Signature, ...] = (
     # ----------------------------------------------------------------------------------------------- Ollama
     Signature(
         "ollama_system_memory", "ollama", ("model requires more system memory",),
-        r"model requires more system memory", stage="host_ram", priority=7,
+        # not the scheduler's notice "model requires more system memory than is currently available, evicting a
+        # model to make space" (ollama_evicting)
+        r"model requires more system memory(?! than is currently)", stage="host_ram", priority=7,
         fields=(Field("model_required_bytes", r"system memory \(" + SIZE + r"\)", "size_as_written"),
                 Field("system_available_bytes", r"than is available \(" + SIZE + r"\)", "size_as_written")),
         message="Error: model requires more system memory ({X}) than is available ({Y})",
@@ -960,6 +966,16 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("host RAM plus swap is less than the model's CPU part (weights not on the GPU, KV on the CPU)",),
         fixes=("a smaller model or quant", "num_ctx / OLLAMA_CONTEXT_LENGTH smaller",
                "free RAM: ollama stop other models, OLLAMA_MAX_LOADED_MODELS=1", "add swap")),
+    Signature(
+        # llm/server.go (Ollama 0.11+ layouts; sched.go before): when a model would not load fully beside the ones
+        # already loaded, the scheduler logs this at INFO, unloads one (ErrLoadRequiredFull) and retries; in its
+        # three wordings ("more memory", "more gpu memory", "more system memory"). Nothing failed
+        "ollama_evicting", "ollama", ("evicting a model to make space",),
+        r"evicting a model to make space", role="not_oom", priority=8,
+        message='msg="model requires more [gpu |system ]memory than is currently available, evicting a model to '
+                'make space"',
+        versions="Ollama ~0.3 to 0.2x (INFO)",
+        causes=("Ollama unloads another model to make room for this one and loads it again: a notice, not a failure",)),
     Signature(
         "ollama_layout", "ollama", ("emory layout cannot be allocated",),
         r"memory layout cannot be allocated", priority=7, ignore_case=True,
@@ -1012,16 +1028,21 @@ SIGNATURES: tuple[Signature, ...] = (
                "OLLAMA_FLASH_ATTENTION=1", "free the GPU's memory (other processes, other loaded models)")),
     # --------------------------------------------------------------------------------------------- LM Studio
     Signature(
+        # LM Studio 0.3.x words the same refusal "Model loading aborted due to insufficient system resources.
+        # Overloading the system will likely cause it to freeze." (its guardrailHasEnoughResourcesForModelOrThrow in
+        # the stack under it, lmstudio-bug-tracker#927): the models already loaded count against it
         "lmstudio_guardrail", "lmstudio", ("model loading was stopped due to insufficient system resources",
-                                           "requires approximately"),
-        r"requires approximately [0-9.]{1,24} ?GB of memory|loading was stopped due to insufficient system resources",
+                                           "requires approximately",
+                                           "insufficient system resources. Overloading the system"),
+        r"requires approximately [0-9.]{1,24} ?GB of memory|loading was stopped due to insufficient system resources|"
+        r"insufficient system resources\.\s{1,4}Overloading the system",
         stage="host_ram", priority=6, ignore_case=True,
         fields=(Field("model_required_bytes", r"requires approximately " + SIZE, "size_as_written"),),
         message="Model loading was stopped due to insufficient system resources. Under the current settings, this "
                 "model requires approximately {X} GB of memory ...",
         causes=("LM Studio's guardrail: the estimate (weights + default context) exceeds free memory",),
-        fixes=("Context Length smaller", "a smaller quant", "adjust the guardrail in settings if the estimate is "
-               "wrong")),
+        fixes=("Context Length smaller", "a smaller quant", "unload the models already loaded (they count against "
+               "the guardrail)", "adjust the guardrail in settings if the estimate is wrong")),
     Signature(
         "lmstudio_resources", "lmstudio", ("Not enough resources to load the model",),
         r"Not enough resources to load the model", stage="host_ram", priority=5,
@@ -1038,6 +1059,16 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("LM Studio could not estimate this model's memory, so its guardrail refuses without a figure: not a "
                 "shortage",),
         fixes=("load it with the guardrail relaxed (Settings: model loading guardrails), or a newer LM Studio",)),
+    Signature(
+        # LM Studio 0.4.x's loader notes which context it used for its VRAM overflow estimate on one GPU (it then
+        # loads with the context asked for): a notice, no failure (lmstudio-bug-tracker#1902)
+        "lmstudio_overflow_estimate_note", "lmstudio", ("for VRAM overflow calculations",),
+        r"Not using full context length for VRAM overflow calculations", role="not_oom", priority=4,
+        message="Not using full context length for VRAM overflow calculations due to single GPU setup. Instead, using "
+                "'{N}' as context length for the calculation. Original context length: '{M}'.",
+        versions="LM Studio 0.4.x",
+        causes=("LM Studio's estimate of the VRAM overflow used a shorter context than the one loaded: a note about "
+                "its estimate, not a failure",)),
     Signature(
         "lmstudio_failed_load_json", "lmstudio", ('"title": "Failed to load model"',),
         r'"title": "Failed to load model"', priority=3, span=30,
