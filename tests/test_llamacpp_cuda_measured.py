@@ -236,3 +236,17 @@ def test_lfm2_replay_is_exact():
     for r in rows:
         got = round(oomkit_view(r)["compute_buffer_bytes"]["CUDA0"] / MiB, 2)
         assert got == measured(r)["compute_buffer_mib"]["CUDA0"], (r["settings"], got)
+
+
+def test_decompressed_mla_replay_is_exact():
+    """DeepSeek-V3's decompressed heads (the file converted before PR #12801: attn_kv_b; compute.mla_device_bytes,
+    sched_replay.deepseek2_graph without is_mla) equal llama.cpp's CUDA0 buffer to the 0.01 MiB on every F16-cache
+    row without flash attention (off, or -fa auto turned off with V's rows kept in the cache), fully or partly
+    offloaded, and held out (not fitted) at -np 2 -ub 1024 in two KV streams: 4894.02 MiB (4820.00 by the closed
+    forms before)."""
+    rows = [p.values[0] for p in ROWS if p.id.startswith(("deepseek-v3-legacy-4-", "heldout-deepseek-v3-legacy-4-"))
+            and p.values[0]["settings"]["type_k"] == "f16" and p.values[0]["settings"].get("offload_kqv") is not False]
+    assert len(rows) == 12
+    for r in rows:
+        got = round(oomkit_view(r)["compute_buffer_bytes"]["CUDA0"] / MiB, 2)
+        assert got == measured(r)["compute_buffer_mib"]["CUDA0"], (r["settings"], got)

@@ -1547,11 +1547,13 @@ def mla_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placeme
     1446.00 MiB by the closed forms for 1399.01 measured) and with -nkvo (371.01 for 377.00); the replay equals
     every F16-cache row of the deepseek-v3 file (-ngl 2, 3 (held out, without flash attention), 4, 99, the full
     model's dry runs) and of the mistral4 file (held out: 2478.00 for 2431.01 without flash attention, 375.01 for
-    380.75 at -ngl 2 before). Where it holds: one KV stream, an F16 cache,
-    every layer's attention absorbed MLA (latent cache), the MoE layers with a shared expert, every layer on the
+    380.75 at -ngl 2 before). The decompressed heads of a file converted before PR #12801
+    (sched_replay._decompressed_attention) without flash attention (-fa auto turns it off: no ggml-cuda kernel for
+    192 / 128), in KV streams (held out: deepseek-v3-legacy at -np 2 -ub 1024). Where it holds: an F16 cache,
+    absorbed MLA (latent cache) in one KV stream or the decompressed heads without flash attention nor -nkvo, the MoE layers with a shared expert, every layer on the
     device or the CPU, no tensor overrides, the newest build (the fusion dependencies); None elsewhere."""
     if spec.architecture not in MLA_DEVICE_GRAPHS or not cuda_fusion_deps(ctx, devices, s) \
-            or len(devices) != 1 or ctx.n_stream != 1 or s.override_tensor or s.cpu_moe or s.n_cpu_moe \
+            or len(devices) != 1 or s.override_tensor or s.cpu_moe or s.n_cpu_moe \
             or ctx.build < QWEN35_REPLAY_BUILD or ctx.type_k.name != "f16" or len(caches) != 1 \
             or s.no_kv_offload and not ctx.flash_attn:
         return None
@@ -1562,10 +1564,13 @@ def mla_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placeme
     if rough and host_layers:
         return None
     if not trunk or trunk[-1].index != len(trunk) - 1 or d != 0 or not set(placement.layer_device) <= {-1, d} \
-            or T % max(1, ctx.n_seq_max) or host_layers and _offload_device(devices, s, T) != d \
-            or any(la.attention is None or not la.attention.kv_lora_rank or not la.attention.latent_cache
-                   or la.ffn.is_moe and not la.ffn.n_ff_shared
+            or T % max(1, ctx.n_seq_max, ctx.n_stream) or host_layers and _offload_device(devices, s, T) != d \
+            or any(la.attention is None or not la.attention.kv_lora_rank or la.ffn.is_moe and not la.ffn.n_ff_shared
                    or ctx.flash_attn and not cuda_fa_supported(la.attention, ctx) for la in trunk):
+        return None
+    mla = all(la.attention.latent_cache for la in trunk)
+    if mla and ctx.n_stream != 1 or not mla and (ctx.flash_attn or s.no_kv_offload
+                                                 or any(la.attention.latent_cache for la in trunk)):
         return None
     host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
             if t.layer in host_layers}
@@ -1573,10 +1578,11 @@ def mla_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placeme
 
     def build(n_kv: int) -> sched_replay.Graph:
         return sched_replay.deepseek2_graph(spec, T, n_outputs, n_kv, host, host_layers, ctx.flash_attn,
-                                            s.no_kv_offload)
+                                            s.no_kv_offload, True, ctx.n_stream, not ctx.fa_auto_off)
 
     key = ("deepseek2", spec.n_embd, spec.n_vocab, tuple((la.index, la.attention, la.ffn) for la in trunk), T,
-           n_outputs, frozenset(host_layers), frozenset(host), ctx.flash_attn, s.no_kv_offload)
+           n_outputs, frozenset(host_layers), frozenset(host), ctx.flash_attn, s.no_kv_offload, ctx.n_stream,
+           ctx.fa_auto_off)
     return sched_replay.device_peak_by_kv(key, build, caches[0].cells, CUDA_ALIGN, host)
 
 

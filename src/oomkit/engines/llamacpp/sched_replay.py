@@ -1360,8 +1360,51 @@ def sigmoid_moe(g: Graph, w: Callable[[str, tuple[int, ...], int | None], T], f,
     return out
 
 
+def _decompressed_attention(g: Graph, w: Callable[[str, tuple[int, ...], int | None], T], il: int, a, q: T, cmpr: T,
+                            k_pe: T, dev: int, n_kv: int, n_stream: int, k_idxs: T, v_idxs: T, mask: T, inp_pos: T,
+                            v_trans: bool) -> T:
+    """deepseek2.cpp's attention without is_mla, from q (reshaped), the normed kv_cmpr and the roped k_pe, through
+    build_attn (llm_graph_input_attn_kv) and build_attn_mha without flash attention, to the CONT before wo."""
+    f32, f16 = 4, 2
+    H, r, rope, nope = a.n_heads, a.kv_lora_rank, a.qk_rope_head_dim, a.qk_nope_head_dim
+    dk, dv = nope + rope, a.v_head_dim or a.head_dim_v
+    T_ = q.ne[2]
+    nq = T_ // n_stream
+    kv = g.op("MUL_MAT", (H * (nope + dv), T_), w(f"blk.{il}.attn_kv_b.weight", (r, H * (nope + dv)), il), cmpr)
+    row = (nope + dv) * f32
+    k_nope = g.view(kv, (nope, H, T_), (f32, row, row * H))
+    vc = g.op("CONT", (dv, H, T_), g.view(kv, (dv, H, T_), (f32, row, row * H)))
+    qc = g.op("ROPE", q.ne, q, inp_pos)  # the trailing rope dims (ggml_rope_set_offset)
+    kc = g.op("CONCAT", (dk, H, T_), k_nope, g.op("REPEAT", (rope, H, T_), k_pe))
+    g.expand(qc)
+    g.expand(vc)
+    g.expand(kc)  # build_attn: q, v, then k
+    kc_ = g.cache((dk * H, n_kv, n_stream), dev, f16)
+    kst = g.reshape(kc_, (dk * H, n_kv * n_stream)) if n_stream > 1 else kc_  # llama_kv_cache::cpy_k
+    g.expand(g.into("SET_ROWS", kst, g.view(kc, (dk * H, T_)), k_idxs, kst))
+    vv = g.cache((dv * H, n_kv, n_stream), dev, f16)
+    if v_trans:  # one row per element of V
+        flat = g.reshape(vv, (1, dv * H * n_kv * n_stream))
+        g.expand(g.into("SET_ROWS", flat, g.reshape(g.reshape(vc, (dv * H, T_)), (1, dv * H * T_)), v_idxs, flat))
+        v = g.permute(g.view(vv, (n_kv, H, dv, n_stream), (f16, n_kv * dv * f16, n_kv * f16, n_kv * dv * H * f16)),
+                      (0, 2, 1, 3))
+    else:
+        vst = g.reshape(vv, (dv * H, n_kv * n_stream)) if n_stream > 1 else vv
+        g.expand(g.into("SET_ROWS", vst, g.view(vc, (dv * H, T_)), v_idxs, vst))
+        v = g.permute(g.view(vv, (dv, H, n_kv, n_stream), (f16, dv * f16, dv * H * f16, dv * H * n_kv * f16)),
+                      (0, 2, 1, 3))
+        v = g.op("CONT", (n_kv, dv, H, n_stream), g.transpose(v), es=f16)  # build_attn_mha: "avoid this branch"
+    k = g.permute(g.view(kc_, (dk, H, n_kv, n_stream), (f16, dk * f16, dk * H * f16, dk * H * n_kv * f16)),
+                  (0, 2, 1, 3))
+    qq = g.permute(g.view(qc, (dk, H, nq, n_stream)), (0, 2, 1, 3))
+    kq = g.op("SOFT_MAX", (n_kv, nq, H, n_stream), g.op("MUL_MAT", (n_kv, nq, H, n_stream), k, qq), mask)
+    kqv = g.op("MUL_MAT", (dv, nq, H, n_stream), v, kq)
+    return g.op("CONT", (dv * H, T_), g.permute(kqv, (0, 2, 1, 3)))
+
+
 def deepseek2_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
-                    flash_attn: bool = True, host_caches: bool = False, fusion_deps: bool = True) -> Graph:
+                    flash_attn: bool = True, host_caches: bool = False, fusion_deps: bool = True, n_stream: int = 1,
+                    v_trans: bool = True) -> Graph:
     """DeepSeek-V2 / V3's pp graph with the absorbed MLA (latent) cache (src/models/deepseek2.cpp
     llama_model_deepseek2::graph at llama.cpp@0c1e57098, is_mla; mistral4.cpp builds the same graph), one sequence a
     KV stream, an F16 cache, in graph order (the order of the GGML_SCHED_DEBUG=2 dump of the deepseek-v3 file,
@@ -1375,13 +1418,23 @@ def deepseek2_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, in
     sigmoid_moe (scaled: expert_weights_scale, as compute_graphs.deepseek2_device_graph has it) beside the shared
     expert (build_ffn); the residual; the output norm (t_embd, an output) and the logits. The layers in host_layers
     keep their weights (and caches) on the CPU (host: the weights' bytes, copied when read on the device);
-    host_caches (-nkvo): every cache on the CPU; fusion_deps: ggml-cuda's MoE allocation dependencies."""
+    host_caches (-nkvo): every cache on the CPU; fusion_deps: ggml-cuda's MoE allocation dependencies.
+    A file without the split wk_b / wv_b (converted before PR #12801: attn_kv_b, head_count_kv = n_head) takes the
+    decompressed heads (not is_mla): wkv_b's product of kv_cmpr, k_nope's view, V's CONT, Q roped whole, Kcur the
+    CONCAT of k_nope and k_pe REPEATed to the heads; build_attn with K and V caches (q, v, then k expanded), here
+    without flash attention (ggml-cuda has no kernel for its 192 / 128 heads), in n_stream KV streams (one a
+    sequence), V transposed in its cache where v_trans (flash attention off when the cache was made; with -fa auto
+    turned off afterwards the cache keeps V's rows and build_attn_mha makes V's transpose contiguous)."""
     g, w, inp = _pp_graph_start(spec, T_, host, host_layers)
     f32, f16 = 4, 2
     n_embd = spec.n_embd
     inp_pos = g.input((T_,))
+    mla = all(la.attention.latent_cache for la in spec.trunk_layers)
+    a0 = spec.trunk_layers[0].attention
+    nq = T_ // n_stream
     k_idxs = g.input((T_,), 8)
-    mask = g.input((n_kv, T_, 1, 1), f16 if flash_attn else f32)  # build_attn_inp_k
+    v_idxs = None if mla else g.input((T_ * a0.n_heads * (a0.v_head_dim or a0.head_dim_v) if v_trans else T_,), 8)
+    mask = g.input((n_kv, nq, 1, n_stream), f16 if flash_attn else f32)  # build_attn_inp_k / build_attn_inp_kv
     out_ids = g.input((n_outputs,))
     names = {t.name for t in spec.weights.tensors}
 
@@ -1411,36 +1464,40 @@ def deepseek2_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, in
         k_pe = g.view(kvp, (rope, 1, T_), (f32, (r + rope) * f32, (r + rope) * f32))
         k_pe = g.op("ROPE", k_pe.ne, k_pe, inp_pos)
         cmpr = g.op("MUL", cmpr.ne, g.op("RMS_NORM", cmpr.ne, cmpr), w(f"blk.{il}.attn_kv_a_norm.weight", (r,), il))
-        q_nope = g.view(q, (nope, H, T_), (f32, dk * f32, dk * H * f32))
-        q_pe = g.view(q, (rope, H, T_), (f32, dk * f32, dk * H * f32))
-        q_pe = g.op("ROPE", q_pe.ne, q_pe, inp_pos)
-        absorbed = g.op("MUL_MAT", (r, T_, H), w(f"blk.{il}.attn_k_b.weight", (nope, r, H), il),
-                        g.permute(q_nope, (0, 2, 1, 3)))
-        qcur = g.op("CONCAT", (r + rope, H, T_), g.permute(absorbed, (0, 2, 1, 3)), q_pe)
-        vcur = g.reshape(cmpr, (r, 1, T_))
-        kcur = g.op("CONCAT", (r + rope, 1, T_), vcur, k_pe)
-        g.expand(qcur)
-        g.expand(vcur)
-        g.expand(kcur)  # build_attn: q, v, then k
-        kc = g.cache((r + rope, n_kv), dev, f16)
-        g.expand(g.into("SET_ROWS", kc, g.view(kcur, (r + rope, T_)), k_idxs, kc))
-        row = (r + rope) * f16
-        kv = g.view(kc, (r + rope, 1, n_kv, 1), (f16, row, row, row * n_kv))  # get_k
-        vv = g.view(kv, (r, 1, n_kv, 1), (f16, row, row, row * n_kv))
-        qq = g.permute(qcur, (0, 2, 1, 3))
-        kk, vp = g.permute(kv, (0, 2, 1, 3)), g.permute(vv, (0, 2, 1, 3))
-        if flash_attn:
-            fa = g.op("FLASH_ATTN_EXT", (r, H, T_, 1), qq, kk, vp, mask)
-            o = g.op("MUL_MAT", (dv, T_, H, 1), w(f"blk.{il}.attn_v_b.weight", (r, dv, H), il),
-                     g.permute(fa, (0, 2, 1, 3)))
-            att = g.reshape(g.op("CONT", (dv, H, T_, 1), g.permute(o, (0, 2, 1, 3))), (dv * H, T_))
-        else:  # build_attn_mha without flash attention: V not transposed in the cache, so made contiguous
-            kq = g.op("MUL_MAT", (n_kv, T_, H, 1), kk, qq)
-            kq = g.op("SOFT_MAX", kq.ne, kq, mask)
-            vt = g.op("CONT", (n_kv, r, 1, 1), g.transpose(vp), es=f16)
-            kqv = g.op("MUL_MAT", (r, T_, H, 1), vt, kq)
-            o = g.op("MUL_MAT", (dv, T_, H, 1), w(f"blk.{il}.attn_v_b.weight", (r, dv, H), il), kqv)
-            att = g.op("CONT", (dv * H, T_), g.permute(o, (0, 2, 1, 3)))
+        if not mla:  # the decompressed heads
+            att = _decompressed_attention(g, w, il, a, q, cmpr, k_pe, dev, n_kv, n_stream, k_idxs, v_idxs, mask,
+                                          inp_pos, v_trans)
+        else:  # is_mla: the absorbed heads on the latent cache
+            q_nope = g.view(q, (nope, H, T_), (f32, dk * f32, dk * H * f32))
+            q_pe = g.view(q, (rope, H, T_), (f32, dk * f32, dk * H * f32))
+            q_pe = g.op("ROPE", q_pe.ne, q_pe, inp_pos)
+            absorbed = g.op("MUL_MAT", (r, T_, H), w(f"blk.{il}.attn_k_b.weight", (nope, r, H), il),
+                            g.permute(q_nope, (0, 2, 1, 3)))
+            qcur = g.op("CONCAT", (r + rope, H, T_), g.permute(absorbed, (0, 2, 1, 3)), q_pe)
+            vcur = g.reshape(cmpr, (r, 1, T_))
+            kcur = g.op("CONCAT", (r + rope, 1, T_), vcur, k_pe)
+            g.expand(qcur)
+            g.expand(vcur)
+            g.expand(kcur)  # build_attn: q, v, then k
+            kc = g.cache((r + rope, n_kv), dev, f16)
+            g.expand(g.into("SET_ROWS", kc, g.view(kcur, (r + rope, T_)), k_idxs, kc))
+            row = (r + rope) * f16
+            kv = g.view(kc, (r + rope, 1, n_kv, 1), (f16, row, row, row * n_kv))  # get_k
+            vv = g.view(kv, (r, 1, n_kv, 1), (f16, row, row, row * n_kv))
+            qq = g.permute(qcur, (0, 2, 1, 3))
+            kk, vp = g.permute(kv, (0, 2, 1, 3)), g.permute(vv, (0, 2, 1, 3))
+            if flash_attn:
+                fa = g.op("FLASH_ATTN_EXT", (r, H, T_, 1), qq, kk, vp, mask)
+                o = g.op("MUL_MAT", (dv, T_, H, 1), w(f"blk.{il}.attn_v_b.weight", (r, dv, H), il),
+                         g.permute(fa, (0, 2, 1, 3)))
+                att = g.reshape(g.op("CONT", (dv, H, T_, 1), g.permute(o, (0, 2, 1, 3))), (dv * H, T_))
+            else:  # build_attn_mha without flash attention: V not transposed in the cache, so made contiguous
+                kq = g.op("MUL_MAT", (n_kv, T_, H, 1), kk, qq)
+                kq = g.op("SOFT_MAX", kq.ne, kq, mask)
+                vt = g.op("CONT", (n_kv, r, 1, 1), g.transpose(vp), es=f16)
+                kqv = g.op("MUL_MAT", (r, T_, H, 1), vt, kq)
+                o = g.op("MUL_MAT", (dv, T_, H, 1), w(f"blk.{il}.attn_v_b.weight", (r, dv, H), il), kqv)
+                att = g.op("CONT", (dv * H, T_), g.permute(o, (0, 2, 1, 3)))
         cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.attn_output.weight", (H * dv, n_embd), il), att)
         rows = T_
         if la is spec.trunk_layers[-1]:
