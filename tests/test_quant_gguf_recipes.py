@@ -323,6 +323,24 @@ def test_imatrix_q4_k_m_of_2025_keeps_more_bits_than_todays_rules():
     assert abs(predicted_error(control)) < 0.0005
 
 
+def ud_log_standin_error(fid: str) -> float:
+    """The stand-in alone (no listed size) against a ud_logs.json entry's printed total, every tensor of the file."""
+    from oomkit.model.resolve import resolve
+    from oomkit.quant import published_sizes
+
+    path = Path(__file__).parent / "fixtures" / "gguf_mixes" / "ud_logs.json"
+    fx = next(f for f in json.loads(path.read_text())["files"] if f["id"] == fid)
+    gib = float(re.search(fx.get("size_pattern", r"(?:model size|file size) += ([\d.]+) GiB"),
+                          "\n".join(fx["quoted"])).group(1))
+    lookup = published_sizes.lookup
+    published_sizes.lookup = lambda *a, **k: None
+    try:
+        spec = resolve(fx["repo"], fx["mix"])
+    finally:
+        published_sizes.lookup = lookup
+    return sum(t.nbytes for t in spec.weights.tensors) / (gib * 2**30) - 1
+
+
 def test_stand_in_warning_names_its_measured_misses():
     """A UD name no recipe covers says so in the estimate, with the errors measured against real files; those
     figures are recomputed here."""
@@ -333,8 +351,14 @@ def test_stand_in_warning_names_its_measured_misses():
     assert "is not modelled for this model" in note and "stand-in" in note and "Qwen3.5-27B -4%" in note
     models = {"Qwen3.5-0.8B": "qwen3.5-0.8b", "Qwen3.5-27B": "qwen3.5-27b", "Qwen3.5-122B-A10B": "qwen3.5-122b-a10b",
               "Qwen3.5-397B-A17B": "qwen3.5-397b-a17b", "Qwen3-30B-A3B": "Qwen/Qwen3-30B-A3B"}
+    # the files whose source prints the total only (tests/fixtures/gguf_mixes/ud_logs.json, counts_printed false)
+    ud_logs = {"Llama-4-Scout": "llama-4-scout-ud-iq2_xxs-ik321", "Kimi-K2": "kimi-k2-instruct-ud-iq3_xxs-ik616",
+               "GLM-4.6": "glm-4.6-ud-q5_k_xl-ik816"}
     for mix, misses in STANDIN_MISSES.items():
         for model, pct in misses:
+            if model in ud_logs:
+                assert round(ud_log_standin_error(ud_logs[model]) * 100) == pct, (mix, model)
+                continue
             fx = next(f for f in PUBLISHED if f["mix"] == mix and f["catalog_model"] == models[model])
             assert round(predicted_error(fx, standin=True) * 100) == pct, (mix, model)
     iq1 = mix_label(predicted(BY_ID["qwen3-30b-a3b-ud-iq1_s-llamacpp14199"]))
