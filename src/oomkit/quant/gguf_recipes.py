@@ -678,6 +678,13 @@ PUBLISHED_RECIPES: tuple[PublishedRecipe, ...] = (
 UD_MOE_EXPERT_TYPES: dict[str, tuple[str, str]] = {
     "UD-Q2_K_XL": ("q2_K", "q3_K"), "UD-Q3_K_XL": ("q3_K", "q3_K"), "UD-Q4_K_XL": ("q4_K", "q4_K")}
 _IK = "https://github.com/ikawrakow/ik_llama.cpp/"
+_KYUZ0 = "https://github.com/kyuz0/amd-strix-halo-toolboxes/blob/"
+_KYUZ0_SCOUT = ("62e5080102f65faef53d9875103cbbc017a3e16e/benchmark/loadtime_results/"
+                "Llama-4-Scout-17B-16E-Instruct-UD-Q4_K_XL-00001-of-00002__rocm6_4_2.log")
+_KYUZ0_Q235 = ("62e5080102f65faef53d9875103cbbc017a3e16e/benchmark/loadtime_results/"
+               "Qwen3-235B-A22B-Instruct-2507-UD-Q3_K_XL-00001-of-00003__rocm6_4_2.log")
+_KYUZ0_GLM46 = ("8ff812fbb5fed2e79bf903feb4c5e4af9b4a7a7a/benchmark/results-rpc/09-01-2026/"
+                "GLM-4.6-UD-Q4_K_XL-00001-of-00005__rocm6_4_4__rpc.log")
 
 
 def _ud_moe_recipe(mix: str, ftype: str, arch: str, n_embd: int, n_expert: int, source: str,
@@ -708,6 +715,18 @@ PUBLISHED_RECIPES += (
     # own quant with unsloth's UD-Q2_K_XL, ik_llama.cpp PR #321). The Qwen3 MoE / DeepSeek pattern, not fitted on
     # this file, is 2.47% short of it; the llama-quantize stand-in (Q2_K, q8_0 output) was 6.52% short.
     _ud_moe_recipe("UD-Q2_K_XL", "Q2_K", "llama4", 5120, 16, _IK + "pull/321", None),
+    # More shapes the pattern was held against, not fitted on (kyuz0/amd-strix-halo-toolboxes' llama.cpp logs, the
+    # llama-quantize stand-in -> the pattern): Llama 4 Scout UD-Q4_K_XL +5.82% -> -1.75% ("type q4_K: 421, q5_K: 43,
+    # q6_K: 18", file size 57.73 GiB), Qwen3-235B-A22B-2507 UD-Q3_K_XL +8.11% -> -1.66% ("q3_K: 267, q4_K: 362,
+    # q5_K: 20, q6_K: 11", 96.99 GiB), GLM-4.6 (the GLM-4.5 / 4.7 shape) UD-Q4_K_XL +6.23% -> -0.81% (llama-bench's
+    # 189.69 GiB, the next-n block included). Taken per shape only where the held-out file meets it: GLM-4.5-Air
+    # UD-Q4_K_XL (-8.70% with it, -0.04% as the stand-in) and Gemma-4-26B-A4B UD-Q4_K_XL (-10.93% / -0.66%) keep the
+    # stand-in.
+    _ud_moe_recipe("UD-Q4_K_XL", "Q4_K_M", "llama4", 5120, 16, _KYUZ0 + _KYUZ0_SCOUT,
+                   "f32 146, q4_K 421, q5_K 43, q6_K 18"),
+    _ud_moe_recipe("UD-Q3_K_XL", "Q3_K_M", "qwen3moe", 4096, 128, _KYUZ0 + _KYUZ0_Q235,
+                   "f32 471, q3_K 267, q4_K 362, q5_K 20, q6_K 11"),
+    _ud_moe_recipe("UD-Q4_K_XL", "Q4_K_M", "glm4moe", 5120, 160, _KYUZ0 + _KYUZ0_GLM46, None),
 )
 
 # Publishers whose every file is an imatrix quant, so that a plain file type from them takes llama-quantize's
