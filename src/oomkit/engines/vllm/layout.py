@@ -29,6 +29,7 @@ from .kv import (
 )
 from .phases import (
     Failure,
+    capture_bytes,
     capture_sizes,
     cudagraph_actual_bytes,
     cudagraph_estimate_bytes,
@@ -422,52 +423,64 @@ def _report_kv_cache_config(s: VllmSettings, r: Resolved, plan0: KvPlan, num_blo
             f"Maximum concurrency for {max_len} tokens per request: {concurrency:.2f}x"], figures
 
 
-def _usages(s: VllmSettings, r: Resolved, ranks: list[_Rank], num_blocks: int | None, error: str | None,
-            need_one: dict[str, int]) -> tuple[list[Usage], list[str]]:
-    """Each GPU's bytes by kind once vLLM has started, and a warning where the CUDA graphs, captured outside the
-    budget, leave too little for a batch as large as the profile run's."""
+def _usages(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank], num_blocks: int | None,
+            error: str | None, need_one: dict[str, int]) -> tuple[list[Usage], list[str]]:
+    """Each GPU's bytes by kind once vLLM has started, and a warning where a batch as large as the profile run's,
+    run eager later, may not find the profile's peak again (or, V1 before 0.20, the graphs their room)."""
     budget_cudagraphs = cudagraphs_in_budget(s, r)
     usages, warnings = [], []
     short: list[tuple[int, str, int, int]] = []
     for rk in ranks:
         m = rk.memory
+        last = rk.stage == r.pp - 1
         if rk.num_blocks is not None and num_blocks is not None and rk.plan.layers:
-            if r.v1:
-                kv = num_blocks * rk.plan.bytes_per_block
-            else:
-                kv = num_blocks * rk.plan.block_size * sum(sp.bytes_per_token for sp in rk.plan.layers.values())
+            kv = _kv_allocated(rk, num_blocks, r)
         elif error is not None or rk.available is None:
             kv = need_one[rk.device.id]
         else:
             kv = 0
-        overhead = m.context + m.non_torch + m.cudagraph
-        # The profile run's peak is freed before the KV cache is allocated (0.4-0.6.3 worker.py
-        # determine_num_available_blocks ends in gc.collect(); torch.cuda.empty_cache(); from 0.6.4 utils.py
-        # memory_profiling does so on exit, V1's gpu_worker.py determine_available_memory alike): the KV cache and
-        # the CUDA graphs are then allocated into that memory, so the peak adds to what start-up holds only where it
-        # is larger than both (vllm#7553: 0.5.4's driver starts with its 782 MiB peak beside 4.1 GiB of KV cache
-        # and 2.4 GiB of graphs, which a sum puts 0.5 GiB past the 24,564 MiB card). Where vLLM refuses, or the
-        # GPU's memory is not known, the KV cache shown is what one request needs: beside the peak, as the budget
-        # counts it. A batch as large as the profile's, run eager later, needs the peak again: warned, not counted.
-        # V1 sizes its KV cache around the peak inside the budget (gpu_worker.py determine_available_memory), so every
-        # step finds it again: there it stays in the total, which the budget already bounds
         allocated = error is None and rk.available is not None and rk.num_blocks is not None
-        compute = max(m.activation - kv - m.cudagraph, 0) if allocated and not r.v1 else m.activation
+        # What start-up leaves on the card, phase by phase (phases.py startup_phases). The profile run's peak is freed
+        # before the KV cache is allocated (0.4-0.6.3 worker.py determine_num_available_blocks ends in gc.collect();
+        # torch.cuda.empty_cache(); from 0.6.4 utils.py memory_profiling does so on exit, V1's gpu_worker.py
+        # determine_available_memory alike, read in 0.8.0 and 0.29.0): the KV cache and the CUDA graphs are then
+        # allocated into that memory, so the peak adds to what start-up holds only where it is larger than both
+        # (vllm#7553: 0.5.4's driver starts with its 782 MiB peak beside 4.1 GiB of KV cache and 2.4 GiB of graphs,
+        # which a sum puts 0.5 GiB past the 24,564 MiB card). V1 likewise (vllm#34076, 0.15.2, RTX 5070 Ti: the peak
+        # and the 0.34 GiB estimate in the sum put it 148 MiB past the card where its phases leave 98 MiB): the
+        # graphs hold what capture_model takes ("took", phases.py capture_bytes), not the estimate
+        # (gpu_model_runner.py profile_cudagraph_memory, 0.19+, captured into a throwaway pool; from 0.20 it only
+        # sizes the budget), and the last stage keeps the sampler warm-up's blocks reserved in PyTorch's cache
+        # (gpu_worker.py compile_or_warm_up_model, 0.8.0 -> 0.34: _dummy_sampler_run "called after capture_model
+        # on purpose to prevent memory buffers from being cleared", 0.34 "keep its max-batch buffers ... cached";
+        # no empty_cache after it, nor in model runner V2's gpu/warmup.py warmup_kernels, 0.29). Where vLLM refuses, or the GPU's memory is not known, the KV cache shown is what
+        # one request needs, beside the peak and the estimate, as the budget counts them. A batch as large as the
+        # profile's, run eager later, needs the peak again: warned below, not counted.
+        if allocated:
+            n_layers = rk.layers[1] - rk.layers[0] + drafter_graph_layers(s, r, last)
+            graphs = capture_bytes(spec, s, r, n_layers, rk.stage == 0, drafter_graph_layers(s, r, last)) \
+                if r.v1 else m.cudagraph
+            held = sampler_warmup_bytes(spec, s, r) if last else 0
+            compute = max(m.activation - kv - graphs, held)
+        else:
+            graphs, compute = m.cudagraph, m.activation
+        overhead = m.context + m.non_torch + graphs
         usage = Usage(id=rk.device.id, name=rk.device.name, memory_bytes=rk.device.memory_bytes,
                       weights_bytes=rk.weights, kv_cache_bytes=kv, compute_bytes=compute,
                       overhead_bytes=overhead + (driver_reserved(rk.device) if rk.device.memory_bytes else 0))
         usages.append(usage)
         left = None if usage.memory_bytes is None else usage.memory_bytes - usage.total_bytes
-        if allocated and not r.v1 and left is not None and m.activation - compute > left:
+        if allocated and left is not None and m.activation - compute > left:
             short.append((left - (m.activation - compute), rk.device.id, m.activation, left))
         if rk.total is not None and rk.requested is not None and not budget_cudagraphs and m.cudagraph and r.v1:
-            headroom = rk.total - rk.requested - m.context
+            # V1 before 0.20 captures outside the budget, into the headroom and what the profile's peak gave back
+            headroom = rk.total - rk.requested - m.context + m.activation
             if m.cudagraph > headroom:
                 warnings.append(f"{rk.device.id}: CUDA graphs (about {gib_str(m.cudagraph)}) are captured after the "
                                 f"KV cache, outside the {r.util} budget, and the {gib_str(max(headroom, 0))} left may "
                                 "not hold them: lower --gpu-memory-utilization or use --enforce-eager")
     if short:
-        # V0 (V1 has the warning above): a batch as large as the profile's runs eager, beside the graphs
+        # a batch as large as the profile's runs eager (past the largest captured size), beside the graphs
         _, dev, act, left = min(short)
         warnings.append(f"{dev}: vLLM starts, but a batch of {r.max_num_batched_tokens:,} tokens needs the profile "
                         f"run's {gib_str(act)} again beside the CUDA graphs, with {gib_str(max(left, 0))} left: "
@@ -534,7 +547,7 @@ def _assemble(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank],
                         f"({max_len} tokens); {r.max_num_seqs} such requests need "
                         f"{gib_str(sum(need_many.values()))} in all. vLLM itself sizes "
                         "the cache from gpu_memory_utilization x the GPU's memory")
-    usages, cg_warnings = _usages(s, r, ranks, num_blocks, error, need_one)
+    usages, cg_warnings = _usages(spec, s, r, ranks, num_blocks, error, need_one)
     warnings.extend(cg_warnings)
     if s.nnodes > 1:
         view["node_memory_bytes"] = node_totals(usages, s.nnodes)  # per machine: each node's GPUs together

@@ -16,7 +16,8 @@ Budget membership by release (gpu_worker.py determine_available_memory, utils/me
     VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1); from 0.20 the estimate is inside and what capture takes beyond
     the estimate is outside; beyond two GPUs without NVLink NCCL up to 2.21 (vLLM up to 0.8.5) keeps memory for
     every all-reduce the graphs capture (nccl_graph_bytes), charged to the capture phase;
-  sampler warm-up (V1): outside, transient. V0 has no separate warm-up (its profile run samples).
+  sampler warm-up (V1): outside, transient (its blocks stay reserved in PyTorch's cache: the device total holds
+    them, layout.py _usages). V0 has no separate warm-up (its profile run samples).
 PyTorch's caching allocator rounds large blocks to 2 MiB and keeps freed blocks reserved; that fragmentation is
 what the fitted warm-up factor below absorbs.
 """
@@ -502,6 +503,17 @@ def sampler_warmup_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
     return int(factor * sampler_bytes(spec, s, r, warmup=True))
 
 
+def capture_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_layers: int | None = None,
+                  first_stage: bool = True, draft_layers: int = 0) -> int:
+    """What one rank's CUDA-graph capture holds once it is done: the graph pool and the driver's share
+    (cudagraph_actual_bytes) and, beyond two PCIe GPUs, NCCL's (nccl_graph_bytes); 0 under --enforce-eager."""
+    cg = 0 if s.enforce_eager else cudagraph_actual_bytes(spec, s, r, n_layers, draft_layers)
+    if cg:
+        layers = spec.n_trunk_layers if n_layers is None else n_layers
+        cg += nccl_graph_bytes(spec, s, r, layers, first_stage)
+    return cg
+
+
 @dataclass(frozen=True)
 class Phase:
     """One start-up phase on one GPU: its bytes, whether the utilization budget counts them, whether they stay
@@ -536,10 +548,7 @@ def startup_phases(spec: ModelSpec, s: VllmSettings, r: Resolved, total: int | N
     the rank's decoder layers (its pipeline stage), for NCCL's share of the capture (nccl_graph_bytes); draft_layers:
     the drafter's, for model runner V2's draft-decode graphs (draft_decode_graph_bytes)."""
     budget_cg = cudagraphs_in_budget(s, r)
-    cg_actual = 0 if s.enforce_eager else cudagraph_actual_bytes(spec, s, r, n_layers, draft_layers)
-    if cg_actual:
-        layers = spec.n_trunk_layers if n_layers is None else n_layers
-        cg_actual += nccl_graph_bytes(spec, s, r, layers, first_stage)
+    cg_actual = capture_bytes(spec, s, r, n_layers, first_stage, draft_layers)
     if budget_cg:
         cg_actual = max(cg_actual, m.cudagraph)
     warmup = sampler_warmup_bytes(spec, s, r) if last_stage else 0
