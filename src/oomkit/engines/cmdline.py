@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import OomkitError
 from .base import EngineModule, engine_for_program, get_engine
-from .command import LLAMA_APP_COMMANDS, program_name, python_module, shell_string, unwrap
+from .command import LLAMA_APP_COMMANDS, on_the_host, program_name, python_module, shell_string, unwrap
 from .lms_keys import lms_names_mlx
 from .release_flags import reading_release, release_being_read
 from .shell_words import split_command
@@ -71,6 +71,9 @@ def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedC
         raise OomkitError(f"unknown engine command {argv[0]!r}: oomkit reads llama-server, llama-cli, llama-bench and the other llama.cpp tools, lms load, vllm "
                           "serve, python -m sglang.launch_server, ollama run and mlx_lm command lines")
     eng, program = found
+    if eng.name == "sglang" and module is None and args[:1] and args[0] in _SGLANG_OTHER_COMMANDS:
+        raise OomkitError(f"sglang {args[0]} {_SGLANG_OTHER_COMMANDS[args[0]]}: give `sglang serve ...` (or python -m "
+                          "sglang.launch_server) for the server oomkit sizes")
     version = image_version(wrapped.image)
     with reading_release(None if release_being_read() else version):  # --engine-version wins over the tag
         model, quant, settings = eng.parse_args(args, env, program)
@@ -84,7 +87,18 @@ def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedC
         return ParsedCommand(eng.name, model, settings, quant)
     if version is not None and "engine_version" in getattr(settings, "__dataclass_fields__", {}):
         settings = replace(settings, engine_version=version)  # the release the image holds (--engine-version wins)
+    if wrapped.image is not None:  # a model folder bound whole at a mount point: the host's (command.on_the_host)
+        model = on_the_host(model, wrapped.prefix)
     return ParsedCommand(eng.name, model, _with_image(settings, wrapped.image), quant)
+
+
+# the `sglang` program's commands besides `serve` (python/sglang/cli/main.py: generate runs a multimodal model,
+# SGLang Diffusion's image and video pipelines, sglang/cli/generate.py; render the standalone Rust OpenAI frontend;
+# version prints the release)
+_SGLANG_OTHER_COMMANDS = {"generate": "runs SGLang Diffusion's generation pipeline (sglang/cli/generate.py), which "
+                                      "oomkit does not model",
+                          "render": "launches the standalone Rust OpenAI frontend, which loads no model",
+                          "version": "prints the release and loads no model"}
 
 
 def _with_image(settings: Any, image: str | None) -> Any:

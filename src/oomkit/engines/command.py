@@ -607,6 +607,53 @@ class Wrapped:
         return [*self.entrypoint, *self.argv]
 
 
+# `docker run -v HOST:CONTAINER[:OPTS]` / `--volume`, `--mount type=bind,source=HOST,target=CONTAINER` (docker/cli
+# opts/volume.go and opts/mount.go; podman's run the same): a model folder bound whole at a mount point
+# (`-v /models/qwq-32b-gptq-int8:/model` ... `vllm serve /model`) has no name of its own in the container; its
+# name is the host folder's. A path below the mount point keeps the engine's reading, which names the model.
+_VOLUME_OPTIONS = frozenset({"ro", "rw", "z", "Z", "shared", "slave", "private", "rshared", "rslave", "rprivate",
+                             "nocopy", "consistent", "cached", "delegated"})
+
+
+def _binds(prefix: Sequence[str]) -> list[tuple[str, str]]:
+    """The (host, container) folders a `docker run` prefix binds, in order."""
+    out: list[tuple[str, str]] = []
+    for k, a in enumerate(prefix):
+        name, eq, inline = a.partition("=")
+        if a in ("-v", "--volume", "--mount") and k + 1 < len(prefix):
+            flag, spec = a, prefix[k + 1]
+        elif name in ("--volume", "--mount") and eq:
+            flag, spec = name, inline
+        elif a.startswith("-v") and len(a) > 2 and a[2] != "-":
+            flag, spec = "-v", a[2:]
+        else:
+            continue
+        if flag == "--mount":
+            kv = dict(p.partition("=")[::2] for p in spec.split(","))
+            host, into = kv.get("source", kv.get("src", "")), kv.get("target", kv.get("destination", kv.get("dst", "")))
+            if kv.get("type", "volume") != "bind":
+                continue
+        else:
+            parts = spec.split(":")
+            if len(parts) > 2 and set(parts[-1].split(",")) <= _VOLUME_OPTIONS:
+                parts = parts[:-1]
+            host, into = ":".join(parts[:-1]), parts[-1]
+        if host and into.startswith("/") and ("/" in host or "\\" in host or host.startswith((".", "~"))):
+            out.append((host, into))
+    return out
+
+
+def on_the_host(path: str | None, prefix: Sequence[str]) -> str | None:
+    """A model path the engine reads inside the container that is a bind's mount point itself -> the host folder
+    bound there (the last bind at that point); any other path as given."""
+    if not path or not path.startswith("/"):
+        return path
+    for host, into in reversed(_binds(prefix)):
+        if path.rstrip("/") == (into.rstrip("/") or "/"):
+            return host
+    return path
+
+
 def unwrap(argv: Sequence[str]) -> Wrapped:
     """argv -> the wrapper and the engine command it runs. Without a wrapper: Wrapped(argv=argv). A container
     whose image runs no engine oomkit knows, with no command after it, is an error naming the image."""
@@ -702,7 +749,11 @@ def compose_hint(text: str) -> str | None:
     try:
         import yaml  # PyYAML, which huggingface_hub installs; read only for such a paste
 
-        doc = yaml.safe_load(text)
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError:  # a tab after a value (`ipc: host\t`), which PyYAML refuses and compose-go's YAML
+            # reader takes as the space after it: the lines without their trailing blanks
+            doc = yaml.safe_load(re.sub(r"[ \t]+$", "", text, flags=re.MULTILINE))
     except Exception:  # not YAML (or no PyYAML): not a compose file oomkit reads
         return None
     if not isinstance(doc, dict):
@@ -718,18 +769,27 @@ def compose_hint(text: str) -> str | None:
                 return split_command(v)
             except ValueError:
                 return v.split()
-        return [str(x) for x in v] if isinstance(v, list) else []
+        # an empty item (`-` alone, a paste cut after the dash) is YAML's null: no word
+        return [str(x) for x in v if x is not None] if isinstance(v, list) else []
 
     env = svc.get("environment", svc.get("env"))
     pairs = ([(str(k), "" if v is None else str(v)) for k, v in env.items()] if isinstance(env, dict) else
-             [(str(e.get("name")), str(e.get("value", ""))) if isinstance(e, dict) else
+             [(str(e.get("name")), str(e.get("value", ""))) if isinstance(e, dict) and "value" in e else
+              (str(e.get("name")), None) if isinstance(e, dict) else
               tuple(str(e).partition("=")[::2]) for e in env] if isinstance(env, list) else [])
-    pairs = [(k, v) for k, v in pairs if _ENGINE_VARS.fullmatch(k)]
     k8s = "args" in svc or bool(re.search(r"^\s*(?:containers|apiVersion)\s*:", text, re.MULTILINE))
     if k8s:  # a Kubernetes container: `command` replaces the image's ENTRYPOINT, `args` its CMD
         entry, cmd = words(svc.get("command")), words(svc.get("args"))
+        # and `$(NAME)` in them is the container's variable NAME (its env list; `$$(NAME)` escapes it, a name it
+        # does not set stays as written: kubernetes.io, "Define Dependent Environment Variables"); a value from
+        # a secret or config map (valueFrom) is not in the manifest, so it stays unexpanded
+        given = {k: v for k, v in pairs if v is not None}
+        entry, cmd = ([re.sub(r"\$(\$?)\(([A-Za-z_][A-Za-z0-9_]*)\)",
+                              lambda m: f"$({m[2]})" if m[1] else given.get(m[2], m[0]), w) for w in ws]
+                      for ws in (entry, cmd))
     else:
         entry, cmd = words(svc.get("entrypoint")), words(svc.get("command"))
+    pairs = [(k, v) for k, v in pairs if v is not None and _ENGINE_VARS.fullmatch(k)]
     image = svc.get("image")
     if entry or not image:
         argv = [*(f"{k}={v}" for k, v in pairs), *entry, *cmd]
@@ -740,7 +800,19 @@ def compose_hint(text: str) -> str | None:
     what = ("a Kubernetes container, not a model name: the engine command it runs is its command and args" if
             k8s else "a Docker Compose service, not a model name: the engine command it runs is its "
             "entrypoint and command")
+    if not entry and not image and cmd and (cmd[0].startswith("-") or _names_no_program(cmd)):
+        # only the arguments: the image's own entrypoint (`vllm serve` in vllm/vllm-openai) runs them, and the
+        # paste does not say which image that is
+        return (f"this is {what}, but it names no image and its command no program (the image's entrypoint runs "
+                f"it): give `oomkit check -- docker run IMAGE {join_command(cmd)}` with the service's image")
     return f"this is {what}; give `oomkit check -- {join_command(argv)}`"
+
+
+def _names_no_program(cmd: list[str]) -> bool:
+    """Whether a compose `command` list starts with no program: a hub id (`openai/gpt-oss-120b`) followed by flags,
+    as the list form for an image whose entrypoint is the engine's server is written."""
+    return bool(re.fullmatch(r"[\w.-]+/[\w.-]+", cmd[0])) and not cmd[0].startswith(("/", ".")) and any(
+        w.startswith("--") for w in cmd[1:])
 
 
 def _mappings(node: Any, depth: int = 0) -> Any:

@@ -23,15 +23,40 @@ def _windows_text(text: str) -> bool:
                 or head.startswith("& ") or re.match(r"PS [A-Za-z]:\\[^\n>]*>", head))
 
 
+# A batch file's lines before its command (cmd.exe `help echo`, `help rem`, `help set`): `@echo off`, a `rem` or
+# `::` comment, `setlocal`, `chcp`, `title`, `cd` change no argument; `set NAME=value` (`set "NAME=value"`) puts
+# NAME in the environment of the commands after it, as PowerShell's `$env:NAME = "value"` does
+_BATCH_QUIET = re.compile(r"\s*@?(?:echo\s+(?:off|on)|rem(?:\s.*)?|::.*|setlocal\b.*|endlocal|chcp\s.*|title\s.*|cls"
+                          r"|cd(?:\s+/d)?\s.*|pushd\s.*)\s*", re.IGNORECASE)
+_BATCH_SET = re.compile(r'\s*@?set\s+"?([A-Za-z_]\w*)=([^"\n]*?)"?\s*', re.IGNORECASE)
+_PS_ENV = re.compile(r"\s*\$env:([A-Za-z_]\w*)\s*=\s*([\"']?)(.*?)\2\s*;?\s*", re.IGNORECASE)
+# cmd.exe's `start [/options] PROGRAM ...` (`help start`: /affinity, /node and /d take a value; a first quoted
+# word is the window title) and `call PROGRAM ...` run PROGRAM with the arguments after it
+_START_VALUED = frozenset({"/affinity", "/node", "/d"})
+
+
 def _split_windows(text: str) -> list[str]:
     """PowerShell / cmd.exe as they hand a native program its arguments: backslashes are literal (paths), quotes
     group, a backtick or caret at a line's end continues it; the call operator and a prompt are not arguments."""
     text = _WINDOWS_CONTINUATION.sub(" ", text)
     text = re.sub(r"^\s*PS [A-Za-z]:\\[^\n>]*>", "", text)
-    lex = shlex.shlex(text, posix=True)
+    lines, env = text.split("\n"), []
+    while len(lines) > 1 and (not lines[0].strip() or _BATCH_QUIET.fullmatch(lines[0])
+                              or (m := _BATCH_SET.fullmatch(lines[0]) or _PS_ENV.fullmatch(lines[0]))):
+        if lines[0].strip() and not _BATCH_QUIET.fullmatch(lines[0]):
+            env.append(f"{m.group(1)}={m.group(m.lastindex)}")
+        lines = lines[1:]
+    lex = shlex.shlex("\n".join(lines), posix=True)
     lex.whitespace_split, lex.escape, lex.commenters = True, "", ""
     words = list(lex)
-    return _as_run(words[1:] if words[:1] == ["&"] else words)
+    words = words[1:] if words[:1] == ["&"] else words
+    if words[:1] and words[0].lower() in ("start", "call"):
+        k = 1
+        while words[0].lower() == "start" and k < len(words) and (words[k].startswith("/") or words[k] == ""):
+            k += 2 if words[k].lower() in _START_VALUED else 1
+        words = words[k:]
+    run = _as_run(words)
+    return [*env, *run] if run else run
 
 
 def split_command(text: str) -> list[str]:
@@ -104,6 +129,10 @@ def _unfenced(text: str) -> str:
         return m.group(1)
     if (m := _SPAN.fullmatch(text)) and "`" not in m.group(2):
         return m.group(2)
+    if text.count("`") == 1 and (text.lstrip().startswith("`") or text.rstrip().endswith("`")):
+        # one backtick at an end: an inline code span whose other mark the paste lost (bash would wait for the
+        # closing backtick of a command substitution, so no command is typed so)
+        return text.replace("`", "", 1)
     return text
 
 
@@ -176,6 +205,8 @@ def _after_preamble(text: str) -> str:
             k += 1
             continue
         words = line.split()
+        if (n := _prompt_len(words)) and len(words) > n and words[n] in _LOOP_HEADS:
+            words = words[n:]  # a prompt before the loop's head (`21:36:33 me ~ ❯ while true; do`)
         if words[0] in _LOOP_HEADS:  # `while true; do CMD; sleep 3; done`: the command the loop (re)starts
             loop = True
             k += 1
@@ -279,10 +310,45 @@ _REDIRECT_TO = re.compile(r"^(?:\d|&)?(?:>>?|<)(?:&\d|\S+)$")  # its target atta
 _LABELS = (["command", "line:"], ["cmd:"], ["command:"], ["commandline:"], ["command-line:"])
 
 
+# zsh's report of a job a signal ended, copied with the crash: `zsh: segmentation fault  CMD`, `zsh: killed  CMD`
+# (zsh Src/jobs.c printjob: "zsh: " then the signal's message from Src/signames2.awk's sigmsg, then the command
+# line as typed); the command after it is the one that ran
+_ZSH_SIGNAL = ("segmentation fault", "killed", "abort", "bus error", "terminated", "illegal hardware instruction",
+               "floating point exception", "hangup", "interrupt", "quit", "trace trap", "broken pipe")
+# a prompt theme's segments before its mark: a clock, a user or host, a folder (`21:36:33 me ~ ❯`, oh-my-zsh and
+# starship prompts)
+_PROMPT_SEGMENT = re.compile(r"\d{1,2}:\d\d(?::\d\d)?|[\w.@-]+|~[\w./-]*|/[\w./-]*")
+# a process list's line (procps ps(1): `ps -ef` prints UID PID PPID C STIME TTY TIME CMD, `ps aux` USER PID %CPU
+# %MEM VSZ RSS TTY STAT START TIME COMMAND): the command is what follows the TIME column
+_PS_EF = (r"[\w.+-]+", r"\d+", r"\d+", r"\d+", r"[\w:.]+", r"\?|[\w/]+", r"(?:\d+-)?\d+:\d\d(?::\d\d)?")
+_PS_AUX = (r"[\w.+-]+", r"\d+", r"[\d.]+", r"[\d.]+", r"\d+", r"\d+", r"\?|[\w/]+", r"[A-Za-z<+]+", r"[\w:.]+",
+           r"\d+:\d\d(?::\d\d)?")
+
+
+def _columns(words: list[str], columns: tuple[str, ...]) -> bool:
+    return len(words) > len(columns) and all(re.fullmatch(c, w) for c, w in zip(columns, words, strict=False))
+
+
 def _prompt_len(words: list[str]) -> int:
     """How many of the first words are a shell prompt copied with the command (0: none)."""
     if words[:1] in (["$"], [">"], ["%"], ["❯"], ["➜"]):  # sh, zsh themes; a reply's quote mark before a prompt
         return 1 + _prompt_len(words[1:]) if words[:1] == [">"] else 1
+    if words and words[0].startswith("⬢"):  # toolbx's prompt: a hexagon before the usual `[user@host dir]$`
+        # (containers/toolbox profile.d/toolbox.sh puts it before PS1 inside a toolbox container)
+        rest = [words[0][1:], *words[1:]] if len(words[0]) > 1 else words[1:]
+        n = _prompt_len(rest)
+        return n + (len(words[0]) == 1) if n else 0
+    if words[:1] == ["zsh:"]:
+        for message in _ZSH_SIGNAL:
+            n = 1 + len(message.split())
+            if " ".join(words[1:n]) == message and len(words) > n:
+                return n + (words[n] == "(core" and words[n + 1:n + 2] == ["dumped)"]) * 2
+    if end := next((k for k, w in enumerate(words[1:5], 1) if w in ("❯", "➜", "λ", "»")), 0):
+        if all(_PROMPT_SEGMENT.fullmatch(w) for w in words[:end]) and len(words) > end + 1:
+            return end + 1
+    for columns in (_PS_EF, _PS_AUX):
+        if _columns(words, columns):
+            return len(columns)
     if words and re.fullmatch(r"[\w.-]+@[\w.-]+:\S*[$#]", words[0]):  # bash's default prompt: user@host:~/dir$
         return 1
     if len(words) > 1 and re.fullmatch(r"[\w.-]+@[\w.-]+:", words[0]):  # the same with its `$` lost in the paste
@@ -308,6 +374,10 @@ def _as_run(words: list[str]) -> list[str]:
         if [w.lower() for w in words[:len(label)]] == label:
             words = words[len(label):]
             break
+    if len(words) > 1 and re.fullmatch(r"\d{1,2}[.)、]", words[0]):  # a numbered step: `2. ollama run ...`
+        words = words[1:]
+    elif words and (m := re.fullmatch(r"\d{1,2}、(\S+)", words[0])):  # the CJK list comma glued: `2、ollama.exe`
+        words = [m.group(1), *words[1:]]
     words = words[_prompt_len(words):]
     if words and _GLUED_PROMPT.fullmatch(words[0]):
         words = [words[0][1:], *words[1:]]

@@ -725,6 +725,13 @@ def preset_hint(text: str) -> str | None:
             return None
     models = [name for name, kv in sections.items() if name not in ("", "*")
               and any(k in _PRESET_MODEL_KEYS for k, _ in kv)]
+    named = [name for name, kv in sections.items() if name not in ("", "*") and kv]
+    if not models and named:
+        # a section with no model key: the router (tools/server/server-models.cpp) runs it on the model of that
+        # name in its cache or --models-dir, which the text does not hold
+        return (f"this is a llama-server models preset (--models-preset), not a model name: its [{named[0]}] names "
+                "no model file (m, hf-repo, ...), which the router finds by that name in its cache: give the "
+                "llama-server command with -m FILE or -hf REPO")
     if not models:
         return None
     name = models[0]

@@ -189,6 +189,8 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
     args = list(argv)
     if args and args[0] == "serve":  # "vllm serve ..." reaches here as ["serve", ...] when the program was "vllm"
         args = args[1:]
+    if "--config" in args:
+        args = _with_config_file(args)
     args = _dotted(args)
     opts: dict[str, Any] = {}
     model: str | None = None
@@ -239,6 +241,41 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
         opts["unmodelled"] = tuple(dict.fromkeys(opts["unmodelled"]))
     _apply_env(env, opts)
     return model, None, check_settings(VllmSettings(**opts))
+
+
+def _with_config_file(args: list[str]) -> list[str]:
+    """`--config FILE` (FlexibleArgumentParser.parse_args -> _pull_args_from_config and load_config_file,
+    vllm/utils/argparse_utils.py; vllm/utils/__init__.py before 0.10, from 0.6.0): the YAML file's keys become flags
+    put where `--config FILE` stood, after the model (the command line's own flags after them win): `true` a bare
+    switch, `false` left out, a list `--key a b`, any other value `--key value`. vLLM opens the file, so one that is
+    not on this machine cannot be read: its settings are refused rather than left out."""
+    if args.count("--config") > 1:
+        raise OomkitError(f"{PROG}: More than one config file specified!")
+    k = args.index("--config")
+    if k == len(args) - 1:
+        raise OomkitError(f"{PROG}: No config file specified! Please check your command-line arguments.")
+    path = args[k + 1]
+    if path.rsplit(".", 1)[-1] not in ("yaml", "yml"):
+        raise OomkitError(f"{PROG}: Config file must be of a yaml/yml type. {path} supplied")
+    try:
+        import yaml  # PyYAML, which huggingface_hub installs
+
+        config = yaml.safe_load(Path(path).expanduser().read_text())
+    except FileNotFoundError:
+        raise OomkitError(f"no such file: {path} (vllm serve --config: the settings it holds are part of the "
+                          "command; give them as flags)") from None
+    except Exception as e:  # not YAML, unreadable
+        raise OomkitError(f"{PROG}: cannot read the config file {path}: {e}") from None
+    words: list[str] = []
+    for key, value in (config or {}).items() if isinstance(config, dict) else ():
+        if isinstance(value, bool):
+            words += [f"--{key}"] if value else []
+        elif isinstance(value, list):
+            words += [f"--{key}", *map(str, value)] if value else []
+        else:
+            words += [f"--{key}", str(value)]
+    head = 1 if args[0] != "--config" and not args[0].startswith("-") else 0  # the positional model stays first
+    return [*args[:head], *words, *args[head:k], *args[k + 2:]]
 
 
 _CONFIG_LINE = re.compile(r"\s*([A-Za-z][\w.-]*)\s*:\s*(.*?)\s*")
