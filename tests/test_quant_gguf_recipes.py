@@ -352,12 +352,24 @@ def test_stand_in_warning_names_its_measured_misses():
     models = {"Qwen3.5-0.8B": "qwen3.5-0.8b", "Qwen3.5-27B": "qwen3.5-27b", "Qwen3.5-122B-A10B": "qwen3.5-122b-a10b",
               "Qwen3.5-397B-A17B": "qwen3.5-397b-a17b", "Qwen3-30B-A3B": "Qwen/Qwen3-30B-A3B"}
     # the files whose source prints the total only (tests/fixtures/gguf_mixes/ud_logs.json, counts_printed false)
-    ud_logs = {"Llama-4-Scout": "llama-4-scout-ud-iq2_xxs-ik321", "Kimi-K2": "kimi-k2-instruct-ud-iq3_xxs-ik616",
-               "GLM-4.6": "glm-4.6-ud-q5_k_xl-ik816"}
+    ud_logs = {("UD-IQ2_XXS", "Llama-4-Scout"): "llama-4-scout-ud-iq2_xxs-ik321",
+               ("UD-IQ3_XXS", "Kimi-K2"): "kimi-k2-instruct-ud-iq3_xxs-ik616",
+               ("UD-Q5_K_XL", "GLM-4.6"): "glm-4.6-ud-q5_k_xl-ik816",
+               ("UD-Q3_K_S", "MiniMax-M2.7"): "minimax-m2.7-ud-q3_k_s-kyuz0",
+               ("UD-Q4_K_XL", "GLM-4.5-Air"): "glm-4.5-air-ud-q4_k_xl-kyuz0",
+               ("UD-Q4_K_XL", "Gemma-4-26B-A4B"): "gemma-4-26b-a4b-it-ud-q4_k_xl-kyuz0",
+               ("UD-Q4_K_XL", "Gemma-4-31B"): "gemma-4-31b-it-ud-q4_k_xl-kyuz0",
+               ("UD-Q6_K_XL", "GLM-4.5-Air"): "glm-4.5-air-ud-q6_k_xl-kyuz0",
+               ("UD-Q6_K_XL", "MiniMax-M2"): "minimax-m2-ud-q6_k_xl-kyuz0",
+               ("UD-Q6_K_XL", "Qwen3-30B-A3B-2507"): "qwen3-30b-a3b-instruct-2507-ud-q6_k_xl-kyuz0",
+               ("UD-Q8_K_XL", "Gemma-4-26B-A4B"): "gemma-4-26b-a4b-it-ud-q8_k_xl-kyuz0",
+               ("UD-Q8_K_XL", "Gemma-4-31B"): "gemma-4-31b-it-ud-q8_k_xl-kyuz0",
+               ("UD-Q8_K_XL", "Gemma-3-12B"): "gemma-3-12b-it-ud-q8_k_xl-kyuz0",
+               ("UD-Q8_K_XL", "Qwen3-Next-80B-A3B"): "qwen3-next-80b-a3b-instruct-ud-q8_k_xl-kyuz0"}
     for mix, misses in STANDIN_MISSES.items():
         for model, pct in misses:
-            if model in ud_logs:
-                assert round(ud_log_standin_error(ud_logs[model]) * 100) == pct, (mix, model)
+            if (mix, model) in ud_logs:
+                assert round(ud_log_standin_error(ud_logs[mix, model]) * 100) == pct, (mix, model)
                 continue
             fx = next(f for f in PUBLISHED if f["mix"] == mix and f["catalog_model"] == models[model])
             assert round(predicted_error(fx, standin=True) * 100) == pct, (mix, model)

@@ -763,14 +763,18 @@ def known_publisher(owner: str | None) -> str | None:
 # How far the llama-quantize stand-in of a mix falls from real files of models no recipe covers (the stand-in's
 # tensor bytes against the file; tests/fixtures/gguf_mixes/published_files.json and ud_logs.json, recomputed by
 # tests/test_quant_gguf_recipes.py): mix -> ((model, error in %), ...). Llama-4-Scout UD-IQ2_XXS (ik_llama.cpp#321),
-# Kimi-K2 UD-IQ3_XXS (ik_llama.cpp#616) and GLM-4.6 UD-Q5_K_XL (ik_llama.cpp discussion #816, next-n block included
-# as the file holds it) print the file's total only.
+# Kimi-K2 UD-IQ3_XXS (ik_llama.cpp#616), GLM-4.6 UD-Q5_K_XL (ik_llama.cpp discussion #816, next-n block included
+# as the file holds it) and the llama-bench totals of kyuz0/amd-strix-halo-toolboxes print the file's total only.
 STANDIN_MISSES: dict[str, tuple[tuple[str, int], ...]] = {
     "UD-IQ1_S": (("Qwen3-30B-A3B", -29),),
     "UD-IQ2_XXS": (("Llama-4-Scout", -26),),
     "UD-IQ3_XXS": (("Kimi-K2", -5),),
-    "UD-Q4_K_XL": (("Qwen3.5-0.8B", 4), ("Qwen3.5-27B", -4), ("Qwen3.5-122B-A10B", 9), ("Qwen3.5-397B-A17B", 10)),
+    "UD-Q3_K_S": (("MiniMax-M2.7", 5),),
+    "UD-Q4_K_XL": (("Qwen3.5-0.8B", 4), ("Qwen3.5-27B", -4), ("Qwen3.5-122B-A10B", 9), ("Qwen3.5-397B-A17B", 10),
+                   ("GLM-4.5-Air", 0), ("Gemma-4-26B-A4B", -1), ("Gemma-4-31B", 1)),
     "UD-Q5_K_XL": (("GLM-4.6", 1),),
+    "UD-Q6_K_XL": (("GLM-4.5-Air", -2), ("MiniMax-M2", -3), ("Qwen3-30B-A3B-2507", -4)),
+    "UD-Q8_K_XL": (("Gemma-4-26B-A4B", -1), ("Gemma-4-31B", -3), ("Gemma-3-12B", -7), ("Qwen3-Next-80B-A3B", -8)),
 }
 
 
