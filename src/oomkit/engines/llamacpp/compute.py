@@ -2934,19 +2934,48 @@ def iswa_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
             if t.layer in host_layers}
     iswa = [(layers, cells) for layers, cells, _ in _iswa_caches(caches, T, ctx.flash_attn)]
+    n_outputs = reserved_outputs(ctx, s)
+    # the lowering kept by shape (sched_replay.device_peak_by_kv) over the base (non-SWA) cache's cells, which follow
+    # the context; the SWA cache's (n_swa + n_ubatch, padded: llama_kv_cache_iswa) are fixed once the context is
+    # larger, and go in the key with everything else the graph reads
+    base = [i for i, (layers, _) in enumerate(iswa)
+            if any(c.name != "SWA" and tuple(c.layers) == layers for c in caches)]
+    vary = base[0] if len(base) == 1 else -1
+
+    def with_cells(n_kv: int) -> list[tuple[tuple[int, ...], int]]:
+        return [(layers, n_kv if i == vary else cells) for i, (layers, cells) in enumerate(iswa)]
+
+    shape = (spec.architecture, spec.n_embd, spec.n_vocab,
+             tuple((la.index, la.attention, la.ffn) for la in trunk))
+    fixed = tuple((layers, None if i == vary else cells) for i, (layers, cells) in enumerate(iswa))
+    n_kv = iswa[vary][1] if vary >= 0 else 0
     if moe:
-        g = sched_replay.llama4_graph(spec, T, reserved_outputs(ctx, s), iswa, host, host_layers, ctx.flash_attn,
-                                      s.no_kv_offload)
-        return sched_replay.device_peak(g, CUDA_ALIGN)
+        def build4(n_kv: int) -> sched_replay.Graph:
+            return sched_replay.llama4_graph(spec, T, n_outputs, with_cells(n_kv), host, host_layers, ctx.flash_attn,
+                                             s.no_kv_offload)
+
+        if vary < 0:
+            return sched_replay.device_peak(build4(0), CUDA_ALIGN)
+        key = ("llama4", shape, T, n_outputs, fixed, frozenset(host_layers), frozenset(host), ctx.flash_attn,
+               s.no_kv_offload)
+        return sched_replay.device_peak_by_kv(key, build4, n_kv, CUDA_ALIGN, host)
     k_rot, v_rot = _rotations(spec, ctx)  # Gemma 2 with a quantized cache: its rotations and F16 copies too
-    cells = {il: c for layers, c in iswa for il in layers}
-    extra = {la.index: fa_f16_bytes(la.attention, cells[la.index], T, ctx) for la in trunk} \
-        if cuda_fa_f16_copies(ctx, devices, s) else {}
-    g = sched_replay.gemma2_graph(spec, T, reserved_outputs(ctx, s), iswa, host, host_layers, ctx.flash_attn,
-                                  s.no_kv_offload, (ctx.type_k.type_size, ctx.type_k.block_size),
-                                  (ctx.type_v.type_size, ctx.type_v.block_size), math.isqrt(k_rot // 4),
-                                  math.isqrt(v_rot // 4), extra, spec.architecture == "gemma3", ctx.n_stream)
-    return sched_replay.device_peak(g, CUDA_ALIGN)
+    fa16 = cuda_fa_f16_copies(ctx, devices, s)
+    kt, vt = (ctx.type_k.type_size, ctx.type_k.block_size), (ctx.type_v.type_size, ctx.type_v.block_size)
+
+    def build(n_kv: int) -> sched_replay.Graph:
+        cells = {il: c for layers, c in with_cells(n_kv) for il in layers}
+        extra = {la.index: fa_f16_bytes(la.attention, cells[la.index], T, ctx) for la in trunk} if fa16 else {}
+        return sched_replay.gemma2_graph(spec, T, n_outputs, with_cells(n_kv), host, host_layers, ctx.flash_attn,
+                                         s.no_kv_offload, kt, vt, math.isqrt(k_rot // 4), math.isqrt(v_rot // 4),
+                                         extra, spec.architecture == "gemma3", ctx.n_stream)
+
+    # the F16 copies' 128-byte padding: not affine in n_kv (as llama_device_bytes)
+    if vary < 0 or fa16 and any(la.attention.n_kv_heads * la.attention.head_dim_k % 64 for la in trunk):
+        return sched_replay.device_peak(build(n_kv), CUDA_ALIGN)
+    key = ("gemma2", shape, T, n_outputs, fixed, frozenset(host_layers), frozenset(host), ctx.flash_attn,
+           s.no_kv_offload, kt, vt, k_rot, v_rot, fa16, ctx.n_stream)
+    return sched_replay.device_peak_by_kv(key, build, n_kv, CUDA_ALIGN, host)
 
 
 def gemma3n_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,

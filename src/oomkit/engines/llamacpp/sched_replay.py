@@ -415,9 +415,39 @@ def device_peak(g: Graph, align: int) -> int:
 
 KV_STEP = 256  # the second lowering's extra cells (llama_kv_cache::get_n_kv pads n_kv to 256)
 # per key: the first lowering's n_kv, its nodes (with their layouts at both lowerings once the second is made), the
-# sizes' slopes in n_kv (None: not yet), each node's host weight name, and the answers given from these nodes
+# sizes' slopes in n_kv (None: not yet), each node's host weight name, and the answers given from these nodes (by
+# n_kv, alignment and the host weights' bytes, the last interned per key in _SIZES); least recently used first
 _LOWERED: dict[Hashable, tuple[int, list[Node], tuple[int, ...] | None, list[str], dict[Hashable, int]]] = {}
-_LOWERED_MAX = 64
+_SIZES: dict[Hashable, dict[tuple[tuple[str, int], ...], int]] = {}
+# the lowerings kept, bounded by their nodes: a fit of Llama-3.3-70B (80 layers, ~3,900 nodes a lowering) looks at
+# ~170 layer splits and cache types, Llama-3.1-8B's ~70; each node ~0.2 KB once its layouts are interned (_interned)
+_LOWERED_MAX = 1024  # keys
+_LOWERED_NODES = 600_000  # nodes, all keys together (~120 MB)
+_LOWERED_COUNT = [0]  # the graphs lowered (built, scheduled and put in ggml-alloc's order) since start
+
+
+def _interned(nodes: list[Node]) -> list[Node]:
+    """The nodes with each layout replaced by one shared object per distinct layout: ggml-alloc compares layouts for
+    equality only (ggml_are_same_layout), and a lowering's tens of thousands of (type, shape, strides) tuples are
+    a few hundred distinct ones."""
+    seen: dict[Hashable, Hashable] = {}
+    return [x._replace(layout=seen.setdefault(x.layout, x.layout)) if x.layout is not None else x for x in nodes]
+
+
+def _kept_nodes() -> int:
+    return sum(len(v[1]) for v in _LOWERED.values())
+
+
+def _keep(key: Hashable, entry: tuple[int, list[Node], tuple[int, ...] | None, list[str], dict[Hashable, int]]
+          ) -> None:
+    """Keeps a lowering as the most recently used, dropping the least recently used beyond the bounds."""
+    _LOWERED.pop(key, None)
+    _LOWERED[key] = entry
+    total = _kept_nodes()
+    while len(_LOWERED) > 1 and (len(_LOWERED) > _LOWERED_MAX or total > _LOWERED_NODES):
+        old = next(iter(_LOWERED))
+        total -= len(_LOWERED.pop(old)[1])
+        _SIZES.pop(old, None)
 
 
 def device_peak_by_kv(key: Hashable, build: Callable[[int], Graph], n_kv: int, align: int,
@@ -432,7 +462,8 @@ def device_peak_by_kv(key: Hashable, build: Callable[[int], Graph], n_kv: int, a
     the lowering it came from (a question asked again replays nothing). The collector is paused meanwhile: the
     graph's tens of thousands of tensors and nodes would trigger collections that walk everything alive and find
     nothing (the graph has no cycle; reference counting frees it). lower: the graph's lowering to ggml-alloc's nodes
-    (device_nodes; vk_lowering for a Vulkan device's reordered split, whose order depends on no size either)."""
+    (device_nodes; vk_lowering for a Vulkan device's reordered split, whose order depends on no size either).
+    The lowerings are kept least recently used first, within _LOWERED_MAX keys and _LOWERED_NODES nodes."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -445,33 +476,40 @@ def device_peak_by_kv(key: Hashable, build: Callable[[int], Graph], n_kv: int, a
 def _device_peak_by_kv(key: Hashable, build: Callable[[int], Graph], n_kv: int, align: int,
                        sizes: dict[str, int] | None, lower: Callable[[Graph, list[str]], list[Node]]) -> int:
     sizes = sizes or {}
-    asked = (n_kv, align, tuple(sorted(sizes.items())))
+    by_sizes = _SIZES.setdefault(key, {})
+    asked = (n_kv, align, by_sizes.setdefault(tuple(sorted(sizes.items())), len(by_sizes)))
 
     def sized(nodes: list[Node], names: list[str]) -> list[Node]:
         return [x._replace(size=sizes[nm]) if nm else x for x, nm in zip(nodes, names, strict=True)]
 
+    def lowered(n: int, names: list[str]) -> list[Node]:
+        _LOWERED_COUNT[0] += 1
+        return _interned(lower(build(n), names))
+
     if key not in _LOWERED:
         # one lowering answers this n_kv; the second, which gives every other n_kv, waits until one is asked
         # (a plan's offload search asks each layer split at one context only)
-        if len(_LOWERED) >= _LOWERED_MAX:
-            _LOWERED.clear()
         names: list[str] = []
-        first = lower(build(n_kv), names)
+        first = lowered(n_kv, names)
         peak = peak_bytes(0, sized(first, names), align, kept=False)
-        _LOWERED[key] = (n_kv, first, None, names, {asked: peak})
+        _keep(key, (n_kv, first, None, names, {asked: peak}))
         return peak
-    n0, nodes, slopes, names, peaks = _LOWERED[key]
+    entry = _LOWERED[key]
+    _keep(key, entry)  # the most recently used now
+    n0, nodes, slopes, names, peaks = entry
     if asked in peaks:
         return peaks[asked]
     if slopes is None:
         if n_kv == n0:
             peaks[asked] = peak_bytes(0, sized(nodes, names), align, kept=False)
             return peaks[asked]
-        b = lower(build(n0 + KV_STEP), [])
+        b = lowered(n0 + KV_STEP, [])
         slopes = tuple((y.size - x.size) // KV_STEP for x, y in zip(nodes, b, strict=True))
-        nodes = [x._replace(layout=(x.layout, y.layout)) for x, y in zip(nodes, b, strict=True)]
+        pairs: dict[Hashable, Hashable] = {}
+        nodes = [x._replace(layout=pairs.setdefault((x.layout, y.layout), (x.layout, y.layout)))
+                 for x, y in zip(nodes, b, strict=True)]
         peaks = {}  # the answers of the first lowering alone stay with it
-        _LOWERED[key] = (n0, nodes, slopes, names, peaks)
+        _keep(key, (n0, nodes, slopes, names, peaks))
     nodes = [x._replace(size=sizes[nm] if nm else x.size + k * (n_kv - n0)) if k or nm else x
              for x, k, nm in zip(nodes, slopes, names, strict=True)]
     peaks[asked] = peak_bytes(0, nodes, align, kept=False)
