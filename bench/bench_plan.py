@@ -41,6 +41,19 @@ CASES = {
                                                                "ollama", "--gpu", "RTX 4090", "--json"],
     "fit -- ollama run deepseek-r1:671b (24 GiB: no fit)": [*OOMKIT, "fit", "--vram", "24GiB", "--json", "--",
                                                              "ollama", "run", "deepseek-r1:671b"],
+    # llama.cpp's CUDA compute buffer replayed through ggml's scheduler (sched_replay) at every context and layer
+    # split the fit weighs: the lowerings kept by shape (device_peak_by_kv), Gemma 3's over its base cache's cells.
+    # Same run, PYTHONPATH to each tree, on the shared 2-core machine (wall s, before -> after):
+    # gemma-3-12b / rtx3060 58.8 -> 5.2, Llama-3.3-70B / rtx4090 68.1 -> 29, Llama-3.1-8B / rtx4090 45.4 -> 31
+    "fit -- llama-server gemma-3-12b -c 999999 (rtx3060: iSWA replay)": [
+        *OOMKIT, "fit", "--gpu", "rtx3060", "--", "llama-server", "-hf", "unsloth/gemma-3-12b-it-GGUF:Q4_K_M",
+        "-c", "999999"],
+    "fit -- llama-server Llama-3.3-70B -c 9999999 (rtx4090)": [
+        *OOMKIT, "fit", "--gpu", "rtx4090", "--", "llama-server", "-hf", "unsloth/Llama-3.3-70B-Instruct-GGUF:Q4_K_M",
+        "-c", "9999999"],
+    "fit -- llama-server Llama-3.1-8B -c 999999999 (rtx4090)": [
+        *OOMKIT, "fit", "--gpu", "rtx4090", "--", "llama-server", "-hf", "unsloth/Llama-3.1-8B-Instruct-GGUF:Q4_K_M",
+        "-c", "999999999"],
 }
 
 

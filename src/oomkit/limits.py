@@ -39,7 +39,7 @@ def largest_context(slack: Callable[[int], int | None], hi: int, step: int = STE
     Regula falsi on the grid: for a linear slack the first interpolated guess is the answer and one more
     estimate proves it. A guess that did not halve the interval is followed by a bisection, so that every two
     estimates at least halve it (a slack with a jump, such as a cache that changes size, otherwise drags one side
-    a step at a time).
+    a step at a time). A refusal's slack (-1, or None) is bisected at once.
     """
     token = SEARCHING.set("fit")
     try:
@@ -67,7 +67,10 @@ def _largest_context(slack: Callable[[int], int | None], hi: int, step: int) -> 
     bisect = False
     while hi_k - lo_k > 1:
         width = hi_k - lo_k
-        if bisect or s_hi == float("-inf"):
+        # -1: what device_slack and the plan's slack give a load the engine refuses that fits in memory (est.fits
+        # False: llama.cpp's --fit found no layout, a pool too small): no bytes to interpolate on, and the guess
+        # would land a step below hi, costing an estimate per halving
+        if bisect or s_hi == float("-inf") or s_hi == -1:
             guess = (lo_k + hi_k) // 2
         else:
             guess = lo_k + int((hi_k - lo_k) * s_lo / (s_lo - s_hi))

@@ -3027,6 +3027,28 @@ LLAMA_DEVICE_GRAPHS = {"llama": (False, "ffn_norm"), "qwen3": (True, "ffn_norm")
 _QKV_BIASES = (".attn_q.bias", ".attn_k.bias", ".attn_v.bias")  # build_qkv's, which llama_graph adds
 
 
+# per spec: whether its tensors are llama_graph's (llama_device_bytes' checks on the file's names) and the names the
+# graph's shape reads (rope_freqs, the Q / K / V biases); the names walked once per model, not once per dry run
+_LLAMA_NAMES = ByObject[tuple[bool, Hashable]](64)
+
+
+def _llama_names(spec: ModelSpec, qk_norm: bool | str) -> tuple[bool, Hashable]:
+    trunk = spec.trunk_layers
+    names = {t.name for t in spec.weights.tensors}
+    biases = _QKV_BIASES + ((".exp_probs_b.bias",) if qk_norm == "rows" else ())  # the MoE's selection bias
+    bad = not trunk or trunk[-1].index != len(trunk) - 1 \
+        or any(n.startswith("blk.") and (n.endswith(".bias") and not n.endswith(biases) or ".attn_qkv." in n)
+               for n in names) \
+        or any(la.attention is None or la.attention.window or la.attention.kv_lora_rank for la in trunk) \
+        or qk_norm != "rows" and any(la.ffn.is_moe or f"blk.{la.index}.ffn_down.weight" not in names
+                                     for la in trunk) \
+        or qk_norm == "rows" and any(not la.ffn.n_experts or la.ffn.n_ff_shared or not la.ffn.n_ff_expert
+                                     or f"blk.{la.index}.exp_probs_b.bias" not in names for la in trunk) \
+        or qk_norm and any(f"blk.{la.index}.attn_q_norm.weight" not in names for la in trunk) \
+        or not qk_norm and any(f"blk.{la.index}.attn_q_norm.weight" in names for la in trunk)
+    return not bad, ("rope_freqs.weight" in names, frozenset(n for n in names if n.endswith(_QKV_BIASES)))
+
+
 def llama_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                        devices: tuple[Device, ...], s: LlamaCppSettings, rough: bool = False) -> int | None:
     """The compute buffer of the one ggml-cuda device that holds the output layer of a dense Llama, Qwen3 or Seed-OSS,
@@ -3049,24 +3071,16 @@ def llama_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
     if rough and host_layers:
         return None
     qk_norm, ffn_norm = LLAMA_DEVICE_GRAPHS.get(spec.architecture, (None, ""))
-    names = {t.name for t in spec.weights.tensors}
-    biases = _QKV_BIASES + ((".exp_probs_b.bias",) if qk_norm == "rows" else ())  # the MoE's selection bias
-    if qk_norm is None or d != 0 or len(devices) != 1 or T % max(1, ctx.n_seq_max, ctx.n_stream) \
+    if qk_norm is None:
+        return None
+    names_ok, names_shape = _LLAMA_NAMES.get(spec, qk_norm, lambda: _llama_names(spec, qk_norm))
+    if not names_ok or d != 0 or len(devices) != 1 or T % max(1, ctx.n_seq_max, ctx.n_stream) \
             or len(caches) != 1 or caches[0].name == "SWA" \
             or ctx.build < QWEN35_REPLAY_BUILD or infer_backend(devices, s.backend).name not in _GGML_CUDA \
             or not set(placement.layer_device) <= {-1, d} or s.no_kv_offload and not ctx.flash_attn or ctx.n_rs_seq \
             or not ctx.flash_attn and (ctx.type_k.type_size != 2 or ctx.type_v.type_size != 2) \
             or ctx.type_k.name == "f32" or ctx.type_v.name == "f32" or host_layers and _offload_device(devices, s, T) != d \
-            or s.override_tensor or s.cpu_moe or s.n_cpu_moe or not trunk or trunk[-1].index != len(trunk) - 1 \
-            or any(n.startswith("blk.") and (n.endswith(".bias") and not n.endswith(biases) or ".attn_qkv." in n)
-                   for n in names) \
-            or any(la.attention is None or la.attention.window or la.attention.kv_lora_rank for la in trunk) \
-            or qk_norm != "rows" and any(la.ffn.is_moe or f"blk.{la.index}.ffn_down.weight" not in names
-                                         for la in trunk) \
-            or qk_norm == "rows" and any(not la.ffn.n_experts or la.ffn.n_ff_shared or not la.ffn.n_ff_expert
-                                         or f"blk.{la.index}.exp_probs_b.bias" not in names for la in trunk) \
-            or qk_norm and any(f"blk.{la.index}.attn_q_norm.weight" not in names for la in trunk) \
-            or not qk_norm and any(f"blk.{la.index}.attn_q_norm.weight" in names for la in trunk) \
+            or s.override_tensor or s.cpu_moe or s.n_cpu_moe \
             or any(ctx.flash_attn and not cuda_fa_supported(la.attention, ctx) for la in trunk):
         return None
     host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
@@ -3085,8 +3099,7 @@ def llama_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
 
     if fa16 and a.n_kv_heads * a.head_dim_k % 64:  # the F16 copies' 128-byte padding: not affine in n_kv
         return sched_replay.device_peak(build(caches[0].cells), CUDA_ALIGN)
-    shape = (spec.architecture, spec.n_embd, spec.n_vocab, "rope_freqs.weight" in names,
-             frozenset(n for n in names if n.endswith(_QKV_BIASES)),
+    shape = (spec.architecture, spec.n_embd, spec.n_vocab, *names_shape,
              tuple((la.index, la.attention, la.ffn.n_ff) for la in trunk))
     key = ("llama", shape, T, n_outputs, frozenset(host_layers), frozenset(host), ctx.flash_attn, s.no_kv_offload,
            kt, vt, k_rot, v_rot, fa16, ctx.n_stream, deps)

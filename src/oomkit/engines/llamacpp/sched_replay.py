@@ -422,7 +422,7 @@ _SIZES: dict[Hashable, dict[tuple[tuple[str, int], ...], int]] = {}
 # the lowerings kept, bounded by their nodes: a fit of Llama-3.3-70B (80 layers, ~3,900 nodes a lowering) looks at
 # ~170 layer splits and cache types, Llama-3.1-8B's ~70; each node ~0.2 KB once its layouts are interned (_interned)
 _LOWERED_MAX = 1024  # keys
-_LOWERED_NODES = 600_000  # nodes, all keys together (~120 MB)
+_LOWERED_NODES = 1_000_000  # nodes, all keys together (~0.2 GB: the 70B fit keeps ~900k)
 _LOWERED_COUNT = [0]  # the graphs lowered (built, scheduled and put in ggml-alloc's order) since start
 
 
