@@ -43,8 +43,9 @@ CASES = {
                                                              "ollama", "run", "deepseek-r1:671b"],
     # llama.cpp's CUDA compute buffer replayed through ggml's scheduler (sched_replay) at every context and layer
     # split the fit weighs: the lowerings kept by shape (device_peak_by_kv), Gemma 3's over its base cache's cells.
-    # Same run, PYTHONPATH to each tree, on the shared 2-core machine (wall s, before -> after):
-    # gemma-3-12b / rtx3060 58.8 -> 5.2, Llama-3.3-70B / rtx4090 68.1 -> 29, Llama-3.1-8B / rtx4090 45.4 -> 31
+    # `--runs 1 --only llama-server --against` the tree before (e9803cf1), on the shared 2-core machine, wall (cpu) s
+    # before -> after: gemma-3-12b / rtx3060 76.1 (57.3) -> 6.3 (4.3), Llama-3.3-70B / rtx4090 86.8 (64.5) -> 34.8
+    # (22.7), Llama-3.1-8B / rtx4090 24.1 (17.7) -> 10.5 (7.2), qwen3-8b -c 65536 5.0 (3.5) -> 4.1 (2.6)
     "fit -- llama-server gemma-3-12b -c 999999 (rtx3060: iSWA replay)": [
         *OOMKIT, "fit", "--gpu", "rtx3060", "--", "llama-server", "-hf", "unsloth/gemma-3-12b-it-GGUF:Q4_K_M",
         "-c", "999999"],
