@@ -9,6 +9,7 @@ import contextlib
 import io
 import json
 import random
+from collections.abc import Callable
 from typing import NamedTuple
 
 import pytest
@@ -129,6 +130,23 @@ def check_every_form(c: Case) -> None:
     for cmd in (["fit", "--json"], ["plan", "--limit", "1", "--json"]):
         rc, out, err = run_cli(*cmd, *hardware_args(c), *version_args(c), "--", *argv)
         one_line_or_answer(rc, err, (c.id, cmd[0]))
+
+
+def sweep_tests(cases: list[Case], still_wrong: dict[str, str], check: Callable[[Case], None] = check_case) -> tuple:
+    """A sweep's two tests over its cases, for the sweep's module to bind at module level (pytest collects them
+    there): each case answers as its thread shows (`check`; a strict xfail where still wrong), and every form of each
+    command answers or refuses in one line (check_every_form).
+    -> (test_a_real_input_answers_as_the_thread_shows, test_every_form_of_a_real_command_answers_or_refuses_in_one_line)"""
+
+    @pytest.mark.parametrize("c", case_params(cases, still_wrong))
+    def test_a_real_input_answers_as_the_thread_shows(c):
+        check(c)
+
+    @pytest.mark.parametrize("c", [c for c in cases if c.kind == "cmd"], ids=lambda c: c.id)
+    def test_every_form_of_a_real_command_answers_or_refuses_in_one_line(c):
+        check_every_form(c)
+
+    return test_a_real_input_answers_as_the_thread_shows, test_every_form_of_a_real_command_answers_or_refuses_in_one_line
 
 
 def mutations(argv: list[str], rng: random.Random, garbles: tuple[str, ...] = ()) -> list[list[str]]:

@@ -40,14 +40,12 @@ from tests.sweep_harness import (
     RIGHT,
     STILL,
     Case,
-    case_params,
-    check_case,
-    check_every_form,
     hardware_args,
     mutations,
     offline,  # noqa: F401 (the harness's autouse fixture: no network, a fresh cache)
     one_line_or_answer,
     run_cli,
+    sweep_tests,
 )
 
 # Not verbatim: v17649 and v4650 join the image the thread names ("vllm/vllm-openai:v0.8.5" in its compose file; "the
@@ -307,14 +305,8 @@ CASES = [
 STILL_WRONG: dict[str, str] = {}  # the case id -> why it still answers wrong
 
 
-@pytest.mark.parametrize("c", case_params(CASES, STILL_WRONG))
-def test_a_real_input_answers_as_the_thread_shows(c):
-    check_case(c)
-
-
-@pytest.mark.parametrize("c", [c for c in CASES if c.kind == "cmd"], ids=lambda c: c.id)
-def test_every_form_of_a_real_command_answers_or_refuses_in_one_line(c):
-    check_every_form(c)
+test_a_real_input_answers_as_the_thread_shows, test_every_form_of_a_real_command_answers_or_refuses_in_one_line = \
+    sweep_tests(CASES, STILL_WRONG)
 
 
 def test_the_sweep_counts():
