@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from .compute_graphs import vk_graph_optimize
 from .galloc import Node, peak_bytes
 
+F16 = (2, 1)  # a cache type's bytes a block and elements a block
 DEVICE, HOST = 0, 1  # ggml_backend_sched's backend ids: the device first (highest priority), the CPU last
 VIEW_OPS = frozenset({"VIEW", "RESHAPE", "TRANSPOSE", "PERMUTE"})
 # ggml-alloc.c ggml_op_can_inplace (UNARY: ggml_silu, ggml_sigmoid, ggml_softplus)
@@ -158,6 +159,54 @@ class Graph:
         n = rot.ne[0]
         flat = self.reshape(cur, (n, cur.ne[0] * cur.ne[1] * cur.ne[2] * cur.ne[3] // n))
         return self.reshape(self.op("MUL_MAT", flat.ne, rot, flat), cur.ne)
+
+    def store_kv(self, kc: T, vc: T, k_idxs: T, v_idxs: T, n_kv: int, backend: int, flash_attn: bool,
+                 n_stream: int = 1, k_type: tuple[int, int] = F16, v_type: tuple[int, int] = F16) -> tuple[T, T]:
+        """A layer's K and V caches (k_type / v_type: bytes a block, elements a block) and the stores of kc
+        (hd, nkv, T) and vc (hdv, nkv, T) into them (llama_kv_cache::cpy_k / cpy_v, a stream's cells after the
+        other's); without flash attention V is transposed: one row per element (v_trans). -> (K cache, V cache)"""
+        hd, nkv, T_, hdv = kc.ne[0], kc.ne[1], kc.ne[2], vc.ne[0]
+        kc_ = self.cache((hd * nkv, n_kv, n_stream), backend, *k_type)
+        kst = self.reshape(kc_, (hd * nkv, n_kv * n_stream)) if n_stream > 1 else kc_
+        self.expand(self.into("SET_ROWS", kst, self.view(kc, (hd * nkv, T_)), k_idxs, kst))
+        vv = self.cache((hdv * nkv, n_kv, n_stream), backend, *v_type)
+        if flash_attn:
+            vst = self.reshape(vv, (hdv * nkv, n_kv * n_stream)) if n_stream > 1 else vv
+            self.expand(self.into("SET_ROWS", vst, self.view(vc, (hdv * nkv, T_)), v_idxs, vst))
+        else:
+            flat = self.reshape(vv, (1, hdv * nkv * n_kv * n_stream))
+            self.expand(self.into("SET_ROWS", flat, self.reshape(self.reshape(vc, (hdv * nkv, T_)),
+                                                                 (1, hdv * nkv * T_)), v_idxs, flat))
+        return kc_, vv
+
+    def attend(self, q: T, kc_: T, vv: T, mask: T, flash_attn: bool, fa_extra: int = 0, soft_cap: bool = False,
+               k_type: tuple[int, int] = F16, v_type: tuple[int, int] = F16) -> T:
+        """build_attn_mha over store_kv's caches for q (hd, nh, T), its rows split over the caches' streams:
+        FLASH_ATTN_EXT on the caches' views (fa_extra: the bytes ggml-cuda allocates behind it, its F16 copies of K
+        and V), or KQ, Gemma 2's soft-capping (soft_cap), SOFT_MAX, KQV on the transposed V and its CONT.
+        -> the attention's output (hdv * nh, T)"""
+        hd, nh, T_ = q.ne[0], q.ne[1], q.ne[2]
+        n_kv, n_stream = kc_.ne[1], kc_.ne[2]
+        nkv = kc_.ne[0] // hd
+        hdv, nq = vv.ne[0] // nkv, T_ // n_stream
+        (kb, kbl), (vb, vbl) = k_type, v_type
+        k = self.permute(self.view(kc_, (hd, nkv, n_kv, n_stream), (kb, hd * kb // kbl, hd * nkv * kb // kbl,
+                                                                    hd * nkv * n_kv * kb // kbl)), (0, 2, 1, 3))
+        qq = self.permute(self.view(q, (hd, nh, nq, n_stream)), (0, 2, 1, 3))
+        if flash_attn:
+            v = self.permute(self.view(vv, (hdv, nkv, n_kv, n_stream), (vb, hdv * vb // vbl, hdv * nkv * vb // vbl,
+                                                                       hdv * nkv * n_kv * vb // vbl)), (0, 2, 1, 3))
+            fa = self.op("FLASH_ATTN_EXT", (hdv, nh, nq, n_stream), qq, k, v, mask)
+            fa.extra = fa_extra
+            return self.reshape(fa, (hdv * nh, T_))
+        v = self.permute(self.view(vv, (n_kv, nkv, hdv, n_stream), (vb, n_kv * hdv * vb, n_kv * vb,
+                                                                    n_kv * hdv * nkv * vb)), (0, 2, 1, 3))
+        kq = self.op("MUL_MAT", (n_kv, nq, nh, n_stream), k, qq)
+        if soft_cap:  # hparams.attn_soft_cap
+            kq = self.op("SCALE", kq.ne, self.op("UNARY", kq.ne, self.op("SCALE", kq.ne, kq)))
+        kq = self.op("SOFT_MAX", kq.ne, kq, mask)
+        kqv = self.op("MUL_MAT", (hdv, nq, nh, n_stream), v, kq)
+        return self.op("CONT", (hdv * nh, T_), self.permute(kqv, (0, 2, 1, 3)))
 
     def permute(self, src: T, axes: tuple[int, int, int, int]) -> T:
         ne, nb = [0] * 4, [0] * 4
@@ -840,37 +889,8 @@ def gemma2_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
         g.expand(q)
         g.expand(kc)
         g.expand(vc)  # the iSWA build_attn: q, k, then v
-        kc_ = g.cache((hd * nkv, n_kv, n_stream), dev, k_type[0], k_type[1])
-        kst = g.reshape(kc_, (hd * nkv, n_kv * n_stream)) if n_stream > 1 else kc_  # llama_kv_cache::cpy_k
-        g.expand(g.into("SET_ROWS", kst, g.view(kc, (hd * nkv, T_)), k_idxs, kst))
-        vv = g.cache((hdv * nkv, n_kv, n_stream), dev, v_type[0], v_type[1])
-        if flash_attn:
-            vst = g.reshape(vv, (hdv * nkv, n_kv * n_stream)) if n_stream > 1 else vv
-            g.expand(g.into("SET_ROWS", vst, g.view(vc, (hdv * nkv, T_)), v_idxs, vst))
-        else:  # v_trans: one row per element of V (llama_kv_cache::cpy_v)
-            flat = g.reshape(vv, (1, hdv * nkv * n_kv * n_stream))
-            g.expand(g.into("SET_ROWS", flat, g.reshape(g.reshape(vc, (hdv * nkv, T_)), (1, hdv * nkv * T_)),
-                            v_idxs, flat))
-        kb, kbl, vb, vbl = k_type[0], k_type[1], v_type[0], v_type[1]
-        nq = T_ // n_stream
-        k = g.permute(g.view(kc_, (hd, nkv, n_kv, n_stream), (kb, hd * kb // kbl, hd * nkv * kb // kbl,
-                                                              hd * nkv * n_kv * kb // kbl)), (0, 2, 1, 3))
-        qq = g.permute(g.view(q, (hd, nh, nq, n_stream)), (0, 2, 1, 3))  # build_attn_mha: the streams
-        if flash_attn:
-            v = g.permute(g.view(vv, (hdv, nkv, n_kv, n_stream), (vb, hdv * vb // vbl, hdv * nkv * vb // vbl,
-                                                                 hdv * nkv * n_kv * vb // vbl)), (0, 2, 1, 3))
-            fa = g.op("FLASH_ATTN_EXT", (hdv, nh, nq, n_stream), qq, k, v, mask)
-            fa.extra = (fa_extra or {}).get(il, 0)  # ggml-cuda's F16 copies of K and V
-            att = g.reshape(fa, (hdv * nh, T_))
-        else:
-            v = g.permute(g.view(vv, (n_kv, nkv, hdv, n_stream), (2, n_kv * hdv * 2, n_kv * 2,
-                                                                  n_kv * hdv * nkv * 2)), (0, 2, 1, 3))
-            kq = g.op("MUL_MAT", (n_kv, nq, nh, n_stream), k, qq)
-            if not gemma3:  # the soft-capping (hparams.attn_soft_cap)
-                kq = g.op("SCALE", kq.ne, g.op("UNARY", kq.ne, g.op("SCALE", kq.ne, kq)))
-            kq = g.op("SOFT_MAX", kq.ne, kq, mask)
-            kqv = g.op("MUL_MAT", (hdv, nq, nh, n_stream), v, kq)
-            att = g.op("CONT", (hdv * nh, T_), g.permute(kqv, (0, 2, 1, 3)))
+        kc_, vv = g.store_kv(kc, vc, k_idxs, v_idxs, n_kv, dev, flash_attn, n_stream, k_type, v_type)
+        att = g.attend(q, kc_, vv, mask, flash_attn, (fa_extra or {}).get(il, 0), not gemma3, k_type, v_type)
         if vr is not None:
             att = hadamard(att, vr)
         cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.attn_output.weight", (hdv * nh, n_embd), il), att)
@@ -1015,30 +1035,9 @@ def gemma3n_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, .
             vc = g.op("RMS_NORM", vc.ne, vc)
             g.expand(kc)
             g.expand(vc)  # the iSWA build_attn: q, k, then v
-            kc_, vv = g.cache((hd * nkv, n_kv), dev, 2), g.cache((hdv * nkv, n_kv), dev, 2)
-            own[il] = kc_, vv
-            g.expand(g.into("SET_ROWS", kc_, g.view(kc, (hd * nkv, T_)), k_idxs, kc_))
-            if flash_attn:
-                g.expand(g.into("SET_ROWS", vv, g.view(vc, (hdv * nkv, T_)), v_idxs, vv))
-            else:  # v_trans: one row per element of V (llama_kv_cache::cpy_v)
-                flat = g.reshape(vv, (1, hdv * nkv * n_kv))
-                g.expand(g.into("SET_ROWS", flat, g.reshape(g.reshape(vc, (hdv * nkv, T_)), (1, hdv * nkv * T_)),
-                                v_idxs, flat))
+            own[il] = g.store_kv(kc, vc, k_idxs, v_idxs, n_kv, dev, flash_attn)
         kc_, vv = own[src]
-        k = g.permute(g.view(kc_, (hd, nkv, n_kv, 1), (2, hd * 2, hd * nkv * 2, hd * nkv * 2 * n_kv)), (0, 2, 1, 3))
-        qq = g.permute(g.view(q, (hd, nh, T_, 1)), (0, 2, 1, 3))
-        if flash_attn:
-            v = g.permute(g.view(vv, (hdv, nkv, n_kv, 1), (2, hdv * 2, hdv * nkv * 2, hdv * nkv * 2 * n_kv)),
-                          (0, 2, 1, 3))
-            fa = g.op("FLASH_ATTN_EXT", (hdv, nh, T_, 1), qq, k, v, mask)
-            fa.extra = (fa_extra or {}).get(il, 0)  # ggml-cuda's F16 copies of K and V
-            att = g.reshape(fa, (hdv * nh, T_))
-        else:
-            v = g.permute(g.view(vv, (n_kv, nkv, hdv, 1), (2, n_kv * hdv * 2, n_kv * 2, n_kv * hdv * nkv * 2)),
-                          (0, 2, 1, 3))
-            kq = g.op("SOFT_MAX", (n_kv, T_, nh, 1), g.op("MUL_MAT", (n_kv, T_, nh, 1), k, qq), mask)
-            kqv = g.op("MUL_MAT", (hdv, T_, nh, 1), v, kq)
-            att = g.op("CONT", (hdv * nh, T_), g.permute(kqv, (0, 2, 1, 3)))
+        att = g.attend(q, kc_, vv, mask, flash_attn, (fa_extra or {}).get(il, 0))
         o = g.op("MUL_MAT", (E, T_), w(f"blk.{il}.attn_output.weight", (hdv * nh, E), il), att)
         o = g.op("ADD", o.ne, norm(o, f"blk.{il}.post_attention_norm.weight", il), active)  # attn_gated
         al = g.op("SCALE", o.ne, g.op("ADD", o.ne, o, lo))  # attn_laurel
@@ -1139,27 +1138,8 @@ def llama4_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
         g.expand(q)
         g.expand(kc)
         g.expand(vc)
-        kc_ = g.cache((hd * nkv, n_kv), dev, 2)
-        g.expand(g.into("SET_ROWS", kc_, g.view(kc, (hd * nkv, T_)), k_idxs, kc_))
-        vv = g.cache((hdv * nkv, n_kv), dev, 2)
-        if flash_attn:
-            g.expand(g.into("SET_ROWS", vv, g.view(vc, (hdv * nkv, T_)), v_idxs, vv))
-        else:
-            flat = g.reshape(vv, (1, hdv * nkv * n_kv))
-            g.expand(g.into("SET_ROWS", flat, g.reshape(g.reshape(vc, (hdv * nkv, T_)), (1, hdv * nkv * T_)),
-                            v_idxs, flat))
-        k = g.permute(g.view(kc_, (hd, nkv, n_kv, 1), (2, hd * 2, hd * nkv * 2, hd * nkv * 2 * n_kv)), (0, 2, 1, 3))
-        qq = g.permute(g.view(q, (hd, nh, T_, 1)), (0, 2, 1, 3))
-        if flash_attn:
-            v = g.permute(g.view(vv, (hdv, nkv, n_kv, 1), (2, hdv * 2, hdv * nkv * 2, hdv * nkv * 2 * n_kv)),
-                          (0, 2, 1, 3))
-            att = g.reshape(g.op("FLASH_ATTN_EXT", (hdv, nh, T_, 1), qq, k, v, mask), (hdv * nh, T_))
-        else:
-            v = g.permute(g.view(vv, (n_kv, nkv, hdv, 1), (2, n_kv * hdv * 2, n_kv * 2, n_kv * hdv * nkv * 2)),
-                          (0, 2, 1, 3))
-            kq = g.op("SOFT_MAX", (n_kv, T_, nh, 1), g.op("MUL_MAT", (n_kv, T_, nh, 1), k, qq), mask)
-            kqv = g.op("MUL_MAT", (hdv, T_, nh, 1), v, kq)
-            att = g.op("CONT", (hdv * nh, T_), g.permute(kqv, (0, 2, 1, 3)))
+        kc_, vv = g.store_kv(kc, vc, k_idxs, v_idxs, n_kv, dev, flash_attn)
+        att = g.attend(q, kc_, vv, mask, flash_attn)
         cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.attn_output.weight", (hdv * nh, n_embd), il), att)
         R = T_
         if la is trunk[-1]:  # out_ids' rows of the attention output and of the layer input
@@ -1278,33 +1258,8 @@ def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], 
         g.expand(q)
         g.expand(vc)
         g.expand(kc)  # build_attn: q, v, then k
-        kc_ = g.cache((hd * nkv, n_kv, n_stream), dev, k_type[0], k_type[1])
-        kst = g.reshape(kc_, (hd * nkv, n_kv * n_stream)) if n_stream > 1 else kc_  # llama_kv_cache::cpy_k
-        g.expand(g.into("SET_ROWS", kst, g.view(kc, (hd * nkv, T_)), k_idxs, kst))
-        vv = g.cache((hdv * nkv, n_kv, n_stream), dev, v_type[0], v_type[1])
-        if flash_attn:
-            vst = g.reshape(vv, (hdv * nkv, n_kv * n_stream)) if n_stream > 1 else vv
-            g.expand(g.into("SET_ROWS", vst, g.view(vc, (hdv * nkv, T_)), v_idxs, vst))
-        else:
-            flat = g.reshape(vv, (1, hdv * nkv * n_kv * n_stream))
-            g.expand(g.into("SET_ROWS", flat, g.reshape(g.reshape(vc, (hdv * nkv, T_)), (1, hdv * nkv * T_)),
-                            v_idxs, flat))
-        kb, kbl, vb, vbl = k_type[0], k_type[1], v_type[0], v_type[1]
-        k = g.permute(g.view(kc_, (hd, nkv, n_kv, n_stream), (kb, hd * kb // kbl, hd * nkv * kb // kbl,
-                                                              hd * nkv * n_kv * kb // kbl)), (0, 2, 1, 3))
-        qq = g.permute(g.view(q, (hd, nh, nq, n_stream)), (0, 2, 1, 3))  # build_attn_mha: the streams
-        if flash_attn:
-            v = g.permute(g.view(vv, (hdv, nkv, n_kv, n_stream), (vb, hdv * vb // vbl, hdv * nkv * vb // vbl,
-                                                                 hdv * nkv * n_kv * vb // vbl)), (0, 2, 1, 3))
-            fa = g.op("FLASH_ATTN_EXT", (hdv, nh, nq, n_stream), qq, k, v, mask)
-            fa.extra = fa_extra  # ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alloc_size: K / V's F16 copies
-            att = g.reshape(fa, (hdv * nh, T_))
-        else:
-            v = g.permute(g.view(vv, (n_kv, nkv, hdv, n_stream), (vb, n_kv * hdv * vb, n_kv * vb,
-                                                                  n_kv * hdv * nkv * vb)), (0, 2, 1, 3))
-            kq = g.op("SOFT_MAX", (n_kv, nq, nh, n_stream), g.op("MUL_MAT", (n_kv, nq, nh, n_stream), k, qq), mask)
-            kqv = g.op("MUL_MAT", (hdv, nq, nh, n_stream), v, kq)
-            att = g.op("CONT", (hdv * nh, T_), g.permute(kqv, (0, 2, 1, 3)))
+        kc_, vv = g.store_kv(kc, vc, k_idxs, v_idxs, n_kv, dev, flash_attn, n_stream, k_type, v_type)
+        att = g.attend(q, kc_, vv, mask, flash_attn, fa_extra, k_type=k_type, v_type=v_type)
         if vr is not None:
             att = hadamard(att, vr)
         cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.attn_output.weight", (hdv * nh, n_embd), il), att)
@@ -1629,28 +1584,8 @@ def lfm2_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], h
             g.expand(q)
             g.expand(vc)
             g.expand(kc)  # build_attn: q, v, then k
-            kc_ = g.cache((hd * nkv, n_kv), cdev, 2)
-            g.expand(g.into("SET_ROWS", kc_, g.view(kc, (hd * nkv, T_)), k_idxs, kc_))
-            vv = g.cache((hdv * nkv, n_kv), cdev, 2)
-            if flash_attn:
-                g.expand(g.into("SET_ROWS", vv, g.view(vc, (hdv * nkv, T_)), v_idxs, vv))
-            else:
-                flat = g.reshape(vv, (1, hdv * nkv * n_kv))
-                g.expand(g.into("SET_ROWS", flat, g.reshape(g.reshape(vc, (hdv * nkv, T_)), (1, hdv * nkv * T_)),
-                                v_idxs, flat))
-            k = g.permute(g.view(kc_, (hd, nkv, n_kv, 1), (2, hd * 2, hd * nkv * 2, hd * nkv * 2 * n_kv)),
-                          (0, 2, 1, 3))
-            qq = g.permute(g.view(q, (hd, nh, T_, 1)), (0, 2, 1, 3))
-            if flash_attn:
-                v = g.permute(g.view(vv, (hdv, nkv, n_kv, 1), (2, hdv * 2, hdv * nkv * 2, hdv * nkv * 2 * n_kv)),
-                              (0, 2, 1, 3))
-                att = g.reshape(g.op("FLASH_ATTN_EXT", (hdv, nh, T_, 1), qq, k, v, mask), (hdv * nh, T_))
-            else:
-                v = g.permute(g.view(vv, (n_kv, nkv, hdv, 1), (2, n_kv * hdv * 2, n_kv * 2, n_kv * hdv * nkv * 2)),
-                              (0, 2, 1, 3))
-                kq = g.op("SOFT_MAX", (n_kv, T_, nh, 1), g.op("MUL_MAT", (n_kv, T_, nh, 1), k, qq), mask)
-                kqv = g.op("MUL_MAT", (hdv, T_, nh, 1), v, kq)
-                att = g.op("CONT", (hdv * nh, T_), g.permute(kqv, (0, 2, 1, 3)))
+            kc_, vv = g.store_kv(kc, vc, k_idxs, v_idxs, n_kv, cdev, flash_attn)
+            att = g.attend(q, kc_, vv, mask, flash_attn)
             cur = g.op("MUL_MAT", (E, T_), w(f"blk.{il}.attn_output.weight", (hdv * nh, E), il), att)
         R = T_
         if la is trunk[-1]:  # out_ids' rows of the block's output and of the layer input
