@@ -184,3 +184,25 @@ def check_garbled_exits_cleanly(cid: str, kind: str, data: bytes, tmp_path: Path
             assert len(lines) == 1 and lines[0].startswith("oomkit: error:"), (cid, kind, err)
         else:
             assert out.strip(), (cid, kind)
+
+
+READABLE_GARBLES = ("ansi", "crlf", "rewrapped-80", "run-together")
+
+
+def garble_tests(cases: list[dict], kinds: tuple[str, ...] = READABLE_GARBLES) -> tuple:
+    """A set's two garble tests, for the set's module to bind at module level: every garbled form of each log exits
+    cleanly (check_garbled_exits_cleanly), and the readable ones (`kinds`: colour codes, CRLF line ends, a re-wrap at
+    80 columns, the whole log run together on one line as a paste whose line ends were lost) change no case's engine
+    and stage (at 60 columns a key can run over three lines, or a long path be cut inside it: that pass only has to
+    exit cleanly). -> (test_garbled_log_exits_cleanly, test_readable_garbles_keep_the_reading)"""
+
+    @pytest.mark.parametrize("cid,kind,data", garbled_params(cases))
+    def test_garbled_log_exits_cleanly(cid, kind, data, tmp_path, capsys):
+        check_garbled_exits_cleanly(cid, kind, data, tmp_path, capsys)
+
+    @pytest.mark.parametrize("kind", list(kinds))
+    def test_readable_garbles_keep_the_reading(kind):
+        changed = readable_garble_changes(cases, kind)
+        assert not changed, changed
+
+    return test_garbled_log_exits_cleanly, test_readable_garbles_keep_the_reading

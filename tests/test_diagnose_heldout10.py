@@ -9,14 +9,10 @@ verbatim and the fix its thread confirms; `before` records what oomkit answered 
 
 from __future__ import annotations
 
-import pytest
-
 from tests.diagnose_heldout import (
-    check_garbled_exits_cleanly,
-    garbled_params,
+    garble_tests,
     heldout_tests,
     load_cases,
-    readable_garble_changes,
 )
 
 NAME = "heldout10.jsonl"
@@ -62,14 +58,4 @@ def test_pinned_fallback_is_no_failure_beside_a_real_one():
     assert diagnose(with_failure["text"]).stage == "weights"
 
 
-@pytest.mark.parametrize("cid,kind,data", garbled_params(CASES))
-def test_garbled_log_exits_cleanly(cid, kind, data, tmp_path, capsys):
-    check_garbled_exits_cleanly(cid, kind, data, tmp_path, capsys)
-
-
-@pytest.mark.parametrize("kind", ["ansi", "crlf", "rewrapped-80", "run-together"])
-def test_readable_garbles_keep_the_reading(kind):
-    """Colour codes, CRLF line ends, a re-wrap at 80 columns and the whole log run together on one line change no
-    case's engine and stage."""
-    changed = readable_garble_changes(CASES, kind)
-    assert not changed, changed
+test_garbled_log_exits_cleanly, test_readable_garbles_keep_the_reading = garble_tests(CASES)

@@ -18,11 +18,9 @@ import pytest
 from tests.diagnose_heldout import (
     FIXTURES,
     check_case,
-    check_garbled_exits_cleanly,
-    garbled_params,
+    garble_tests,
     load_cases,
     params,
-    readable_garble_changes,
 )
 
 NAME = "heldout11.jsonl"
@@ -83,14 +81,4 @@ def test_projector_at_request_time_not_at_warm_up():
     assert without.fixes[0].flags[:1] == ("-ub",)
 
 
-@pytest.mark.parametrize("cid,kind,data", garbled_params(CASES))
-def test_garbled_log_exits_cleanly(cid, kind, data, tmp_path, capsys):
-    check_garbled_exits_cleanly(cid, kind, data, tmp_path, capsys)
-
-
-@pytest.mark.parametrize("kind", ["ansi", "crlf", "rewrapped-80", "run-together"])
-def test_readable_garbles_keep_the_reading(kind):
-    """Colour codes, CRLF line ends, a re-wrap at 80 columns and the whole log run together on one line change no
-    case's engine and stage."""
-    changed = readable_garble_changes(CASES, kind)
-    assert not changed, changed
+test_garbled_log_exits_cleanly, test_readable_garbles_keep_the_reading = garble_tests(CASES)

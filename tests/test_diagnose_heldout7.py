@@ -25,11 +25,9 @@ import shlex
 import pytest
 
 from tests.diagnose_heldout import (
-    check_garbled_exits_cleanly,
-    garbled_params,
+    garble_tests,
     heldout_tests,
     params,
-    readable_garble_changes,
 )
 
 CASES, test_cases_are_cited_and_new, test_heldout_case = heldout_tests("heldout7.jsonl")
@@ -51,14 +49,4 @@ def test_the_threads_command_keeps_the_reading_and_is_rewritten(case):
         assert words[: len(argv)] == argv and len(words) > len(argv), line
 
 
-@pytest.mark.parametrize("cid,kind,data", garbled_params(CASES))
-def test_garbled_log_exits_cleanly(cid, kind, data, tmp_path, capsys):
-    check_garbled_exits_cleanly(cid, kind, data, tmp_path, capsys)
-
-
-@pytest.mark.parametrize("kind", ["ansi", "crlf", "rewrapped-80"])
-def test_readable_garbles_keep_the_reading(kind):
-    """Colour codes, CRLF line ends and a re-wrap at 80 columns change no case's engine and stage (at 60 columns a
-    key can run over three lines: that pass only has to exit cleanly)."""
-    changed = readable_garble_changes(CASES, kind)
-    assert not changed, changed
+test_garbled_log_exits_cleanly, test_readable_garbles_keep_the_reading = garble_tests(CASES, ("ansi", "crlf", "rewrapped-80"))

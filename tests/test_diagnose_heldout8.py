@@ -17,13 +17,9 @@ traceback; re-wrapped at 80 columns or run together on one line, each keeps its 
 
 from __future__ import annotations
 
-import pytest
-
 from tests.diagnose_heldout import (
-    check_garbled_exits_cleanly,
-    garbled_params,
+    garble_tests,
     heldout_tests,
-    readable_garble_changes,
 )
 
 CASES, test_cases_are_cited_and_new, test_heldout_case = heldout_tests("heldout8.jsonl")
@@ -51,15 +47,4 @@ def test_tgi_prefill_fix_respects_the_input_limit():
     assert seen
 
 
-@pytest.mark.parametrize("cid,kind,data", garbled_params(CASES))
-def test_garbled_log_exits_cleanly(cid, kind, data, tmp_path, capsys):
-    check_garbled_exits_cleanly(cid, kind, data, tmp_path, capsys)
-
-
-@pytest.mark.parametrize("kind", ["ansi", "crlf", "rewrapped-80", "run-together"])
-def test_readable_garbles_keep_the_reading(kind):
-    """Colour codes, CRLF line ends, a re-wrap at 80 columns and the whole log run together on one line (a paste
-    whose line ends were lost) change no case's engine and stage (at 60 columns a key can run over three lines, or a
-    long path be cut inside it: that pass only has to exit cleanly)."""
-    changed = readable_garble_changes(CASES, kind)
-    assert not changed, changed
+test_garbled_log_exits_cleanly, test_readable_garbles_keep_the_reading = garble_tests(CASES)

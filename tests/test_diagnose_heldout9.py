@@ -15,13 +15,9 @@ one line keep each case's engine and stage."""
 
 from __future__ import annotations
 
-import pytest
-
 from tests.diagnose_heldout import (
-    check_garbled_exits_cleanly,
-    garbled_params,
+    garble_tests,
     heldout_tests,
-    readable_garble_changes,
 )
 
 CASES, test_cases_are_cited_and_new, test_heldout_case = heldout_tests("heldout9.jsonl")
@@ -39,14 +35,4 @@ def test_v2_warmup_is_no_graph_capture():
     assert all("--enforce-eager" not in f.flags for f in d.fixes)
 
 
-@pytest.mark.parametrize("cid,kind,data", garbled_params(CASES))
-def test_garbled_log_exits_cleanly(cid, kind, data, tmp_path, capsys):
-    check_garbled_exits_cleanly(cid, kind, data, tmp_path, capsys)
-
-
-@pytest.mark.parametrize("kind", ["ansi", "crlf", "rewrapped-80", "run-together"])
-def test_readable_garbles_keep_the_reading(kind):
-    """Colour codes, CRLF line ends, a re-wrap at 80 columns and the whole log run together on one line change no
-    case's engine and stage."""
-    changed = readable_garble_changes(CASES, kind)
-    assert not changed, changed
+test_garbled_log_exits_cleanly, test_readable_garbles_keep_the_reading = garble_tests(CASES)
