@@ -117,9 +117,7 @@ def text(r: CheckResult) -> str:
         ("memory after weights", mib(max(budget - w - rt, 0)),
          "what is left for the KV cache and compute" if budget >= w + rt
          else f"none: the weights and runtime alone are {mib(w + rt - budget)} over"),
-        (f"KV cache for {r.n_ctx} tokens" if getattr(est, "request_limit", None) is None
-         else f"KV cache pool ({est.engine_view['max_total_num_tokens']} tokens)", mib(kv_total),
-         f"{est.kv_bytes_per_token / 1024:,.0f} KiB per token" if est.kv_bytes_per_token else ""),
+        _kv_row(r, est, kv_total),
     ]
     if rs:
         rows.append(("recurrent state", mib(rs), "fixed per sequence"))
@@ -153,3 +151,21 @@ def text(r: CheckResult) -> str:
     for n in (*r.notes, *est.warnings, *m.labels):
         lines.append(f"note: {n}")
     return "\n".join(lines)
+
+
+def _kv_row(r, est, kv_total: int) -> tuple[str, str, str]:
+    """The KV cache's row. llama.cpp and Ollama size it for the context; vLLM and SGLang allocate a pool from what
+    the budget leaves, whatever the context, so their row names the pool and, where vLLM refuses the context, what
+    one request of it needs (kv_cache_utils.py _check_enough_kv_cache_memory), not a figure that reads as its size."""
+    per_token = f"{est.kv_bytes_per_token / 1024:,.0f} KiB per token" if est.kv_bytes_per_token else ""
+    view = est.engine_view
+    if getattr(est, "request_limit", None) is not None:  # SGLang
+        return f"KV cache pool ({view['max_total_num_tokens']} tokens)", mib(kv_total), per_token
+    if "available_kv_cache_bytes" not in view:
+        return f"KV cache for {r.n_ctx} tokens", mib(kv_total), per_token
+    label = f"KV cache pool ({view['kv_cache_tokens']} tokens)" if view.get("kv_cache_tokens") else "KV cache pool"
+    one = view.get("kv_needed_one_request_bytes") or {}
+    if view.get("error") and one:
+        return label, mib(kv_total), f"one {view['max_model_len']}-token request needs {mib(max(one.values()))}"
+    return label, mib(kv_total), per_token
+
