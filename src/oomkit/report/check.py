@@ -168,4 +168,3 @@ def _kv_row(r, est, kv_total: int) -> tuple[str, str, str]:
     if view.get("error") and one:
         return label, mib(kv_total), f"one {view['max_model_len']}-token request needs {mib(max(one.values()))}"
     return label, mib(kv_total), per_token
-
