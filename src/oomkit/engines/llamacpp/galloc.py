@@ -39,7 +39,6 @@ ggml_dyn_tallocr_remove_block changes no placement.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Hashable
 from functools import lru_cache
 from typing import NamedTuple
@@ -185,7 +184,10 @@ def _replay(n_inputs: int, nodes: tuple[Node, ...], max_size: int | None, prefer
                     lens[i - 1] += lens[i]
                     del offs[i], lens[i]
                 return
-        i = bisect_left(offs, at)  # insert_block: address order
+        # ggml_dyn_tallocr_insert_block: before the first block, scanning from the list's start, whose offset is not
+        # below at. The list can leave address order (a block that grew over an empty one listed after it, a freed
+        # tensor of no bytes, moves its offset past that one when allocated from): a bisection inserts elsewhere
+        i = next((k for k, o in enumerate(offs) if o >= at), len(offs))
         offs.insert(i, at)
         lens.insert(i, size)
 
