@@ -60,3 +60,10 @@ def test_nodes_and_splits_as_sched_reserve_prints(nkvo, splits):
 @pytest.mark.parametrize("r", _rows(True))
 def test_nkvo_cuda0(r):
     assert _replayed(r) == pytest.approx(t.measured(r)["compute_buffer_mib"]["CUDA0"], abs=0.01)
+
+
+@pytest.mark.parametrize("r", _rows(True))
+def test_nkvo_estimate_is_the_replay(r):
+    # compute.mamba2_offload_device_bytes hands -nkvo to sched_replay.mamba2_graph (with host_caches)
+    got = {k: round(b / MiB, 2) for k, b in t.oomkit_view(r)["compute_buffer_bytes"].items() if b}
+    assert got == t.measured(r)["compute_buffer_mib"] == {"CUDA0": 115.72, "CUDA_Host": 15.56}

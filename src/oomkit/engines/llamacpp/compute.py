@@ -2803,7 +2803,8 @@ def mamba2_offload_device_bytes(spec: ModelSpec, ctx: Context, placement: Placem
     trunk = spec.trunk_layers
     T = min(ctx.n_ctx, ctx.n_ubatch)
     host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
-    if spec.architecture != "mamba2" or not host_layers or d != 0 or len(devices) != 1 or ctx.n_seq_max != 1 \
+    if spec.architecture != "mamba2" or not (host_layers or s.no_kv_offload) or d != 0 or len(devices) != 1 \
+            or ctx.n_seq_max != 1 \
             or not ERAS.reached(ctx.build, "pp_offload") or infer_backend(devices, s.backend).name not in _GGML_CUDA \
             or not set(placement.layer_device) <= {-1, d} or _offload_device(devices, s, T) != d \
             or s.override_tensor or s.cpu_moe or s.n_cpu_moe or not trunk \
@@ -2812,6 +2813,9 @@ def mamba2_offload_device_bytes(spec: ModelSpec, ctx: Context, placement: Placem
         return None
     host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
             if t.layer in host_layers}
+    if s.no_kv_offload:  # the states on the host (-nkvo): their stores scheduled (sched_replay, 115.72 MiB exact)
+        return sched_replay.device_peak(sched_replay.mamba2_graph(spec, T, reserved_outputs(ctx, s), host, host_layers,
+                                                                  True), CUDA_ALIGN)
     return _replayed(compute_graphs.mamba2_offload_graph, spec, T, reserved_outputs(ctx, s), host, align=CUDA_ALIGN)
 
 
