@@ -22,6 +22,7 @@ weights per rank (3 % of the printed load), KV budget (3 % of the GPU's memory),
 | recipes#551 Qwen3.6-27B-FP8 | 0.22 | H100, 0.95 | Mamba blocks | 856 | 863 (+0.8 %) | same |
 | | | | verdict | refused (1,024 > 856) | starts | refused, "at most 863" |
 | vllm#49064 Qwen3.8-27B | 0.28.0 | H100, 0.90, 132,000 | verdict | refused (969 blocks) | starts (306) | refused |
+| ... its second reproduction | 0.23.1 (ROCm) | 2 x RX 7900 XT, TP 2, 3.86 GiB printed | blocks / tokens / maximum length from the budget | 161 / 123,399 / 123,872 | not held | 161 / 123,399 / 123,872 (exact) |
 | kaito#2319 Qwen3.6-27B | 0.25.1 | H100 | verdict | refused (614 blocks) | starts (339) | refused |
 | recipes#831 Qwen3.8-27B BF16 at 0.95 | 0.27 range | RTX PRO 6000 Max-Q | verdict | refused (556) | starts (706) | refused |
 | ... FP8 / NVFP4, defaults | | | verdict | refused (939 / 1,011) | starts (1,121 / 1,328) | same: strict xfail |
@@ -268,21 +269,49 @@ def test_mamba_blocks_as_printed():
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "vllm#49064 names no checkpoint precision: 306 blocks here with the catalog's BF16 Qwen3.8-27B (51.08 GiB of "
-    "weights, 14.67 GiB of budget), 969 printed (-68 %). The page is vLLM 0.28.0's (one Gated DeltaNet state a "
-    "block: conv 10,240 x 3 x 2 B + float32 temporal 48 x 128 x 128 x 4 B, model_executor/layers/mamba/mamba_utils.py "
-    "gated_delta_net_state_shape / _mamba_state_dtype, the float32 from the config's mamba_ssm_dtype via "
-    "models/config.py update_mamba_ssm_cache_dtype: 784 tokens x 4,096 B = 3,211,264 B, 16 layers a block), so 969 "
-    "blocks need 46.37-46.42 GiB of budget, about 19 GiB of weights: the block-FP8 checkpoint gives 780 (28.41 GiB, "
-    "-19.5 %), a uniform NVFP4 one 987 (18.48 GiB, +1.9 %), a uniform AWQ / GPTQ int4 (group 128) one 1,008 (17.51 "
-    "GiB, +4.0 %). The thread's second reproduction of 'the same checkpoint' (2 x RX 7900 XT, ROCm, 0.23.1, TP 2, "
-    "0.85, 122,633 tokens: 161 blocks, a 3.86 GiB pool) rules out BF16 (25.7 GiB a rank does not load on 20 GB) and "
-    "FP8 (14.2 GiB a rank leaves no 3.86 GiB at 0.85), and NVFP4 does not run on gfx1100: as AWQ int4 oomkit gives "
-    "218 blocks and 5.23 GiB there. Both runs put the checkpoint 1.4-2.7 GiB above a uniform int4 one (about 19-20 "
-    "GiB: a 4-bit export keeping more layers in bf16); which export is not named, so nothing is fitted"))
+    "weights, 14.67 GiB of budget), 969 printed (-68 %). The page and the blocks are not the gap: the thread's second "
+    "reproduction (2 x RX 7900 XT, 0.23.1, TP 2) prints 161 blocks, 123,399 tokens and an estimated maximum length "
+    "of 123,872 from its 3.86 GiB, and oomkit gives all three exactly (test_qwen38_second_reproduction_from_its_"
+    "budget: 784-token blocks, one Gated DeltaNet state a block, conv 10,240 x 3 x 2 B + float32 temporal 48 x 128 x "
+    "128 x 4 B, model_executor/layers/mamba/mamba_utils.py gated_delta_net_state_shape / _mamba_state_dtype, the "
+    "float32 from models/config.py update_mamba_ssm_cache_dtype; 16 layers a block, v1/core/kv_cache_utils.py "
+    "_get_kv_cache_groups_uniform_page_size / get_num_blocks, read in 0.28.0). So 969 blocks need 46.37-46.42 GiB of "
+    "budget, 19-20 GiB of weights beside oomkit's 3.86 GiB profile peak (8,192 tokens; 1,024 sampler rows of "
+    "248,320) and 1.40 GiB graph estimate: the block-FP8 checkpoint gives 780 (28.41 GiB, -19.5 %), a uniform NVFP4 "
+    "one 987 (18.48 GiB, +1.9 %), a uniform AWQ / GPTQ int4 (group 128) one 1,008 (17.51 GiB, +4.0 %); an NVFP4 "
+    "Qwen3.8-27B build that printed 'Model loading took 19.75 GiB' (noonghunna/club-3090#1047, A6000) would give 961 "
+    "(-0.8 %). The second reproduction rules out BF16 (25.7 GiB a rank does not load on 20 GB) and FP8 (14.2 GiB a "
+    "rank leaves no 3.86 GiB at 0.85), and NVFP4 does not run on gfx1100: as AWQ int4 oomkit gives 218 blocks and "
+    "5.23 GiB there. Which 4-bit export ran is not named, so nothing is fitted"))
 def test_qwen38_h100_mamba_blocks_as_printed():
     printed = fixture(QWEN38_H100)["printed"]["mamba_blocks"]
     got = estimate(QWEN38_H100).engine_view["num_gpu_blocks"]
     assert abs(got - printed) / printed < TOKENS_LIMIT, (got, printed)
+
+
+@pytest.mark.parametrize("max_model_len", ["132000", "122633"])
+def test_qwen38_second_reproduction_from_its_budget(max_model_len):
+    # vllm#49064's second reproduction (2 x RX 7900 XT, ROCm, 0.23.1, TP 2, default max_num_seqs): from the printed
+    # 3.86 GiB (any budget that rounds to it), the KV spec alone gives the engine's figures: at 132,000 tokens the
+    # one-request check refuses with "estimated maximum model length is 123872" (158 attention blocks of 784 tokens
+    # and one block for each of the three Gated DeltaNet groups, kv_cache_utils.py _max_memory_usage_bytes_from_groups
+    # / estimate_max_model_len); at 122,633 it sizes 161 blocks of 16 x 1,605,632 B (the TP 2 page), reports
+    # 161 / 160 x 122,633 = 123,399 tokens (get_kv_cache_capacity) and refuses 256 sequences for 161 Mamba blocks
+    fx = fixture(QWEN38_H100)["second_reproduction"]
+    run = fx["printed"]["runs"][max_model_len]
+    for gib in (3.855, 3.86, 3.8649):
+        s = VllmSettings(engine_version=fx["engine_version"], tensor_parallel_size=2, gpu_memory_utilization=0.85,
+                         max_model_len=int(max_model_len), kv_cache_memory_bytes=int(gib * GiB))
+        est = ENGINE.estimate(spec_of("Qwen/Qwen3.8-27B"), gpus("AMD Radeon RX 7900 XT", 2), s)
+        v = est.engine_view
+        assert verdict(est) == run["verdict"], (gib, verdict(est), v.get("error"))
+        if "estimated_max_model_len" in run:
+            assert f"estimated maximum model length is {run['estimated_max_model_len']}." in v["error"], v["error"]
+        else:
+            assert v["num_gpu_blocks"] == run["mamba_blocks"], (gib, v["num_gpu_blocks"])
+            assert v["kv_cache_tokens"] == run["kv_cache_tokens"], (gib, v["kv_cache_tokens"])
+            assert f"max_num_seqs ({run['max_num_seqs']}) exceeds available Mamba cache blocks " \
+                   f"({run['mamba_blocks']})" in v["error"]
 
 
 @pytest.mark.parametrize("variant", [
