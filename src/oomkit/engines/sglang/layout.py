@@ -275,6 +275,16 @@ class Stage:
 # cell; a 14-layer one gave 4,759,831 here (+89%).
 WHOLE_MODEL_POOL_ARCHS = frozenset({"qwen2vl", "minimax_m2"})
 
+# The multimodal encoder on every pipeline stage, not the first only: Qwen2VLForConditionalGeneration and
+# Qwen2_5_VLForConditionalGeneration build self.visual in __init__ with no pipeline-rank test (qwen2_vl.py,
+# qwen2_5_vl.py: 0.5.5, 0.5.6 (PP from PR #13075), 0.5.10, 0.5.14, 0.5.19 and 0.5.23 read), and load_weights
+# fills it on every stage (its "visual.blocks.N" names carry no "layers.N" id for the stage's layer filter).
+# sglang#13075 (Qwen2.5-VL-7B, --tp 2 --pp-size 2) ends with available_gpu_mem 17.90 GB on PP0 and 17.83 on PP1,
+# the same pool on both: the two stages hold the same weights (the ViT, 0.63 GiB a rank, on both), not PP0 0.63
+# GiB more. Encoders built on the first stage only elsewhere (bailing_mm.py, gemma4_mm.py, dots_vlm.py 0.5.23
+# _build_mm_encoders / is_first_rank) keep the default.
+ENCODER_EVERY_STAGE_ARCHS = frozenset({"qwen2vl"})
+
 
 def load_model(spec: ModelSpec, s: SGLangSettings, stages: list[tuple[LayerSpec, ...]],
                cc: tuple[int, int] | None = None, hip: bool = False) -> tuple[Stage, ...]:
@@ -285,8 +295,9 @@ def load_model(spec: ModelSpec, s: SGLangSettings, stages: list[tuple[LayerSpec,
     for i, layers in enumerate(stages):
         lay = cache_layout(spec, s, layers)
         rope = rope_cache_bytes(spec, s, layers, FLOAT_BYTES[lay.model_dtype], hip)
+        towers = i == 0 or spec.architecture in ENCODER_EVERY_STAGE_ARCHS
         w, labels = rank_weights(spec, s, lay, stage_tensors(spec, layers, i == 0, i == len(stages) - 1),
-                                 towers=i == 0, cc=cc, shared_whole=shared_whole, rope=rope)
+                                 towers=towers, cc=cc, shared_whole=shared_whole, rope=rope)
         out.append(Stage(layers, lay, w, tuple(labels), whole or lay))
     return tuple(out)
 
