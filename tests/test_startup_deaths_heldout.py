@@ -41,10 +41,12 @@ The rules this set led to, read in the wheels:
   and the capture's pool are taken off (0.13 MiB per all-reduce): 3.95 GiB short here, 1.15 in the log.
 
 What remains (strict xfails, with the measured gap):
-- the death after the KV cache at the default 0.9 on a 24 GB card (vllm#24436) leaves 3.1 GiB of non-PyTorch memory
-  in the process at the OOM (23.53 GiB in use, 20.32 allocated by PyTorch), where oomkit counts 1.24 GiB (context,
-  non-torch, graphs); the same gap shows in vllm#51590 (1.37 GiB over the budget, 62 MiB of it the graph pool). No
-  source rule for the rest was found; it is not fitted.
+- the death after the KV cache at the default 0.9 on a 24 GB card (vllm#24436) leaves 3.14 GiB of non-PyTorch memory
+  in the process at the OOM (23.53 GiB in use, 20.32 allocated by PyTorch, 0.07 cached), where oomkit counts 1.18 GiB
+  (context, non-torch, the graphs less their pool); its budget is held (weights + KV from the OOM line, -1.0 % of the
+  GPU) and the warm-up repeats the profile's own sampler pass, so the gap is outside the budget. The same gap shows in
+  vllm#51590 (1.37 GiB over the budget, 62 MiB of it the graph pool). No source rule for the rest was found; it is
+  not fitted.
 - V1 0.8.x on its 1,024 default rows. vllm#14452 is refused at the KV cache where the log allocated one; the sort's
   38 B an element (profile.py SAMPLER_BYTES_SORT, read from the source) is bounded from below by the log's own OOM,
   so the gap is its unknown command (max_model_len, utilization) or the non-PyTorch memory.
