@@ -581,6 +581,41 @@ def _pp_graph_start(spec, T_: int, host: dict[str, int], host_layers: set[int]
     return g, w, g.expand(g.op("GET_ROWS", (spec.n_embd, T_), tok, g.input((T_,))))
 
 
+def build_ffn(g: Graph, w: Callable[[str, tuple[int, ...], int | None], T], x: T, n_ff: int, il: int,
+              sfx: str = "") -> T:
+    """src/llama-graph.cpp build_ffn with LLM_FFN_PAR on x's rows: the up and gate products (ffn_up{sfx},
+    ffn_gate{sfx}), their GLU (SWIGLU; Gemma 2's GEGLU, the same tensors) and the down product."""
+    n_embd, rows = x.ne[0], x.ne[1]
+    up = g.op("MUL_MAT", (n_ff, rows), w(f"blk.{il}.ffn_up{sfx}.weight", (n_embd, n_ff), il), x)
+    gate = g.op("MUL_MAT", (n_ff, rows), w(f"blk.{il}.ffn_gate{sfx}.weight", (n_embd, n_ff), il), x)
+    return g.op("MUL_MAT", (n_embd, rows), w(f"blk.{il}.ffn_down{sfx}.weight", (n_ff, n_embd), il),
+                g.op("GLU", (n_ff, rows), gate, up))
+
+
+def ffn_input(g: Graph, w: Callable[[str, tuple[int, ...], int | None], T], cur: T, res: T, last: bool, out_ids: T,
+              il: int, norm: str = "ffn_norm") -> tuple[T, T]:
+    """A layer's attention output cur joined to its input res (in the last layer out_ids' rows of both) and that sum
+    RMS-normed by blk.{il}.{norm}.weight. -> (ffn_inp, the FFN's input)"""
+    if last:
+        cur = g.op("GET_ROWS", (cur.ne[0], out_ids.ne[0]), cur, out_ids)
+        res = g.op("GET_ROWS", (res.ne[0], out_ids.ne[0]), res, out_ids)
+    ffn_inp = g.op("ADD", cur.ne, cur, res)
+    return ffn_inp, g.op("MUL", ffn_inp.ne, g.op("RMS_NORM", ffn_inp.ne, ffn_inp),
+                         w(f"blk.{il}.{norm}.weight", (ffn_inp.ne[0],), il))
+
+
+def output_head(g: Graph, w: Callable[[str, tuple[int, ...], int | None], T], spec, inp: T) -> Graph:
+    """A pp graph's end: the output norm of the last layer's rows (result_norm / t_embd, an output) and the logits
+    (an output), expanded. -> the graph"""
+    h = g.op("RMS_NORM", inp.ne, inp)
+    h = g.op("MUL", h.ne, h, w("output_norm.weight", (spec.n_embd,), None))
+    h.output = True
+    logits = g.op("MUL_MAT", (spec.n_vocab, h.ne[1]), w("output.weight", (spec.n_embd, spec.n_vocab), None), h)
+    logits.output = True
+    g.expand(logits)
+    return g
+
+
 def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
                  flash_attn: bool = True, k_type: tuple[int, int] = (2, 1), v_type: tuple[int, int] = (2, 1),
                  k_rot: int = 0, v_rot: int = 0, host_caches: bool = False, fa_extra: int = 0, n_seqs: int = 1,
@@ -766,11 +801,7 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int],
         if f.n_experts:
             inp = g.op("ADD", (n_embd, R), _qwen_moe_ffn(g, w, f, il, pn, n_embd, R), ffn_res)
             continue
-        n_ff = f.n_ff
-        up = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_up.weight", (n_embd, n_ff), il), pn)
-        gate_ = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_gate.weight", (n_embd, n_ff), il), pn)
-        down = g.op("MUL_MAT", (n_embd, R), w(f"blk.{il}.ffn_down.weight", (n_ff, n_embd), il),
-                    g.op("GLU", (n_ff, R), gate_, up))
+        down = build_ffn(g, w, pn, f.n_ff, il)
         inp = g.op("ADD", down.ne, down, ffn_res)
     h = g.op("RMS_NORM", inp.ne, inp)
     h = g.op("MUL", h.ne, h, w("output_norm.weight", (n_embd,), None))
@@ -814,11 +845,7 @@ def _qwen_moe_ffn(g: Graph, w: Callable[[str, tuple[int, ...], int | None], T], 
     g.expand(moe)
     if not f.n_ff_shared:
         return moe
-    sh = f.n_ff_shared
-    up = g.op("MUL_MAT", (sh, R), w(f"blk.{il}.ffn_up_shexp.weight", (n_embd, sh), il), x)
-    gate = g.op("MUL_MAT", (sh, R), w(f"blk.{il}.ffn_gate_shexp.weight", (n_embd, sh), il), x)
-    down = g.op("MUL_MAT", (n_embd, R), w(f"blk.{il}.ffn_down_shexp.weight", (sh, n_embd), il),
-                g.op("GLU", (sh, R), gate, up))
+    down = build_ffn(g, w, x, f.n_ff_shared, il, "_shexp")
     sg = g.op("MUL_MAT", (1, R), w(f"blk.{il}.ffn_gate_inp_shexp.weight", (n_embd,), il), x)
     down = g.op("MUL", down.ne, down, g.op("UNARY", sg.ne, sg))
     return g.op("ADD", moe.ne, moe, down)
@@ -904,11 +931,7 @@ def gemma2_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
         sa = g.op("ADD", cur.ne, cur, inp)
         cur = g.op("RMS_NORM", sa.ne, sa)
         cur = g.op("MUL", cur.ne, cur, w(f"blk.{il}.ffn_norm.weight", (n_embd,), il))
-        n_ff = la.ffn.n_ff
-        up = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_up.weight", (n_embd, n_ff), il), cur)
-        gate = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_gate.weight", (n_embd, n_ff), il), cur)
-        down = g.op("MUL_MAT", (n_embd, R), w(f"blk.{il}.ffn_down.weight", (n_ff, n_embd), il),
-                    g.op("GLU", (n_ff, R), gate, up))
+        down = build_ffn(g, w, cur, la.ffn.n_ff, il)  # GEGLU
         cur = g.op("RMS_NORM", down.ne, down)
         cur = g.op("MUL", cur.ne, cur, w(f"blk.{il}.post_ffw_norm.weight", (n_embd,), il))
         inp = g.op("ADD", cur.ne, cur, sa)
@@ -1141,14 +1164,8 @@ def llama4_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
         kc_, vv = g.store_kv(kc, vc, k_idxs, v_idxs, n_kv, dev, flash_attn)
         att = g.attend(q, kc_, vv, mask, flash_attn)
         cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.attn_output.weight", (hdv * nh, n_embd), il), att)
-        R = T_
-        if la is trunk[-1]:  # out_ids' rows of the attention output and of the layer input
-            R = n_outputs
-            cur = g.op("GET_ROWS", (n_embd, R), cur, out_ids)
-            res = g.op("GET_ROWS", (n_embd, R), res, out_ids)
-        ffn_inp = g.op("ADD", cur.ne, cur, res)
-        x = g.op("RMS_NORM", ffn_inp.ne, ffn_inp)
-        x = g.op("MUL", x.ne, x, w(f"blk.{il}.ffn_norm.weight", (n_embd,), il))
+        ffn_inp, x = ffn_input(g, w, cur, res, la is trunk[-1], out_ids, il)
+        R = x.ne[1]
         n_exp, n_used, ff = f.n_experts, f.n_experts_used, f.n_ff_expert
         logits = g.op("MUL_MAT", (n_exp, R), w(f"blk.{il}.ffn_gate_inp.weight", (n_embd, n_exp), il), x)
         probs = g.op("UNARY", logits.ne, logits)  # sigmoid
@@ -1167,20 +1184,9 @@ def llama4_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
             moe = g.expand(g.op("ADD", (n_embd, R), moe, v_))
         if n_used == 1:
             moe = g.op("CONT", (n_embd, R), moe)
-        sh = f.n_ff_shared
-        up = g.op("MUL_MAT", (sh, R), w(f"blk.{il}.ffn_up_shexp.weight", (n_embd, sh), il), x)
-        gate = g.op("MUL_MAT", (sh, R), w(f"blk.{il}.ffn_gate_shexp.weight", (n_embd, sh), il), x)
-        down = g.op("MUL_MAT", (n_embd, R), w(f"blk.{il}.ffn_down_shexp.weight", (sh, n_embd), il),
-                    g.op("GLU", (sh, R), gate, up))
-        cur = g.op("ADD", moe.ne, moe, down)
+        cur = g.op("ADD", moe.ne, moe, build_ffn(g, w, x, f.n_ff_shared, il, "_shexp"))
         inp = g.op("ADD", cur.ne, cur, ffn_inp)
-    h = g.op("RMS_NORM", inp.ne, inp)
-    h = g.op("MUL", h.ne, h, w("output_norm.weight", (n_embd,), None))
-    h.output = True  # result_norm (t_embd)
-    logits = g.op("MUL_MAT", (spec.n_vocab, h.ne[1]), w("output.weight", (n_embd, spec.n_vocab), None), h)
-    logits.output = True
-    g.expand(logits)
-    return g
+    return output_head(g, w, spec, inp)
 
 
 def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
@@ -1263,31 +1269,14 @@ def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], 
         if vr is not None:
             att = hadamard(att, vr)
         cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.attn_output.weight", (hdv * nh, n_embd), il), att)
-        R = T_
-        if la is trunk[-1]:  # out_ids' rows of the attention output and of the layer input
-            R = n_outputs
-            cur = g.op("GET_ROWS", (n_embd, R), cur, out_ids)
-            res = g.op("GET_ROWS", (n_embd, R), res, out_ids)
-        ffn_inp = g.op("ADD", cur.ne, cur, res)
-        x = g.op("RMS_NORM", ffn_inp.ne, ffn_inp)
-        x = g.op("MUL", x.ne, x, w(f"blk.{il}.{ffn_norm}.weight", (n_embd,), il))
+        ffn_inp, x = ffn_input(g, w, cur, res, la is trunk[-1], out_ids, il, ffn_norm)
         if la.ffn.n_experts:
-            moe = sigmoid_moe(g, w, la.ffn, il, x, n_embd, R, fusion_deps)
+            moe = sigmoid_moe(g, w, la.ffn, il, x, n_embd, x.ne[1], fusion_deps)
             inp = g.op("ADD", moe.ne, moe, ffn_inp)
             continue
-        n_ff = la.ffn.n_ff
-        up = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_up.weight", (n_embd, n_ff), il), x)
-        gate = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_gate.weight", (n_embd, n_ff), il), x)
-        down = g.op("MUL_MAT", (n_embd, R), w(f"blk.{il}.ffn_down.weight", (n_ff, n_embd), il),
-                    g.op("GLU", (n_ff, R), gate, up))
+        down = build_ffn(g, w, x, la.ffn.n_ff, il)
         inp = g.op("ADD", down.ne, down, ffn_inp)
-    h = g.op("RMS_NORM", inp.ne, inp)
-    h = g.op("MUL", h.ne, h, w("output_norm.weight", (n_embd,), None))
-    h.output = True  # result_norm (t_embd)
-    logits = g.op("MUL_MAT", (spec.n_vocab, h.ne[1]), w("output.weight", (n_embd, spec.n_vocab), None), h)
-    logits.output = True
-    g.expand(logits)
-    return g
+    return output_head(g, w, spec, inp)
 
 
 def host_nodes(g: Graph, n_embd: int, T_: int) -> tuple[int, list[Node]]:
@@ -1395,6 +1384,22 @@ def _decompressed_attention(g: Graph, w: Callable[[str, tuple[int, ...], int | N
     return g.op("CONT", (dv * H, T_), g.permute(kqv, (0, 2, 1, 3)))
 
 
+def sigmoid_moe_layer_end(g: Graph, w: Callable[[str, tuple[int, ...], int | None], T], la, cur: T, res: T,
+                          last: bool, out_ids: T, fusion_deps: bool, w_scale: bool, probs_b: bool = True) -> T:
+    """A DeepSeek-V2-style layer after its attention (or Kimi-Linear's KDA) output cur, res the layer's input
+    (src/models/deepseek2.cpp, kimi-linear.cpp): in the last layer out_ids' rows of both; ffn_inp, the FFN norm, the
+    leading dense layers' build_ffn, the others' sigmoid_moe beside the shared expert (build_ffn, _shexp); the
+    residual. -> the layer's output"""
+    il, n_embd, f = la.index, cur.ne[0], la.ffn
+    ffn_inp, x = ffn_input(g, w, cur, res, last, out_ids, il)
+    if not f.n_experts:
+        out = build_ffn(g, w, x, f.n_ff, il)
+    else:  # build_moe_ffn
+        out = sigmoid_moe(g, w, f, il, x, n_embd, x.ne[1], fusion_deps, w_scale, probs_b)
+        out = g.op("ADD", out.ne, out, build_ffn(g, w, x, f.n_ff_shared, il, "_shexp"))
+    return g.op("ADD", out.ne, out, ffn_inp)
+
+
 def deepseek2_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
                     flash_attn: bool = True, host_caches: bool = False, fusion_deps: bool = True, n_stream: int = 1,
                     v_trans: bool = True) -> Graph:
@@ -1430,12 +1435,6 @@ def deepseek2_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, in
     mask = g.input((n_kv, nq, 1, n_stream), f16 if flash_attn else f32)  # build_attn_inp_k / build_attn_inp_kv
     out_ids = g.input((n_outputs,))
     names = {t.name for t in spec.weights.tensors}
-
-    def ffn(x: T, rows: int, n_ff: int, il: int, sfx: str) -> T:  # build_ffn, LLM_FFN_SILU / LLM_FFN_PAR
-        up = g.op("MUL_MAT", (n_ff, rows), w(f"blk.{il}.ffn_up{sfx}.weight", (n_embd, n_ff), il), x)
-        gate = g.op("MUL_MAT", (n_ff, rows), w(f"blk.{il}.ffn_gate{sfx}.weight", (n_embd, n_ff), il), x)
-        return g.op("MUL_MAT", (n_embd, rows), w(f"blk.{il}.ffn_down{sfx}.weight", (n_ff, n_embd), il),
-                    g.op("GLU", (n_ff, rows), gate, up))
 
     for la in spec.trunk_layers:
         il, a = la.index, la.attention
@@ -1492,28 +1491,9 @@ def deepseek2_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, in
                 o = g.op("MUL_MAT", (dv, T_, H, 1), w(f"blk.{il}.attn_v_b.weight", (r, dv, H), il), kqv)
                 att = g.op("CONT", (dv * H, T_), g.permute(o, (0, 2, 1, 3)))
         cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.attn_output.weight", (H * dv, n_embd), il), att)
-        rows = T_
-        if la is spec.trunk_layers[-1]:
-            rows = n_outputs
-            cur = g.op("GET_ROWS", (n_embd, rows), cur, out_ids)
-            res = g.op("GET_ROWS", (n_embd, rows), res, out_ids)
-        ffn_inp = g.op("ADD", cur.ne, cur, res)
-        x = g.op("MUL", ffn_inp.ne, g.op("RMS_NORM", ffn_inp.ne, ffn_inp), w(f"blk.{il}.ffn_norm.weight", (n_embd,), il))
-        f = la.ffn
-        if not f.n_experts:
-            out = ffn(x, rows, f.n_ff, il, "")
-        else:
-            out = sigmoid_moe(g, w, f, il, x, n_embd, rows, fusion_deps, True,
-                              f"blk.{il}.exp_probs_b.bias" in names)
-            out = g.op("ADD", out.ne, out, ffn(x, rows, f.n_ff_shared, il, "_shexp"))
-        inp = g.op("ADD", out.ne, out, ffn_inp)
-    h = g.op("RMS_NORM", inp.ne, inp)
-    h = g.op("MUL", h.ne, h, w("output_norm.weight", (n_embd,), None))
-    h.output = True  # t_embd
-    logits = g.op("MUL_MAT", (spec.n_vocab, n_outputs), w("output.weight", (n_embd, spec.n_vocab), None), h)
-    logits.output = True
-    g.expand(logits)
-    return g
+        inp = sigmoid_moe_layer_end(g, w, la, cur, res, la is spec.trunk_layers[-1], out_ids, fusion_deps, True,
+                                    f"blk.{il}.exp_probs_b.bias" in names)
+    return output_head(g, w, spec, inp)
 
 
 def lfm2_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
@@ -1594,11 +1574,7 @@ def lfm2_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], h
             prev = g.op("GET_ROWS", (E, R), prev, out_ids)
         cur = g.op("ADD", (E, R), prev, cur)
         x = g.op("MUL", cur.ne, g.op("RMS_NORM", cur.ne, cur), w(f"blk.{il}.ffn_norm.weight", (E,), il))
-        n_ff = la.ffn.n_ff
-        up = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_up.weight", (E, n_ff), il), x)
-        gate = g.op("MUL_MAT", (n_ff, R), w(f"blk.{il}.ffn_gate.weight", (E, n_ff), il), x)
-        down = g.op("MUL_MAT", (E, R), w(f"blk.{il}.ffn_down.weight", (n_ff, E), il), g.op("GLU", (n_ff, R), gate, up))
-        cur = g.op("ADD", (E, R), cur, down)
+        cur = g.op("ADD", (E, R), cur, build_ffn(g, w, x, la.ffn.n_ff, il))
     norm = g.weight((E,), HOST, norm_host, name="token_embd_norm.weight") if norm_host >= 0 else \
         g.weight((E,), DEVICE)
     h = g.op("MUL", cur.ne, g.op("RMS_NORM", cur.ne, cur), norm)
@@ -1651,12 +1627,6 @@ def kimi_linear_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, 
         extra = g.op("GET_ROWS", (size, n_rs - ns), states, s_extra)  # the states of the other sequences
         g.expand(g.into("CPY", g.view(s, (size, n_rs - ns)), extra, g.view(s, (size, n_rs - ns))))
         return rows
-
-    def ffn(x: T, rows: int, n_ff: int, il: int, sfx: str) -> T:  # build_ffn, LLM_FFN_SILU / LLM_FFN_PAR
-        up = g.op("MUL_MAT", (n_ff, rows), w(f"blk.{il}.ffn_up{sfx}.weight", (n_embd, n_ff), il), x)
-        gate = g.op("MUL_MAT", (n_ff, rows), w(f"blk.{il}.ffn_gate{sfx}.weight", (n_embd, n_ff), il), x)
-        return g.op("MUL_MAT", (n_embd, rows), w(f"blk.{il}.ffn_down{sfx}.weight", (n_ff, n_embd), il),
-                    g.op("GLU", (n_ff, rows), gate, up))
 
     inp = embd
     for la in spec.trunk_layers:
@@ -1745,27 +1715,8 @@ def kimi_linear_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, 
                 o = g.op("MUL_MAT", (dv, nq, H, n_stream), w(f"blk.{il}.attn_v_b.weight", (r, dv, H), il), kqv)
                 att = g.op("CONT", (dv * H, T_), g.permute(o, (0, 2, 1, 3)))
             cur = g.op("MUL_MAT", (n_embd, T_), w(f"blk.{il}.attn_output.weight", (H * dv, n_embd), il), att)
-        rows = T_
-        if la is spec.trunk_layers[-1]:
-            rows = n_outputs
-            cur = g.op("GET_ROWS", (n_embd, rows), cur, out_ids)
-            res = g.op("GET_ROWS", (n_embd, rows), res, out_ids)
-        ffn_inp = g.op("ADD", cur.ne, cur, res)
-        x = g.op("MUL", ffn_inp.ne, g.op("RMS_NORM", ffn_inp.ne, ffn_inp), w(f"blk.{il}.ffn_norm.weight", (n_embd,), il))
-        f = la.ffn
-        if not f.n_experts:
-            out = ffn(x, rows, f.n_ff, il, "")
-        else:  # build_moe_ffn
-            out = sigmoid_moe(g, w, f, il, x, n_embd, rows, fusion_deps, w_scale)
-            out = g.op("ADD", out.ne, out, ffn(x, rows, f.n_ff_shared, il, "_shexp"))
-        inp = g.op("ADD", out.ne, out, ffn_inp)
-    h = g.op("RMS_NORM", inp.ne, inp)
-    h = g.op("MUL", h.ne, h, w("output_norm.weight", (n_embd,), None))
-    h.output = True  # t_embd
-    logits = g.op("MUL_MAT", (spec.n_vocab, n_outputs), w("output.weight", (n_embd, spec.n_vocab), None), h)
-    logits.output = True
-    g.expand(logits)
-    return g
+        inp = sigmoid_moe_layer_end(g, w, la, cur, res, la is spec.trunk_layers[-1], out_ids, fusion_deps, w_scale)
+    return output_head(g, w, spec, inp)
 
 
 def rs_head(g: Graph, s: T, size: int) -> T:
@@ -1856,10 +1807,4 @@ def mamba2_graph(spec, T_: int, n_outputs: int, host: dict[str, int], host_layer
             cur = g.op("GET_ROWS", (n_embd, n_outputs), cur, out_ids)
             res = g.op("GET_ROWS", (n_embd, n_outputs), res, out_ids)
         inp = g.op("ADD", cur.ne, cur, res)
-    h = g.op("RMS_NORM", inp.ne, inp)
-    h = g.op("MUL", h.ne, h, w("output_norm.weight", (n_embd,), None))
-    h.output = True  # result_norm (t_embd)
-    logits = g.op("MUL_MAT", (spec.n_vocab, h.ne[1]), w("output.weight", (n_embd, spec.n_vocab), None), h)
-    logits.output = True
-    g.expand(logits)
-    return g
+    return output_head(g, w, spec, inp)
