@@ -234,11 +234,11 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
         # the ubatch attends to itself: n_kv = T for every attention layer, one T x T mask
         run = [layer for layer in spec.trunk_layers if layer.attention is not None]
         cells = {layer.index: T for layer in run}
-        masks = T * T * (2 if ctx.flash_attn else 4)
+        masks = _mask_bytes(T, T, ctx.flash_attn)
     else:
         run = attention_layers(spec)
         cells = {il: c.cells for c in caches for il in c.layers}
-        masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches  # one KQ mask per cache
+        masks = sum(_mask_bytes(c.cells, T, ctx.flash_attn) for c in caches  # one KQ mask per cache
                     if not (c.name == "indexer" and spec.architecture in HC_GDN_ARCHS))
         if spec.architecture in HC_ATTN_ARCHS:
             # DeepSeek-V4: no mask for the empty non-SWA cache nor the compressor states (hc_attention_phase; the
@@ -458,7 +458,7 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
         # 300.75 at 32K, 2158.79 at 32K without flash attention, every one to the byte of the printed MiB
         a0 = trunk[0].attention
         extra = fa_f16_bytes(a0, cells.get(trunk[0].index, 0), T, ctx) if fa_f16_copies and ctx.flash_attn else 0
-        k_rot, v_rot = _rotations(spec, ctx) if ctx.flash_attn else (0, 0)
+        k_rot, v_rot = _fa_rotations(spec, ctx)
         device = _replayed(compute_graphs.moe_device_graph, spec, T, rows_out, masks, k_rot, v_rot, ctx.flash_attn,
                            extra, align=CUDA_ALIGN)
     if cuda_deps and spec.architecture in GPT_OSS_GRAPHS and not no_cache and trunk \
@@ -469,7 +469,7 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
             if fa_f16_copies and ctx.flash_attn else {}
         device = _replayed(compute_graphs.gpt_oss_device_graph, spec, T, rows_out,
                            _iswa_caches(caches, T, ctx.flash_attn), ctx.flash_attn, extras,
-                           *(_rotations(spec, ctx) if ctx.flash_attn else (0, 0)), align=CUDA_ALIGN)
+                           *_fa_rotations(spec, ctx), align=CUDA_ALIGN)
     # the CPU side of an offloaded graph holds the graph inputs: the token embeddings and the KQ masks. The masks
     # are filled on the host as F32 and cast to F16 for flash attention on the device, until PR #23764 ("use f16
     # mask for FA to save VRAM", merged 2026-05-28) made the input itself F16 (ERAS kq_mask_f16)
@@ -514,7 +514,7 @@ def _ple_caches(caches: list[Cache], T: int, flash_attn: bool) -> list[tuple[str
     """The iSWA caches in the order the graph first reads them (the first layer of each), with their cells and KQ
     mask bytes (n_kv x T, F16 with flash attention, else F32, as compute_phases sizes the masks)."""
     used = sorted((c for c in caches if c.layers), key=lambda c: min(c.layers))
-    return [(c.name, tuple(c.layers), c.cells, c.cells * T * (2 if flash_attn else 4)) for c in used]
+    return [(c.name, tuple(c.layers), c.cells, _mask_bytes(c.cells, T, flash_attn)) for c in used]
 
 
 def _freed_iswa_masks(run: list, caches: list[Cache], T: int, flash_attn: bool) -> dict[int, int]:
@@ -523,9 +523,25 @@ def _freed_iswa_masks(run: list, caches: list[Cache], T: int, flash_attn: bool) 
     block is a hole (feed_forward_phases)."""
     if sum(1 for c in caches if c.layers and c.name in ("SWA", "non-SWA")) < 2:
         return {}
-    return {layer.index: sum(c.cells * T * (2 if flash_attn else 4) for c in caches
+    return {layer.index: sum(_mask_bytes(c.cells, T, flash_attn) for c in caches
                              if c.name in ("SWA", "non-SWA") and c.layers and max(c.layers) <= layer.index)
             for layer in run}
+
+
+def _mask_bytes(cells: int, T: int, flash_attn: bool) -> int:
+    """A KQ mask's bytes: a row of `cells` for each of the T tokens, F16 with flash attention, else F32."""
+    return cells * T * (2 if flash_attn else 4)
+
+
+def _cache_types(ctx: Context) -> tuple[tuple[int, int], tuple[int, int]]:
+    """K's and V's cache types as (bytes, values) a block: what the scheduler replays size the cache views by."""
+    return (ctx.type_k.type_size, ctx.type_k.block_size), (ctx.type_v.type_size, ctx.type_v.block_size)
+
+
+def _fa_rotations(spec: ModelSpec, ctx: Context) -> tuple[int, int]:
+    """_rotations with flash attention, (0, 0) without: the rotation inputs the MoE, gpt-oss and DeepSeek-V2 device
+    graphs are given (compute_graphs.moe_device_graph, gpt_oss_device_graph, deepseek2_device_graph)."""
+    return _rotations(spec, ctx) if ctx.flash_attn else (0, 0)
 
 
 def _rotations(spec: ModelSpec, ctx: Context) -> tuple[int, int]:
@@ -1385,7 +1401,7 @@ DEEPSEEK2_DEVICE_GRAPHS = frozenset({"deepseek2"})
 def _iswa_caches(caches: list[Cache], T: int, flash_attn: bool) -> list[tuple[tuple[int, ...], int, int]]:
     """The caches in the order the graph first reads them: (layers, cells, KQ mask bytes)."""
     used = sorted((c for c in caches if c.layers), key=lambda c: min(c.layers))
-    return [(tuple(c.layers), c.cells, c.cells * T * (2 if flash_attn else 4)) for c in used]
+    return [(tuple(c.layers), c.cells, _mask_bytes(c.cells, T, flash_attn)) for c in used]
 
 
 def cuda_fusion_deps(ctx: Context, devices: tuple[Device, ...], s: LlamaCppSettings) -> bool:
@@ -1427,7 +1443,7 @@ def moe_offload_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache],
             if t.layer in host_layers}
     host_kv = {il: (c.k_bytes_by_layer.get(il, 0), c.v_bytes_by_layer.get(il, 0))
                for c in caches for il in c.layers if il in host_layers or s.no_kv_offload}
-    masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)
+    masks = sum(_mask_bytes(c.cells, T, ctx.flash_attn) for c in caches)
     a0 = trunk[0].attention
     cells = {il: c.cells for c in caches for il in c.layers}
     extra = fa_f16_bytes(a0, cells.get(trunk[0].index, 0), T, ctx) \
@@ -1437,8 +1453,8 @@ def moe_offload_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache],
             if cuda_fa_f16_copies(ctx, devices, s) else {}
         return d, _replayed(compute_graphs.gpt_oss_device_graph, spec, T, rows_out,
                             _iswa_caches(caches, T, ctx.flash_attn), ctx.flash_attn, extras,
-                            *(_rotations(spec, ctx) if ctx.flash_attn else (0, 0)), host, host_kv, align=CUDA_ALIGN)
-    k_rot, v_rot = _rotations(spec, ctx) if ctx.flash_attn else (0, 0)
+                            *_fa_rotations(spec, ctx), host, host_kv, align=CUDA_ALIGN)
+    k_rot, v_rot = _fa_rotations(spec, ctx)
     return d, _replayed(compute_graphs.moe_device_graph, spec, T, rows_out, masks, k_rot, v_rot, ctx.flash_attn, extra,
                         host, host_kv, align=CUDA_ALIGN)
 
@@ -1477,7 +1493,7 @@ def deepseek2_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], p
         return None
     cells = {il: c.cells for c in caches for il in c.layers}
     n_kv = cells.get(trunk[0].index, 0)
-    masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)
+    masks = sum(_mask_bytes(c.cells, T, ctx.flash_attn) for c in caches)
     host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
             if t.layer in host_layers}
     host_kv: dict[int, tuple[int, int]] = {}
@@ -1493,7 +1509,7 @@ def deepseek2_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], p
         attn = "host"  # no kernel for the heads (cuda_fa_supported), or -nkvo's attention without flash attention
     else:
         attn = "kq"
-    k_rot, v_rot = _rotations(spec, ctx) if ctx.flash_attn else (0, 0)
+    k_rot, v_rot = _fa_rotations(spec, ctx)
     return d, _replayed(compute_graphs.deepseek2_device_graph, spec, T, rows_out, n_kv, masks, attn, 0, k_rot, v_rot,
                         v_cont=ctx.fa_auto_off, host=host, host_kv=host_kv, align=CUDA_ALIGN)
 
@@ -2631,7 +2647,7 @@ def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Llama
     # the worst-case ubatch of one sequence a KV stream (gpt_oss_cpu_bytes'), KQ and the masks a stream's cells over
     # every stream's tokens
     T = -(-min(ctx.n_ctx, ctx.n_ubatch) // ctx.n_stream) * ctx.n_stream if not hybrid else min(ctx.n_ctx, ctx.n_ubatch)
-    masks = sum(c.cells * T * (2 if ctx.flash_attn else 4) for c in caches)
+    masks = sum(_mask_bytes(c.cells, T, ctx.flash_attn) for c in caches)
     if not rotated:
         return _replayed(build, spec, T, reserved_outputs(ctx, s), masks, ctx.flash_attn)
     k_rot, v_rot = _rotations(spec, ctx)
@@ -2726,7 +2742,7 @@ def deepseek2_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: L
         return None
     T = -(-min(ctx.n_ctx, ctx.n_ubatch) // ctx.n_stream) * ctx.n_stream  # gpt_oss_cpu_bytes' worst-case ubatch
     n_kv = caches[0].cells  # a stream's: KQ and the mask over every stream's tokens
-    masks = n_kv * T * (2 if ctx.flash_attn else 4)
+    masks = _mask_bytes(n_kv, T, ctx.flash_attn)
     attn = "fa" if ctx.flash_attn else "kq"
     k_rot, v_rot = (0, 0) if mla else _rotations(spec, ctx)
     return _replayed(compute_graphs.deepseek2_device_graph, spec, T, reserved_outputs(ctx, s), n_kv, masks, attn, 0,
@@ -2779,7 +2795,7 @@ def gdn_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: LlamaCp
     n_seqs = max(1, min(ctx.n_seq_max, T))
     t_eff = -(-T // n_seqs) * n_seqs
     k_rot, v_rot = _rotations(spec, ctx)
-    kt, vt = (ctx.type_k.type_size, ctx.type_k.block_size), (ctx.type_v.type_size, ctx.type_v.block_size)
+    kt, vt = _cache_types(ctx)
     n_outputs = reserved_outputs(ctx, s)
     g = sched_replay.qwen35_graph(spec, t_eff, n_outputs, caches[0].cells, {}, set(), ctx.flash_attn, kt, vt,
                                   math.isqrt(k_rot // 4), math.isqrt(v_rot // 4), False, 0, n_seqs, ctx.n_stream)
@@ -2878,7 +2894,7 @@ def qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
     a = next(la.attention for la in trunk if la.attention is not None)
     fa16 = cuda_fa_f16_copies(ctx, devices, s)
     n_outputs = reserved_outputs(ctx, s)
-    kt, vt = (ctx.type_k.type_size, ctx.type_k.block_size), (ctx.type_v.type_size, ctx.type_v.block_size)
+    kt, vt = _cache_types(ctx)
 
     def build(n_kv: int) -> sched_replay.Graph:
         return sched_replay.qwen35_graph(spec, T, n_outputs, n_kv, host, host_layers, ctx.flash_attn, kt, vt,
@@ -2965,7 +2981,7 @@ def iswa_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         return sched_replay.device_peak_by_kv(key, build4, n_kv, CUDA_ALIGN, host)
     k_rot, v_rot = _rotations(spec, ctx)  # Gemma 2 with a quantized cache: its rotations and F16 copies too
     fa16 = cuda_fa_f16_copies(ctx, devices, s)
-    kt, vt = (ctx.type_k.type_size, ctx.type_k.block_size), (ctx.type_v.type_size, ctx.type_v.block_size)
+    kt, vt = _cache_types(ctx)
 
     def build(n_kv: int) -> sched_replay.Graph:
         cells = {il: c for layers, c in with_cells(n_kv) for il in layers}
@@ -3091,7 +3107,7 @@ def llama_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
             if t.layer in host_layers}
     n_outputs = reserved_outputs(ctx, s)
     k_rot, v_rot = _rotations(spec, ctx)
-    kt, vt = (ctx.type_k.type_size, ctx.type_k.block_size), (ctx.type_v.type_size, ctx.type_v.block_size)
+    kt, vt = _cache_types(ctx)
     a = trunk[0].attention
     fa16 = cuda_fa_f16_copies(ctx, devices, s)
     deps = cuda_fusion_deps(ctx, devices, s)
@@ -3154,7 +3170,7 @@ def vulkan_qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache
                 t.layer is not None for t in model_buffers(spec, devices, s, placement).cpu_tensors):
         return None
     n_outputs = reserved_outputs(ctx, s)
-    kt, vt = (ctx.type_k.type_size, ctx.type_k.block_size), (ctx.type_v.type_size, ctx.type_v.block_size)
+    kt, vt = _cache_types(ctx)
 
     last_rows = not ERAS.reached(ctx.build, "spec_mtp")  # out_ids' rows taken in the last layer, no t_h_nextn
 
