@@ -209,7 +209,10 @@ def _torch_buffer_limit(d: Diagnosis) -> list[Fix]:
         what = f": {knob}" if knob else ": give the pool's size yourself"
         return [Fix(summary=f"the KV cache pool was sized at {_g(req)} on a device of {_g(total)}, so the engine's "
                             f"free-memory profile was wrong{what}")]
-    out = [Fix(summary=f"one tensor of {_g(req)} on a device of {_g(total)}: no setting of the allocator helps; find "
+    if any("caching_allocator_warmup" in c for c in d.causes):  # transformers' loading warm-up: _mps_buffer's fix
+        return []
+    device = f"on a device of {_g(total)}" if total else "over the device's single-buffer limit"
+    out = [Fix(summary=f"one tensor of {_g(req)} {device}: no setting of the allocator helps; find "
                        "the operation (an eager attention matrix is the usual one: use flash / SDPA attention) and "
                        "shrink its batch, sequence or resolution")]
     if d.backend == "ROCm":
@@ -693,21 +696,28 @@ def _sglang_post_kv(d: Diagnosis, predict: bool = True) -> list[Fix]:
     n = d.numbers
     mfs = d.settings.get("mem_fraction_static")
     req, free, total = n.get("requested_bytes"), n.get("free_bytes"), n.get("total_bytes")
+    what = "the symmetric-memory pool" if d.phase == "symmetric memory pool" else "the capture"
     out = []
     if mfs and req is not None and free is not None and total and req > free:
         short = req - free
         new = round(float(mfs) - short / total - 0.005, 2)
         out.append(Fix(summary=f"--mem-fraction-static {new:.2f} (from {mfs}): a KV pool {_g((float(mfs) - new) * total)} "
-                               f"smaller leaves the capture the {_m(short)} it lacked at the allocation that failed "
+                               f"smaller leaves {what} the {_m(short)} it lacked at the allocation that failed "
                                "(at least that)", flags=("--mem-fraction-static", f"{new:.2f}"),
                        saves_bytes=int((float(mfs) - new) * total)))
     elif mfs:
         new = round(float(mfs) - 0.05, 2)
-        out.append(Fix(summary=f"--mem-fraction-static {new:.2f} (from {mfs}): a smaller KV pool leaves the capture "
+        out.append(Fix(summary=f"--mem-fraction-static {new:.2f} (from {mfs}): a smaller KV pool leaves {what} "
                                "more room", flags=("--mem-fraction-static", f"{new:.2f}")))
     else:
         out.append(Fix(summary="--mem-fraction-static lower than the default in force (the KV pool is that share of "
-                               "the GPU less the weights; the capture runs in the rest)"))
+                               f"the GPU less the weights; {what} runs in the rest)"))
+    if d.phase == "symmetric memory pool":
+        # model_runner.py prealloc_symmetric_memory_pool returns at once when SGLANG_SYMM_MEM_PREALLOC_GB_SIZE <= 0
+        # (or without --enable-symm-mem): a smaller preallocation, or none, is the other way
+        out.append(Fix(summary="SGLANG_SYMM_MEM_PREALLOC_GB_SIZE smaller, or 0 to skip the preallocation",
+                       env=(("SGLANG_SYMM_MEM_PREALLOC_GB_SIZE", "0"),)))
+        return out
     bs = d.settings.get("cuda_graph_max_bs")
     out.append(Fix(summary=f"--cuda-graph-max-bs {max(1, int(bs) // 2) if bs else 16}"
                            + (f" (from {bs})" if bs else "") + ": fewer and smaller batches captured",
@@ -833,6 +843,16 @@ def _sglang_compute(d: Diagnosis) -> list[Fix]:
                        flags=("--mem-fraction-static", str(new))))
     out.append(Fix(summary="--cuda-graph-max-bs smaller or --disable-cuda-graph", flags=("--disable-cuda-graph",)))
     return out
+
+
+def _mps_buffer(d: Diagnosis) -> list[Fix]:
+    """MPS refused one tensor over maxBufferLength: where it is transformers' loading warm-up (one tensor of the
+    model's size), the warm-up is what to avoid, not the model."""
+    if not any("caching_allocator_warmup" in c for c in d.causes):
+        return []
+    return [Fix(summary="a transformers release that skips caching_allocator_warmup on MPS (PR #46239, 2026-05); on "
+                        "older ones load to the CPU (no device_map=\"mps\") and move the model with .to(\"mps\"), "
+                        "which allocates tensor by tensor")]
 
 
 def _tgi_prefill(d: Diagnosis) -> list[Fix]:
@@ -1299,6 +1319,7 @@ _BY_SIGNATURE = {
     "vllm_negative_kv": _vllm_negative_kv,
     "tgi_prefill": _tgi_prefill,
     "mlx_max_buffer": _mlx_max_buffer,
+    "torch_mps_buffer_size": _mps_buffer,
     "ollama_system_memory": _ollama_system,
     "ollama_layout": _ollama_layout,
     "exllama_insufficient": _exllama,

@@ -96,6 +96,8 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ('"model"', r'"model"\s{0,4}:\s{0,4}"([\w.:/-]{1,120})"', "ollama_model", "str"),
     # and SGLang's (launch_server)
     ("--mem", r"--mem[-_]fraction[-_]static[ =]([0-9.]{1,24})", "mem_fraction_static", "float"),
+    # its --config YAML (server_args.py prepare_server_args: the file's keys are the flags without their dashes)
+    ("fraction-static:", r"(?<![\w-])mem-fraction-static:[ \t]{0,8}([0-9.]{1,24})", "mem_fraction_static", "float"),
     ("--context", r"--context[-_]length[ =]([0-9]{1,20})\b", "context_length", "int"),
     ("total_gpu_memory=", r"total_gpu_memory=([0-9.]{1,24}) ?GiB", "total_gpu_memory_bytes", "gib"),
     # V1 gpu_worker.py init_device (DEBUG): "worker init memory snapshot: ..., free_memory=78.68GiB,
@@ -371,6 +373,11 @@ MARKERS: tuple[tuple[str, str], ...] = (
     ("Available KV cache memory", "kv_cache"),
     ("# GPU blocks", "kv_cache"),
     ("KV Cache is allocated", "compute"),  # SGLang captures graphs next
+    # SGLang model_runner.py ModelRunner.initialize ends with prealloc_symmetric_memory_pool() (after the KV pool and
+    # the CUDA graphs, with --enable-symm-mem): "Pre-allocating symmetric memory pool with N GiB"
+    # (SGLANG_SYMM_MEM_PREALLOC_GB_SIZE), in what mem_fraction_static left; the function's name stands for it
+    ("Pre-allocating symmetric memory pool", "compute"),
+    ("prealloc_symmetric_memory_pool", "compute"),
     ("Memory pool end", "compute"),
     ("Capturing CUDA graph", "compute"),
     ("Capturing cudagraphs", "compute"),
@@ -475,6 +482,7 @@ HOSTS: tuple[tuple[str, str], ...] = (
     # ("Automatically reduce --mem-fraction-static to 0.836 because this is a multimodal model") relayed by a
     # wrapper's logger that names no engine
     ("--mem-fraction-static", "sglang"), ("Load weight end", "sglang"),
+    ("prealloc_symmetric_memory_pool", "sglang"), ("Pre-allocating symmetric memory pool", "sglang"),
     ("KV Cache is allocated", "sglang"), ("max_total_num_tokens=", "sglang"), ("mem_fraction_static", "sglang"),
     ("EngineCore", "vllm"), ("VllmWorker", "vllm"),
     # executor/ray_utils.py RayWorkerWrapper: the name Ray gives each vLLM worker's lines ("(RayWorkerWrapper pid=N,

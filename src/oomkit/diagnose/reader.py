@@ -22,7 +22,7 @@ from .fixes import causes_for, fixes_for, other_processes
 from .logread import FRAME_STAGES, calls, frames, host_of, read_log, stage_from_frames, stage_from_markers
 from .result import Diagnosis, Fix
 from .scan import Event, Text, events, normalize
-from .signatures import BY_ID, FALLBACKS, GENERIC_OOM, HOSTED, Signature
+from .signatures import BY_ID, FALLBACKS, GENERIC_OOM, HOSTED, NOTICES, Signature
 
 OOM_ROLES = ("oom", "stage")
 MAX_LINE_AFTER = 2048  # bytes a line after the failure is read for the step it names
@@ -123,7 +123,7 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | N
     recognised = tuple(dict.fromkeys(e.sig.id for e in evs))
     anchor = _cause(evs)
     if anchor is not None and anchor.sig.id == "ollama_runner_terminated" and not _memory_reason(anchor) and any(
-            e.role == "not_oom" and e.sig.id not in FALLBACKS for e in evs):
+            e.role == "not_oom" and e.sig.id not in FALLBACKS + NOTICES for e in evs):
         # the runner stopped without a memory reason, and the log holds an error that is no shortage (a GPU kernel
         # missing for the device, a driver mismatch): that error is why it stopped
         anchor = None
@@ -167,6 +167,17 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | N
         # ggml-vulkan refuses a buffer over the device's maxBufferSize before allocating: free memory does not help
         why = [*why, "the Vulkan driver refuses one buffer this large (over its maxBufferSize): the compute buffer "
                      "itself must shrink; more free memory does not help"]
+    if anchor.sig.id == "ollama_runner_terminated" and "POST predict" in anchor.line.text:
+        # llm/server.go Completion: the runner's HTTP connection dropped mid-request (the runner process died)
+        why = [*why, "the runner died while serving the request (its connection dropped): why it stopped is in Ollama's "
+                     "server log (server.log), in the runner's last lines before the drop"]
+    if anchor.sig.id == "torch_mps_buffer_size" and "caching_allocator_warmup" in frames(around):
+        # transformers modeling_utils.py caching_allocator_warmup (4.50+): before the weights load, one torch.empty of
+        # the bytes bound for each device (the model's size over a factor), so that the allocator is warmed in one
+        # call; on MPS that single tensor is over maxBufferLength (transformers PR #46239, 2026-05, skips MPS)
+        why = [*why, "transformers' loading warm-up (caching_allocator_warmup) asks for the model's bytes on the "
+                     "device as one tensor before any weight is loaded: on MPS that one buffer is over Metal's "
+                     "single-buffer limit, so the weights themselves never got to load"]
     if engine == "mlx" and stage == "buffer_limit":
         # mlx-vlm merging an image's features into the prompt (qwen2_vl _merge_input_ids_with_image_features,
         # get_input_embeddings): the buffer scales with the image's tokens, before any prefill step splits the prompt
@@ -534,6 +545,14 @@ def _phase(doc: Text, anchor: Event, incident: list[Event], around: str, runner:
     if anchor.sig.stage not in (None, "compute"):
         return None
     names = frames(around)
+    if runner == "sglang" and (any("prealloc_symmetric_memory_pool" in n for n in names)
+                               or "prealloc_symmetric_memory_pool" in around
+                               or "Pre-allocating symmetric memory pool" in doc.slice(anchor.line.start - 400_000,
+                                                                                      anchor.line.start)):
+        # model_runner.py ModelRunner.initialize's last step (after init_memory_pool and the CUDA graphs, with
+        # --enable-symm-mem): torch.empty of SGLANG_SYMM_MEM_PREALLOC_GB_SIZE GiB in the symmetric-memory pool, in
+        # what mem_fraction_static left; its name next to the failure (a frame, or quoted) places it
+        return "symmetric memory pool"
     for key, phase in _PHASE_FRAMES:
         if any(key in n for n in names):
             return phase
@@ -577,7 +596,9 @@ def _post_kv_cause(phase: str, runner: str | None, buffers: dict[str, Any]) -> l
             "CUDA graph capture": "CUDA-graph capture",
             "kernel warm-up": "the DeepGEMM kernels' warm-up (scratch tensors for their largest batch)",
             "warm-up batch": "the warm-up batch (warmup_kernels: a prefill and decode steps of up to max_num_seqs "
-                             "dummy requests)"}[phase]
+                             "dummy requests)",
+            "symmetric memory pool": "the symmetric-memory pool's preallocation (SGLANG_SYMM_MEM_PREALLOC_GB_SIZE "
+                                     "GiB, the start-up's last step)"}[phase]
     budget = {"vllm": "gpu_memory_utilization", "sglang": "mem_fraction_static"}.get(runner or "", "memory")
     return [f"{who} had allocated its KV cache{had}; then {what} ran out: it runs outside the {budget} budget "
             "that sized the KV cache, in what that budget leaves"]
@@ -756,17 +777,20 @@ def _ollama_reason(reason: str) -> tuple[str, str, list[str]]:
 
 
 def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...], predict: bool = True) -> Diagnosis:
-    look = [e for e in evs if e.role == "not_oom"]
+    look = [e for e in evs if e.role == "not_oom" and e.sig.id not in NOTICES]
+    notices = [e for e in evs if e.role == "not_oom" and e.sig.id in NOTICES]
     settings, buffers = read_log(doc, 0, SETTINGS_REGION)
-    if look:
-        e = look[0]
+
+    def none_by(e: Event, confidence: str = "high") -> Diagnosis:
         host = host_of(doc.slice(0, 200_000))
-        return Diagnosis(engine=host if e.sig.engine in HOSTED else e.sig.engine, stage="not_oom", confidence="high", numbers=dict(e.numbers),
-                         settings=settings, causes=e.sig.causes, fixes=_canned(e), signature=e.sig.id,
-                         line=e.line.no, evidence=e.line.text.strip()[:400], recognised=recognised,
+        return Diagnosis(engine=host if e.sig.engine in HOSTED else e.sig.engine, stage="not_oom", confidence=confidence,
+                         numbers=dict(e.numbers), settings=settings, causes=e.sig.causes, fixes=_canned(e),
+                         signature=e.sig.id, line=e.line.no, evidence=e.line.text.strip()[:400], recognised=recognised,
                          backend=e.sig.backend, host=host if e.sig.engine not in (*HOSTED, host) else None,
-                         engine_version=_version(settings, e.sig.engine),
-                         buffers=buffers)
+                         engine_version=_version(settings, e.sig.engine), buffers=buffers)
+
+    if look:
+        return none_by(look[0])
     seen = [w for w in GENERIC_OOM if w.encode() in doc.b[:SETTINGS_REGION]]
     warns = [e for e in evs if e.role == "warn"]
     causes = []
@@ -792,6 +816,10 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...], predi
         if hit:
             causes.append(f"the traceback runs through `{hit[0]}` ({hit[1]}, after the KV cache is allocated) but "
                           "the exception's own line is not in the text: paste the lines that follow it")
+    if notices and not seen and not warns and not _EXC_LINE.search(doc.slice(0, SETTINGS_REGION)) \
+            and 'File "' not in doc.slice(0, SETTINGS_REGION):
+        # only an engine's routine notices (--fit's first projection, vLLM's capture notices): nothing failed
+        return none_by(notices[0], "medium")
     return Diagnosis(engine=warns[0].sig.engine if warns else host, stage="unknown", confidence="low",
                      settings=settings, causes=tuple(causes), recognised=recognised, host=None,
                      engine_version=_version(settings, warns[0].sig.engine if warns else host), buffers=buffers,

@@ -29,10 +29,14 @@ SIZE = r"([0-9][0-9,]{0,24}(?:\.[0-9]{1,12})?) ?(bytes|B|KiB|MiB|GiB|TiB|KB|MB|G
 
 # programs whose messages appear inside another program's log (the kernel, a library the engine runs): the engine
 # reported for them is the log's host
-HOSTED = ("os", "flashinfer")
+HOSTED = ("os", "flashinfer", "deepgemm")
 # not_oom lines that report an allocation the engine recovered from by itself (ggml's pinned-memory fallback): no
 # shortage alone, and never the reason a runner stopped
 FALLBACKS = ("ggml_pinned_fallback",)
+# not_oom lines that are an engine's routine notice at every start-up (--fit's first projection, vLLM's capture
+# notices): no failure alone, and read as none only where the text shows nothing else (no out-of-memory word, no
+# exception, no warning, no traceback cut in a phase after the KV cache)
+NOTICES = ("llama_fit_projection", "vllm_capture_notice")
 STAGES = ("weights", "kv_cache", "compute", "fragmentation", "other_process", "host_ram", "buffer_limit",
           "not_oom", "unknown")
 ENGINES = ("pytorch", "cuda", "vllm", "sglang", "llama.cpp", "ollama", "lmstudio", "mlx", "tgi", "exllama",
@@ -193,6 +197,21 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("unified memory exhausted: model, activations and other Metal allocations in one pool",),
         fixes=("a smaller batch or model", "close other GPU apps",
                "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 lifts the cap (may freeze the machine; last resort)")),
+    Signature(
+        # aten/src/ATen/mps/MPSAllocator.mm MPSHeapAllocatorImpl::alloc_buffer_block: TORCH_CHECK(size <
+        # m_max_buffer_size, "Invalid buffer size: ", format_size(size)), m_max_buffer_size being the device's
+        # MTLDevice maxBufferLength (about 2/3 to 3/4 of unified memory): one tensor larger than one Metal buffer may
+        # be, refused before any allocation whatever is free (format_size: binary units, "GB" before 2025, "GiB" after)
+        "torch_mps_buffer_size", "pytorch", ("Invalid buffer size: ",),
+        r"Invalid buffer size: [0-9.]{1,12} ?(?:GiB|GB|MiB|MB|KiB|KB)\b", stage="buffer_limit", backend="MPS",
+        priority=4,
+        fields=(Field("requested_bytes", r"Invalid buffer size: " + SIZE),),
+        message="RuntimeError: Invalid buffer size: {SIZE}",
+        versions="PyTorch MPS backend (all releases)",
+        causes=("one tensor is larger than Metal's single-buffer limit (maxBufferLength) on this Mac: free memory "
+                "does not help, the tensor must be smaller",),
+        fixes=("a smaller batch or sequence (the tensor's own dimensions)", "the model in float16 / a quantized model",
+               "the CPU for this step")),
     Signature(
         "torch_cpu_alloc", "pytorch", ("DefaultCPUAllocator: can't allocate memory",),
         r"DefaultCPUAllocator: can't allocate memory", stage="host_ram", priority=4,
@@ -711,6 +730,48 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("the Intel GPU's memory (or the driver's allocation limit) is exhausted",),
         fixes=("-c smaller", "-ngl fewer layers on the GPU", "-ub smaller")),
     Signature(
+        # ggml-sycl.cpp ggml_backend_sycl_buffer_type_alloc_buffer: GGML_LOG_ERROR("%s: can't allocate %lu Bytes of
+        # memory on device\n", __func__, size) when sycl::malloc_device returns null, then NULL to ggml-alloc: the
+        # SYCL counterpart of ggml-cuda's "cudaMalloc failed" line, for weights, KV cache and compute alike (the
+        # legacy pool's "... on device/GPU" is the same words); the line after it names the buffer
+        "ggml_sycl_alloc", "llama.cpp", ("Bytes of memory on device",),
+        r"can't allocate [0-9]{1,20} Bytes of memory on device", backend="SYCL", priority=3,
+        fields=(Field("requested_bytes", r"can't allocate ([0-9]{1,20}) Bytes", "bytes"),),
+        message="ggml_backend_sycl_buffer_type_alloc_buffer: can't allocate {B} Bytes of memory on device",
+        versions="llama.cpp SYCL backend (Intel GPUs)",
+        causes=("a SYCL device buffer (weights, KV cache or compute: the next line names it) did not fit in the "
+                "Intel GPU's memory",),
+        fixes=("-ngl fewer layers on the GPU (or --fit on)", "-c smaller", "-ub smaller")),
+    Signature(
+        # llama_params_fit_impl (src/llama.cpp, 2025-11; common/fit.cpp common_params_fit_impl from 2026) prints the
+        # memory the parameters as given would use before it changes them ("projected to use X MiB of device memory
+        # vs. Y MiB of free device memory", "cannot fulfill margin of M MiB on all devices, need to use N MiB less in
+        # total", each device's "deficit"): the fit's starting point, after which it moves layers and experts to the
+        # CPU; a failed fit says so in its own words (llama_fit_aborted) and a failed load in the allocator's
+        "llama_fit_projection", "llama.cpp", ("of free device memory", "cannot fulfill margin of"),
+        r"params_fit_impl: (?:projected to use [0-9]{1,12} MiB of device memory vs\. [0-9]{1,12} MiB of free device "
+        r"memory|cannot fulfill margin of [0-9]{1,12} MiB)", role="not_oom", priority=1,
+        message="llama_params_fit_impl: projected to use {X} MiB of device memory vs. {Y} MiB of free device memory / "
+                "cannot fulfill margin of 1024 MiB on all devices, need to use {N} MiB less in total",
+        versions="llama.cpp --fit / llama-fit-params (b7000+)",
+        causes=("--fit's projection for the parameters as given, printed before it fits them: the load that follows "
+                "uses the fitted parameters",)),
+    Signature(
+        # vllm/worker/model_runner.py (V0) capture_model logs before every capture "If out-of-memory error occurs
+        # during cudagraph capture, consider decreasing `gpu_memory_utilization` ..."; V1's
+        # vllm/config/compilation.py warns "Capping cudagraph capture sizes from max N to M to fit Mamba cache
+        # blocks"; gpu_worker.py (0.18) notes "In v0.19, CUDA graph memory profiling will be enabled by default":
+        # routine start-up notices with memory words, no failure
+        "vllm_capture_notice", "vllm", ("If out-of-memory error occurs during cudagraph capture",
+                                        "Capping cudagraph capture sizes", "CUDA graph memory profiling will be enabled"),
+        r"If out-of-memory error occurs during cudagraph capture|Capping cudagraph capture sizes from max [0-9]{1,6} "
+        r"to [0-9]{1,6}|CUDA graph memory profiling will be enabled by default", role="not_oom", priority=0,
+        message="If out-of-memory error occurs during cudagraph capture, consider decreasing `gpu_memory_utilization` "
+                "or switching to eager mode. / Capping cudagraph capture sizes from max 512 to 352 to fit Mamba cache "
+                "blocks",
+        versions="vLLM V0 (0.4-0.10) and V1 (0.11+)",
+        causes=("vLLM's start-up notice about CUDA-graph memory, printed whether or not anything fails",)),
+    Signature(
         # common/fit.cpp common_params_fit_impl throws common_params_fit_exception("<param> already set by user,
         # abort") for a user-set n_gpu_layers, tensor_split or tensor_buft_overrides (-ot, --cpu-moe, --n-cpu-moe);
         # common_fit_params logs it as a warning and loads with the unfitted parameters, after the fit's own
@@ -987,10 +1048,15 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("OLLAMA_CONTEXT_LENGTH smaller (e.g. 32768) or num_ctx per request", "unset or lower num_gpu",
                "OLLAMA_NUM_PARALLEL=1", "OLLAMA_KV_CACHE_TYPE=q8_0 with OLLAMA_FLASH_ATTENTION=1")),
     Signature(
+        # llm/server.go Completion (0.1-0.6): a request the runner dropped comes back as fmt.Errorf("POST predict:
+        # %v", err) on its http://127.0.0.1:<port>/completion call ("wsarecv: An existing connection was forcibly
+        # closed by the remote host" on Windows, "EOF" / "connection reset by peer" elsewhere): the runner died
+        # during the request, its reason in the server log
         "ollama_runner_terminated", "ollama", ("process has terminated", "model runner has unexpectedly stopped",
-                                               "reported out-of-memory during startup"),
+                                               "reported out-of-memory during startup", "POST predict: Post"),
         r"(?:llama runner|llama-server) process has terminated|model runner has unexpectedly stopped|"
-        r"reported out-of-memory during startup", priority=7,
+        r"reported out-of-memory during startup|POST predict: Post \"http://127\.0\.0\.1:[0-9]{1,5}/completion\": "
+        r"[^\n]{0,200}?(?:forcibly closed by the remote host|connection reset by peer|EOF)", priority=7,
         fields=(Field("reason", r"process has terminated: ([^\"`\n]{1,300})", "str"),
                 # v0.30+ llm/llama_server.go: the llama-server line that says what ran out
                 Field("reason", r"reported out-of-memory during startup: ([^\"\n]{1,300})", "str")),
@@ -1292,6 +1358,49 @@ SIGNATURES: tuple[Signature, ...] = (
                 "CUDA-graph capture: not an out-of-memory",),
         fixes=("--disable-custom-all-reduce (NCCL's all-reduce instead)",
                "--disable-cuda-graph to confirm (slower decoding)")),
+    Signature(
+        # vLLM csrc/custom_all_reduce.cuh CUDACHECK: printf("Failed: Cuda error %s:%d '%s'\n", __FILE__, __LINE__,
+        # cudaGetErrorString(e)) then exit (2024 builds: "Failed: %s:%d '%s'"), the file being vLLM's csrc (a wheel
+        # built under /workspace or a runner's .../vllm/csrc); its IPC buffers are registered after each CUDA-graph
+        # capture, so an "invalid argument" there (peer access between the GPUs) stops the start-up: not memory
+        "vllm_custom_allreduce", "vllm", ("custom_all_reduce.cuh:",),
+        r"Failed: (?:Cuda error )?(?![^\n']{0,300}sgl)[^\n']{0,300}custom_all_reduce\.cuh:[0-9]{1,6} '",
+        role="not_oom", priority=6,
+        message="Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:{LINE} 'invalid argument' (2024: Failed: "
+                ".../vllm/csrc/custom_all_reduce.cuh:{LINE} 'invalid argument')",
+        versions="vLLM 0.4+ (custom all-reduce with tensor parallelism and CUDA graphs)",
+        causes=("vLLM's custom all-reduce failed a CUDA call (the IPC registration of its graph buffers between the "
+                "GPUs) after CUDA-graph capture: not an out-of-memory",),
+        fixes=("--disable-custom-all-reduce (NCCL's all-reduce instead)",
+               "--enforce-eager to confirm (no CUDA graphs; slower decoding)")),
+    Signature(
+        # DeepGEMM csrc/utils/exception.hpp: DG_HOST_ASSERT / DG_HOST_UNREACHABLE throw DGException("Assertion",
+        # __FILE__, __LINE__, cond), whose what() is "Assertion error (<file>:<line>): <cond or reason>" (PyTorch
+        # relays it as a RuntimeError): a kernel's precondition (an architecture or recipe it has no kernel for), in
+        # vLLM's and SGLang's FP8 paths and their DeepGEMM warm-up; no allocation
+        "deepgemm_assert", "deepgemm", ("Assertion error (",),
+        r"Assertion error \([^()\n]{0,400}deep_?gemm[^()\n]{0,400}:[0-9]{1,6}\)", role="not_oom", priority=3,
+        ignore_case=True,
+        message="RuntimeError: Assertion error (.../deepgemm-src/csrc/.../layout.hpp:76): Unknown recipe",
+        versions="DeepGEMM (vLLM's and SGLang's FP8 GEMMs and their kernel warm-up)",
+        causes=("a DeepGEMM kernel refused its inputs (an assertion: a GPU architecture or scaling recipe this "
+                "DeepGEMM build has no kernel for): not an out-of-memory",),
+        fixes=("a DeepGEMM build that supports this GPU (or the engine release pinned to one)",
+               "VLLM_USE_DEEP_GEMM=0 (vLLM) to use its other FP8 kernels; VLLM_DEEP_GEMM_WARMUP=skip skips the "
+               "warm-up only")),
+    Signature(
+        # vllm/utils/deep_gemm.py _missing: each DeepGEMM entry point when the deep_gemm package is absent or too old
+        # raises RuntimeError("DeepGEMM backend is not available or outdated. Please install or update the
+        # `deep_gemm` to a newer version to enable FP8 kernels."); the kernel warm-up (model_executor/warmup/
+        # kernel_warmup.py) calls it at start-up even for models with no FP8 layers in some releases
+        "vllm_deepgemm_missing", "vllm", ("DeepGEMM backend is not available",),
+        r"DeepGEMM backend is not available or outdated", role="not_oom", priority=3,
+        message="RuntimeError: DeepGEMM backend is not available or outdated. Please install or update the "
+                "`deep_gemm` to a newer version to enable FP8 kernels.",
+        versions="vLLM 0.10+ (DeepGEMM FP8 kernels and their warm-up)",
+        causes=("vLLM called DeepGEMM, and the deep_gemm package is missing or too old: not an out-of-memory",),
+        fixes=("VLLM_DEEP_GEMM_WARMUP=skip (no DeepGEMM warm-up) or VLLM_USE_DEEP_GEMM=0 (no DeepGEMM kernels)",
+               "install the deep_gemm release this vLLM pins (tools/install_deepgemm.sh)")),
     Signature(
         # hipErrorInvalidDeviceFunction / cudaErrorInvalidDeviceFunction ("invalid device function"), as ggml-cuda's
         # CUDA_CHECK prints it ("ROCm error: invalid device function"): the binary holds no kernel for this GPU's
