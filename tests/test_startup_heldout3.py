@@ -282,7 +282,11 @@ def test_mamba_blocks_as_printed():
     "Qwen3.8-27B build that printed 'Model loading took 19.75 GiB' (noonghunna/club-3090#1047, A6000) would give 961 "
     "(-0.8 %). The second reproduction rules out BF16 (25.7 GiB a rank does not load on 20 GB) and FP8 (14.2 GiB a "
     "rank leaves no 3.86 GiB at 0.85), and NVFP4 does not run on gfx1100: as AWQ int4 oomkit gives 218 blocks and "
-    "5.23 GiB there. Which 4-bit export ran is not named, so nothing is fitted"))
+    "5.23 GiB there. vLLM's recipe (vllm-project/recipes models/Qwen/Qwen3.8-27B.yaml) lists for Hopper BF16, the "
+    "block-FP8 build and RedHatAI/Qwen3.8-27B-INT4 (compressed-tensors W4A16, 19.5 GB on disk with its MTP head), "
+    "its NVFP4 builds for Blackwell only, so the INT4 build is the likely one (+4.0 % as a uniform int4, with 1.37 "
+    "GiB a rank more non-KV memory than oomkit counts on the ROCm pair); which export ran is not named, so nothing "
+    "is fitted"))
 def test_qwen38_h100_mamba_blocks_as_printed():
     printed = fixture(QWEN38_H100)["printed"]["mamba_blocks"]
     got = estimate(QWEN38_H100).engine_view["num_gpu_blocks"]
@@ -317,11 +321,13 @@ def test_qwen38_second_reproduction_from_its_budget(max_model_len):
 @pytest.mark.parametrize("variant", [
     pytest.param("fp8", marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
         "starts: 1,121 blocks here, 939 printed (+19 %, 9.4 GiB of budget): the recipe's command for the run is not "
-        "in the PR (MTP, encoder and KV-dtype options not known); the FP8 weights match the recipe's 28.7 GiB"))),
+        "in the PR (MTP, encoder and KV-dtype options not known); the FP8 weights match the recipe's 28.7 GiB. The "
+        "recipe's launch lines add --kv-cache-dtype fp8 (vllm-project/recipes models/Qwen/Qwen3.8-27B.yaml): 1,113 "
+        "with it (1,568-token blocks, the same 3,211,264 B page, FlashInfer's workspace in the graph estimate)"))),
     pytest.param("nvfp4", marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
         "starts: 1,328 blocks here, 1,011 printed (+31 %): Inferact's NVFP4 build loads 24.6 GiB by the recipe, "
         "18.5 here as a uniform NVFP4 checkpoint (its excluded layers are not known), and the command is not in the "
-        "PR"))),
+        "PR; 1,320 with the recipe's --kv-cache-dtype fp8"))),
     "bf16_095"])
 def test_rtx_pro_6000_variants_refused(variant):
     run = fixture(QWEN38_PRO)["runs"][variant]
