@@ -6,12 +6,13 @@ SYCL device buffer on an Arc B580 and a SYCL regression, transformers' loading w
 Metal command-buffer failures under MLX servers, Windows Ollama (a dropped runner connection, two GPUs in 0.1.30),
 WSL's pinned-memory fallback and a PyTorch OOM in one process's generate. Each case is cited with the lines kept
 verbatim and the fix its thread confirms; `before` records what oomkit answered before the rules these logs led to:
-11 of 17 wrong; 10 fixed by engine rules (DeepGEMM's DG_HOST_ASSERT and vLLM's deep_gemm.py _missing as no
-shortage, vLLM's csrc/custom_all_reduce.cuh CUDACHECK as vLLM's, ggml-sycl.cpp's "can't allocate N Bytes of memory on
-device", llama_params_fit_impl's projection and vLLM's capture notices as routine notices read only when nothing
-else is there, SGLang's prealloc_symmetric_memory_pool as a phase after the KV cache with its --config YAML's
-mem-fraction-static, PyTorch MPSAllocator's "Invalid buffer size" with transformers' caching_allocator_warmup, Ollama's
-"POST predict" dropped connection); 1 still wrong as a strict xfail (a SYCL regression the text cannot show: oneDNN
+12 of 17 wrong (11 in engine or stage, 1 in the fix); 11 fixed by engine rules (DeepGEMM's DG_HOST_ASSERT and vLLM's
+deep_gemm.py _missing as no shortage, vLLM's csrc/custom_all_reduce.cuh CUDACHECK as vLLM's, ggml-sycl.cpp's "can't
+allocate N Bytes of memory on device", llama_params_fit_impl's projection and vLLM's capture notices as routine
+notices read only when nothing else is there, SGLang's prealloc_symmetric_memory_pool as a phase after the KV cache
+with its --config YAML's mem-fraction-static, PyTorch MPSAllocator's "Invalid buffer size" with transformers'
+caching_allocator_warmup, Ollama's "POST predict" dropped connection, MLX's buffer cache limit beside its Metal
+command-buffer failure); 1 still wrong as a strict xfail (a SYCL regression the text cannot show: oneDNN
 says the same when an allocation fails). The checks: tests/diagnose_heldout.py check_case; the garble pass as in sets
 6 to 11."""
 

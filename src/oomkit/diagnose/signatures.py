@@ -829,8 +829,13 @@ SIGNATURES: tuple[Signature, ...] = (
                 "(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)",
         versions="MLX / mlx-lm (mlx/backend/metal/device.cpp)",
         causes=("unified memory exhausted: models, KV cache and other apps together (wired limit)",),
+        # mlx/backend/metal/allocator.cpp MetalAllocator: freed buffers stay in its cache up to max_pool_size_,
+        # which defaults to block_limit_ = min(1.5 x recommendedMaxWorkingSetSize, 0.95 x RAM) until set_cache_limit
         fixes=("fewer models loaded at once", "a smaller model or shorter context",
-               "sudo sysctl iogpu.wired_limit_mb=N (above the model size, below RAM)")),
+               "sudo sysctl iogpu.wired_limit_mb=N (above the model size, below RAM)",
+               "mx.set_cache_limit(N) well under RAM (a server's own cache-limit setting): MLX keeps freed Metal "
+               "buffers cached up to min(1.5 x the recommended working set, 0.95 x RAM) by default, so a long-running "
+               "server's cache grows toward all of memory")),
     Signature(
         # Metal's own description of the failed command buffer (MTLCommandBufferError's localizedDescription), as
         # macOS's unified log keeps it ("IOGPUMetalError") when the program itself prints nothing: the program is
