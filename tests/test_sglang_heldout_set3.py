@@ -6,7 +6,7 @@ change; no rule changed after them (see "not held" below), so "before" and "afte
 
 | log | release | GPUs | model | figure | printed | oomkit |
 |---|---|---|---|---|---|---|
-| sglang#4895 | dev image 2025-03-29 | RTX 4090 | Gemma 3 27B IT AWQ int4 | weights | 18.82 GB | 17.26 GiB (-8.3 %), xfail |
+| sglang#4895 | dev image 2025-03-29 | RTX 4090 | Gemma 3 27B IT AWQ int4 | weights | 18.82 GB | 17.20 GiB (-8.6 %), xfail |
 | ktransformers#2007 | kt fork, May 2026 | one GPU | Kimi K2.5 | MLA KV size at 260,000 tokens | 17.02 GB | 17.02 GiB |
 | sglang#32468 | 0.5.19 | 2x RTX 3090, TP2 | Qwen3.8-27B AutoRound int4, MTP | draft weights a rank | 2.57 GB | 2.51 GiB (-2.3 %) |
 | | | | | the estimate with the draft | starts | starts (was: refused, hybrid + spec) |
@@ -19,7 +19,7 @@ change; no rule changed after them (see "not held" below), so "before" and "afte
 Not held, and why:
 - sglang#4895: the checkpoint's quantization_config is not in the thread. Read as vllm#16199 reads the same name
   (group size 32: gaunernst/gemma-3-27b-it-int4-awq, converted from Google's Q4_0 QAT blocks), oomkit gives 17.26
-  GiB; vLLM 0.8.3 loads the same files as 17.61 GiB, and SGLang prints 1.21 GiB more than vLLM. No SGLang source
+  GiB (17.20 since Gemma 3's rotary embedding holds no cos_sin_cache before 0.5.10: weights.py rope_cache_bytes); vLLM 0.8.3 loads the same files as 17.61 GiB, and SGLang prints 1.21 GiB more than vLLM. No SGLang source
   of that era was read that explains it (0.4.4 wheels are not at hand; gemma3_causal.py of 0.5.3 ties lm_head to
   embed_tokens and passes quant_config to the linear layers only), so it stays a strict xfail.
 - sglang#32468: the comment's pool figures lack their command; they are the boot the author's club-3090 compose
@@ -93,8 +93,15 @@ def test_every_fixture_names_its_source_and_keeps_its_lines():
 GEMMA = "gemma-3-27b-it-awq-rtx4090-weights-issue4895"
 
 
-@pytest.mark.xfail(strict=True, reason="sglang#4895: 18.82 GB printed, oomkit 17.26 GiB (-8.3 %) with group size 32 "
-                   "(15.86, -15.7 %, with 128); vLLM 0.8.3 loads the same checkpoint as 17.61 GiB (vllm#16199). The "
+@pytest.mark.xfail(strict=True, reason="sglang#4895: 18.82 GB printed, oomkit 17.20 GiB (-8.6 %; 17.26 while it "
+                   "counted a 64 MiB cos_sin_cache the March 2025 gemma3_causal.py does not build: its "
+                   "Gemma3RotaryEmbedding keeps inv_freq only) with group size 32 "
+                   "(15.80, -16 %, with 128); vLLM 0.8.3 loads the same checkpoint as 17.61 GiB (vllm#16199), of which "
+                   "0.28 GiB are vLLM's own bf16 rope caches (the global layers' linear x8 one, 1,048,576 x 128). The "
+                   "March 2025 port (gemma3_mm.py / gemma3_causal.py of that era, read in a fork's copy) builds the "
+                   "vision tower with AutoModel.from_config (in vision_config's torch_dtype when the checkpoint "
+                   "sets one: fp32 would add 0.8 GiB; the config is not in the thread), a plain nn.Embedding for "
+                   "embed_tokens and calls PreTrainedModel.post_init (in-place init and weight tying, no copy). The "
                    "quantization_config is not in the thread and no SGLang 0.4.4 source read explains the extra "
                    "1.2 GiB over vLLM. Read since: gemma3_mm.py of that era builds the vision tower with "
                    "transformers AutoModel.from_config (0.5.3+: SGLang's own SiglipVisionModel), a bf16 SigLIP "

@@ -22,6 +22,9 @@ ERAS = Eras({
     # RotaryEmbedding, the first SGLang release with one, casts it to the model dtype), read to 0.5.23
     # (rotary_embedding/base.py)
     "rope_cache_fp32": (0, 4, 3),
+    # models/gemma3_causal.py: Gemma 3's attention builds its rotary embedding with get_rope (a cos_sin_cache) from
+    # 0.5.10; before, transformers-style Gemma3RotaryEmbedding modules (inv_freq only): see weights.py rope_cache_bytes
+    "gemma3_get_rope": (0, 5, 10),
     # 0.4.x: on GPUs above 96 GiB the by-tp fraction is raised, min(mfs + 48 GiB x (1 - mfs) / gpu, (gpu - 18 GiB) /
     # gpu): absent from 0.4.6.post1 and before, present in 0.4.6.post2 (both wheels read)
     "big_gpu_raise": (0, 4, 6, 2),

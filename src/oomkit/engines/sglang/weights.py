@@ -70,10 +70,26 @@ def rope_cache_bytes(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec
             if (a := layer.attention) is not None}
     if not dims or not spec.n_ctx_train:
         return 0
+    copies = 1
+    if spec.architecture == "gemma3":
+        # models/gemma3_causal.py: up to 0.5.9 Gemma3TextModel builds two transformers-style Gemma3RotaryEmbedding
+        # modules (rotary_emb, rotary_emb_local: an inv_freq buffer, cos / sin computed in each forward), no
+        # cos_sin_cache (the March 2025 port, 0.5.3, 0.5.8, 0.5.9 read); from 0.5.10 each Gemma3Attention calls
+        # get_rope with rope_type default and its own base (rope_local_base_freq on the sliding layers, rope_theta on
+        # the global ones), so two cached instances of max_position x head_dim (0.5.10, 0.5.14, 0.5.23 read)
+        if not reached(parse_version(s.engine_version), "gemma3_get_rope"):
+            return 0
+        copies = len({layer.attention.window is not None for layer in layers if layer.attention is not None})
+    elif spec.architecture == "olmo2":
+        # models/olmo2.py (Olmo 3, 0.5.5-0.5.23 read): the sliding layers pass rope_scaling {"rope_type": "default"},
+        # the full ones config.rope_scaling, and get_rope keys its cache on them: two instances when both kinds are
+        # present. Olmo 3's YaRN cache is original_max_position_embeddings x factor rows (8,192 x 8), its
+        # max_position_embeddings
+        copies = len({layer.attention.window is not None for layer in layers if layer.attention is not None})
     factor = spec.partial_rotary_factor or (spec.rope_scaling.partial_rotary_factor if spec.rope_scaling else None)
     width = sum(int(d * (factor or 1.0)) for d in dims)
     fp32 = not hip and reached(parse_version(s.engine_version), "rope_cache_fp32")
-    return spec.n_ctx_train * width * (4 if fp32 else dtype_bytes)
+    return copies * spec.n_ctx_train * width * (4 if fp32 else dtype_bytes)
 
 
 def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: tuple[TensorSpec, ...] | None = None,
