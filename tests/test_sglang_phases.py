@@ -166,7 +166,14 @@ def test_olmo3_on_a_b200_starts_as_its_log_does():
                                        "(rotary_embedding.py forward_cuda, 0.5.5). The 7.08 GiB left is 24.5 KB for each "
                                        "of the B200's 148 x 2,048 resident threads, the size of a local-memory reservation "
                                        "the driver keeps once a kernel with a large stack frame runs: a guess no source "
-                                       "read confirms (no other trtllm_mha capture is logged)")
+                                       "read confirms (no other trtllm_mha capture is logged). The PR's last progress "
+                                       "line (bs=1 avail_mem=25.10 GB, read without emptying the cache, which "
+                                       "torch.cuda.graph empties entering each capture) is 0.01 GiB above the end "
+                                       "figure: the memory is held by the 51 larger graphs or one-off costs, not cached. "
+                                       "flashinfer 0.5.0's trtllm-gen FMHA runner (fmhaKernels.cuh) loads each cubin "
+                                       "on demand with cuModuleLoadData and takes its multi-CTA counters and scratch "
+                                       "from the workspace given (trtllm_fmha_kernel_launcher.cu): no allocation of its "
+                                       "own")
 def test_olmo3_capture_memory():
     est = _olmo3_estimate()
     by = {p["phase"]: p for p in est.engine_view["phases"]}
@@ -531,7 +538,10 @@ def test_apertus_prefill_capture_memory():
                                        "(0.46). The log leaves 0.33 MiB a graph and layer, against 0.37-0.47 on the five "
                                        "fitted runs (the two-node Llama-3.1-70B of the same harness and release 0.415); no "
                                        "term read in 0.5.10's source (fa3 init_cuda_graph_state, the shared logits buffer, "
-                                       "custom all-reduce's registered inputs, 2,340 = 36 x 65) separates the two")
+                                       "custom all-reduce's registered inputs, 2,340 = 36 x 65) separates the two. "
+                                       "Apertus runs more kernels a layer than Llama (XIELU's torch fallback, "
+                                       "activation.py 0.5.10, a dozen elementwise ops, and q/k norms) yet leaves less "
+                                       "a graph and layer: the kernel count is no proxy for the rest")
 def test_apertus_decode_capture_memory():
     d = load("apertus-8b-tp4-gh200-servekit")
     s = sg.SGLangSettings(attention_backend="fa3")
@@ -750,7 +760,12 @@ def test_qwen25_vl_every_stage_holds_the_vision_tower():
                                        "fa2 prefill module on the buffers given; PP for this model is the PR's own "
                                        "(0.5.5's forward takes no pp_proxy_tensors; 0.5.6 read: PP1 runs Qwen2Model's 14 "
                                        "layers and the logits). The same author's card and build without PP "
-                                       "(sglang#12978, TP2) leaves 0.48 MiB a graph and layer")
+                                       "(sglang#12978, TP2) leaves 0.48 MiB a graph and layer, which is what PP1 would "
+                                       "leave if its graphs ran all 28 layers; but the stage loads 14 (the printed token "
+                                       "count) and 0.5.6's Qwen2Model runs start_layer..end_layer. MRotaryEmbedding "
+                                       "(rotary_embedding.py 0.5.5) runs under torch.compile with the Triton kernel "
+                                       "behind a graph break, keeping nothing, and swaps its float32 cos_sin_cache for a "
+                                       "bf16 copy at the first forward, inside the capture: 31 MiB less, not more")
 def test_qwen25_vl_pp_stage_capture_memory():
     from tests.sglang_cases import qwen25_vl_7b_pp2_estimate
 

@@ -87,7 +87,17 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    (decode.py BatchDecodeWithPagedKVCacheWrapper.__init__), and plan() runs the fa2 prefill module on the buffers it
 #    is given. Its PP is the PR's own (0.5.5's Qwen2_5_VLForConditionalGeneration.forward takes no pp_proxy_tensors;
 #    0.5.6 read): PP1 runs Qwen2Model's 14 layers (make_layers by pipeline rank) and the logits, and the proxies
-#    run_once clones are 3.5 MiB at 256 requests.
+#    run_once clones are 3.5 MiB at 256 requests. Its rotary embedding (MRotaryEmbedding, rotary_embedding.py 0.5.5)
+#    runs _forward_triton under torch.compile(dynamic=True), the Triton kernel behind @torch._dynamo.disable (two
+#    inductor graphs and an eager kernel a layer, nothing kept), and _match_cos_sin_cache_dtype swaps the float32
+#    cache (128,000 x 128) for a bf16 copy at the first forward, inside this window: 31 MiB less, not more. Were
+#    PP1's graphs to run all 28 layers its rest would be 0.49 MiB, the same author's Qwen3-30B figure; but the stage
+#    loads 14 (the printed token count, a 28-layer pool beside 14 layers' weights) and 0.5.6's Qwen2Model runs
+#    start_layer..end_layer only. Olmo 3: the PR's last progress line (bs=1 avail_mem=25.10 GB, read without emptying the cache, which
+#    torch.cuda.graph empties on entering each capture) sits 0.01 GiB above the end figure, so the 8.60 GiB is held
+#    by the larger 51 graphs or by one-off costs of the first, not left cached. Apertus-8B runs more kernels a layer
+#    than Llama (XIELU, activation.py 0.5.10: a dozen elementwise ops in the torch fallback, and q/k norms) yet
+#    leaves less a graph and layer, so the kernel count is no proxy for the rest either.
 #    NCCL: the two-node run has custom all-reduce off (distributed/device_communicators/custom_all_reduce_utils.py
 #    0.5.10: "disabled because this process group spans across nodes"), so its graphs capture 161 NCCL all-reduces
 #    each, and QwQ-32B's (4 PCIe GPUs, "not supported on more than two PCIe-only GPUs") 129; yet the two-node run's
