@@ -791,3 +791,23 @@ def test_a_gpu_smaller_than_sglangs_reserve_is_a_verdict_not_an_input_error(vram
     assert out["fits"] is False
     assert out["estimate"]["engine_view"]["mem_fraction_static"] < 0
     assert "Loaded weights leave no GPU memory for the KV cache" in out["estimate"]["engine_view"]["error"]
+
+
+def test_rope_caches_as_get_rope_builds_them():
+    # weights.py rope_cache_bytes: float32 (max_position x rotary_dim) caches, one per get_rope instance.
+    # Gemma 3 (gemma3_causal.py): none before 0.5.10 (Gemma3RotaryEmbedding, inv_freq only), from 0.5.10 one per base
+    # (local 10,000 on the sliding layers, 1,000,000 on the global ones): 2 x 131,072 x 128 x 4 B for the 27B.
+    # Olmo 3 (olmo2.py): default rope on the sliding layers, YaRN (8,192 x 8 rows) on the full ones: 2 x 65,536 x 128 x 4
+    from oomkit.engines.sglang.weights import rope_cache_bytes
+    from tests.sglang_cases import olmo3_32b
+
+    gemma = spec_from_config(lookup("gemma-3-27b-it").config, name="gemma-3-27b-it")
+    for version, expected in (("0.4.4.post3", 0), ("0.5.9", 0), ("0.5.10", 2 * 131072 * 128 * 4)):
+        s = sg.SGLangSettings(engine_version=version)
+        assert rope_cache_bytes(gemma, s, gemma.layers, 2) == expected, version
+    olmo = olmo3_32b()
+    s = sg.SGLangSettings(engine_version="0.5.5")
+    assert rope_cache_bytes(olmo, s, olmo.layers, 2) == 2 * 65536 * 128 * 4
+    # one instance where every layer shares the rope (Qwen3-8B: 40,960 x 128)
+    qwen = spec_from_config(lookup("qwen3-8b").config, name="Qwen3-8B")
+    assert rope_cache_bytes(qwen, s, qwen.layers, 2) == 40960 * 128 * 4
