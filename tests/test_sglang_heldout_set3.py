@@ -2,7 +2,8 @@
 lines kept verbatim and the release read from the log or its date): speculative decoding on hybrid GDN models, a
 consumer-GPU AWQ load, a KTransformers MLA pool and a pipeline-parallel load. No constant in oomkit was fitted on any
 of them; the figures below are the logs', never oomkit's. oomkit's figures were recorded at 07c92bfd, before any
-change; no rule changed after them (see "not held" below), so "before" and "after" are the same.
+change; no rule changed for them (see "not held" below), so "before" and "after" are the same, but for sglang#4895's
+17.26 -> 17.20 GiB when Gemma 3's rope cache, which that release does not build, stopped being counted.
 
 | log | release | GPUs | model | figure | printed | oomkit |
 |---|---|---|---|---|---|---|
