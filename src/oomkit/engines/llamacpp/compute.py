@@ -7,12 +7,12 @@ import math
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...memo import ByObject
 from ...memory import Device
 from ...model.archs import KDA_ARCHS, MSA_INDEXER_ARCHS, NO_CACHE_ARCHS
-from ...model.spec import Attention, ModelSpec
+from ...model.spec import Attention, LayerSpec, ModelSpec
 from ...quant.ggml import GgmlType
 from ...units import round_up
 from ..versions import llamacpp_build_on
@@ -1410,6 +1410,68 @@ def cuda_fusion_deps(ctx: Context, devices: tuple[Device, ...], s: LlamaCppSetti
     return ctx.build >= CUDA_FUSION_DEPS_BUILD and infer_backend(devices, s.backend).name in _GGML_CUDA
 
 
+def _tensor_overrides(s: LlamaCppSettings) -> bool:
+    """Whether tensors are placed by hand (-ot, --cpu-moe, --n-cpu-moe): the replays below know -ngl's placement only."""
+    return bool(s.override_tensor or s.cpu_moe or s.n_cpu_moe)
+
+
+def _host_weights(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings, placement: Placement,
+                  host_layers: set[int]) -> dict[str, int]:
+    """The host layers' weights by name, at their size in a device buffer: the copies a split reads when op offload
+    runs their products on the device (compute_graphs._Graph.host_weight, sched_replay)."""
+    return {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
+            if t.layer in host_layers}
+
+
+def _host_cache_views(caches: list[Cache], host_layers: set[int], s: LlamaCppSettings) -> dict[int, tuple[int, int]]:
+    """Per layer whose cache is on the host (a host layer's, every layer's with -nkvo), its K and V views' bytes: the
+    copies the device's attention reads, the stores running on the host (compute_graphs._Graph.store_kv)."""
+    return {il: (c.k_bytes_by_layer.get(il, 0), c.v_bytes_by_layer.get(il, 0))
+            for c in caches for il in c.layers if il in host_layers or s.no_kv_offload}
+
+
+def _f16_copies_affine(attentions: list[Attention]) -> bool:
+    """Whether fa_f16_bytes grows linearly with n_kv for these layers: each K copy a whole number of 128-byte
+    blocks at any n_kv (n_kv_heads x head_dim_k a multiple of 64 F16 values), so V's 128-byte alignment behind it
+    adds nothing that depends on n_kv."""
+    return all(a.n_kv_heads * a.head_dim_k % 64 == 0 for a in attentions)
+
+
+def _cuda_device_peak(key: Hashable, build: Callable[[int], sched_replay.Graph], n_kv: int, host: dict[str, int],
+                      affine: bool = True) -> int:
+    """A replayed pp graph's peak on the ggml-cuda device: its lowering kept by `key` and re-placed for n_kv cells
+    (sched_replay.device_peak_by_kv: a context search replays only ggml-alloc), or the graph built and replayed for
+    n_kv itself where its sizes are not affine in n_kv (flash attention's padded F16 copies, no cache that follows
+    the context)."""
+    if not affine:
+        return sched_replay.device_peak(build(n_kv), CUDA_ALIGN)
+    return sched_replay.device_peak_by_kv(key, build, n_kv, CUDA_ALIGN, host)
+
+
+class _OneDevice(NamedTuple):
+    """What every scheduler replay of one ggml-cuda device's pp graph reads first (lfm2_, mla_, qwen35_, iswa_,
+    gemma3n_, llama_ and kimi_linear_device_bytes): the device holding the output layer, the trunk, the worst-case
+    ubatch's tokens and the layers -ngl leaves on the CPU."""
+    d: int
+    trunk: tuple[LayerSpec, ...]
+    T: int
+    host_layers: set[int]
+
+    @classmethod
+    def of(cls, spec: ModelSpec, ctx: Context, placement: Placement) -> _OneDevice:
+        return cls(placement.output_device, spec.trunk_layers, min(ctx.n_ctx, ctx.n_ubatch),
+                   {i for i, dev in enumerate(placement.layer_device) if dev < 0})
+
+    def refused(self, ctx: Context, placement: Placement, devices: tuple[Device, ...], s: LlamaCppSettings) -> bool:
+        """Whether the load is not the one these replays model: the first device alone, ggml-cuda's, holding the
+        output; the newest build's graph (QWEN35_REPLAY_BUILD); every layer on it or on the CPU, the host layers'
+        ops run on it by op offload (_offload_device); no tensor overrides."""
+        return self.d != 0 or len(devices) != 1 or ctx.build < QWEN35_REPLAY_BUILD \
+            or infer_backend(devices, s.backend).name not in _GGML_CUDA \
+            or not set(placement.layer_device) <= {-1, self.d} \
+            or bool(self.host_layers) and _offload_device(devices, s, self.T) != self.d or _tensor_overrides(s)
+
+
 def moe_offload_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                              devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[int, int] | None:
     """(device, compute buffer) of a ggml-cuda device that holds the output layer and the last layers of an MoE
@@ -1431,7 +1493,7 @@ def moe_offload_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache],
     d = _offload_device(devices, s, T)
     trunk = spec.trunk_layers
     if d is None or placement.output_device != d or (-1 not in placement.layer_device and not s.no_kv_offload) \
-            or not set(placement.layer_device) <= {-1, d} or s.override_tensor or s.cpu_moe or s.n_cpu_moe \
+            or not set(placement.layer_device) <= {-1, d} or _tensor_overrides(s) \
             or not trunk or trunk[-1].index != len(trunk) - 1 \
             or any(la.attention is None for la in trunk) or spec.architecture in NO_CACHE_GRAPHS:
         return None
@@ -1439,22 +1501,19 @@ def moe_offload_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache],
     if rows_out < OP_OFFLOAD_MIN_BATCH and placement.layer_device[trunk[-1].index] < 0 and not gpt_oss:
         return None  # the gathered last layer's ops stay on the CPU: not this graph
     host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
-    host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
-            if t.layer in host_layers}
-    host_kv = {il: (c.k_bytes_by_layer.get(il, 0), c.v_bytes_by_layer.get(il, 0))
-               for c in caches for il in c.layers if il in host_layers or s.no_kv_offload}
+    host = _host_weights(spec, devices, s, placement, host_layers)
+    host_kv = _host_cache_views(caches, host_layers, s)
     masks = sum(_mask_bytes(c.cells, T, ctx.flash_attn) for c in caches)
     a0 = trunk[0].attention
     cells = {il: c.cells for c in caches for il in c.layers}
-    extra = fa_f16_bytes(a0, cells.get(trunk[0].index, 0), T, ctx) \
-        if cuda_fa_f16_copies(ctx, devices, s) else 0
-    if gpt_oss:
-        extras = {la.index: fa_f16_bytes(la.attention, cells.get(la.index, 0), T, ctx) for la in trunk} \
-            if cuda_fa_f16_copies(ctx, devices, s) else {}
-        return d, _replayed(compute_graphs.gpt_oss_device_graph, spec, T, rows_out,
-                            _iswa_caches(caches, T, ctx.flash_attn), ctx.flash_attn, extras,
-                            *_fa_rotations(spec, ctx), host, host_kv, align=CUDA_ALIGN)
+    fa16 = cuda_fa_f16_copies(ctx, devices, s)
     k_rot, v_rot = _fa_rotations(spec, ctx)
+    if gpt_oss:
+        extras = {la.index: fa_f16_bytes(la.attention, cells.get(la.index, 0), T, ctx) for la in trunk} if fa16 else {}
+        return d, _replayed(compute_graphs.gpt_oss_device_graph, spec, T, rows_out,
+                            _iswa_caches(caches, T, ctx.flash_attn), ctx.flash_attn, extras, k_rot, v_rot, host,
+                            host_kv, align=CUDA_ALIGN)
+    extra = fa_f16_bytes(a0, cells.get(trunk[0].index, 0), T, ctx) if fa16 else 0
     return d, _replayed(compute_graphs.moe_device_graph, spec, T, rows_out, masks, k_rot, v_rot, ctx.flash_attn, extra,
                         host, host_kv, align=CUDA_ALIGN)
 
@@ -1472,7 +1531,7 @@ def deepseek2_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], p
     Where the graph modelled holds: one device, one KV stream, no tensor overrides; absorbed MLA with flash
     attention and an F16 cache, the legacy heads with any cache (its rotations included). None elsewhere."""
     if spec.architecture not in DEEPSEEK2_DEVICE_GRAPHS or not cuda_fusion_deps(ctx, devices, s) \
-            or len(devices) != 1 or ctx.n_stream != 1 or s.override_tensor or s.cpu_moe or s.n_cpu_moe:
+            or len(devices) != 1 or ctx.n_stream != 1 or _tensor_overrides(s):
         return None
     trunk = spec.trunk_layers
     if not trunk or trunk[-1].index != len(trunk) - 1 or any(la.attention is None for la in trunk) \
@@ -1494,15 +1553,10 @@ def deepseek2_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], p
     cells = {il: c.cells for c in caches for il in c.layers}
     n_kv = cells.get(trunk[0].index, 0)
     masks = sum(_mask_bytes(c.cells, T, ctx.flash_attn) for c in caches)
-    host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
-            if t.layer in host_layers}
-    host_kv: dict[int, tuple[int, int]] = {}
-    for c in caches:
-        for il in c.layers:
-            if il in host_layers or s.no_kv_offload:
-                k = c.k_bytes_by_layer.get(il, 0)
-                # MLA's V is a view of the latent K cache: its first kv_lora_rank of each row
-                host_kv[il] = (k, k - a0.qk_rope_head_dim * 2) if mla else (k, c.v_bytes_by_layer.get(il, 0))
+    host = _host_weights(spec, devices, s, placement, host_layers)
+    host_kv = _host_cache_views(caches, host_layers, s)
+    if mla:  # MLA's V is a view of the latent K cache: its first kv_lora_rank of each row
+        host_kv = {il: (k, k - a0.qk_rope_head_dim * 2) for il, (k, _) in host_kv.items()}
     if mla:
         attn = "fa"
     elif ctx.flash_attn or s.no_kv_offload:
@@ -1522,19 +1576,15 @@ def lfm2_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     attention, 558.00 for 570.25 at -ngl 8; all 4 rows exact by the replay). Where it holds: one sequence, an F16 cache (on the CPU with -nkvo and flash attention),
     dense FFNs, no sliding window, every layer on the device or the CPU, no tensor overrides, the newest build's
     graph (QWEN35_REPLAY_BUILD); None elsewhere."""
-    d = placement.output_device
-    trunk = spec.trunk_layers
-    T = min(ctx.n_ctx, ctx.n_ubatch)
-    host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
+    run = _OneDevice.of(spec, ctx, placement)
+    d, trunk, T, host_layers = run
     if rough and host_layers:
         return None
     kv = [c for c in caches if c.layers and any(trunk[i].attention for i in c.layers if i < len(trunk))]
-    if spec.architecture != "lfm2" or d != 0 or len(devices) != 1 or max(1, ctx.n_seq_max) != 1 \
-            or ctx.build < QWEN35_REPLAY_BUILD or infer_backend(devices, s.backend).name not in _GGML_CUDA \
-            or not set(placement.layer_device) <= {-1, d} or s.no_kv_offload and not ctx.flash_attn or ctx.n_rs_seq \
+    if spec.architecture != "lfm2" or run.refused(ctx, placement, devices, s) or max(1, ctx.n_seq_max) != 1 \
+            or s.no_kv_offload and not ctx.flash_attn or ctx.n_rs_seq \
             or ctx.type_k.name != "f16" or ctx.type_v.name != "f16" or len(kv) != 1 \
-            or host_layers and _offload_device(devices, s, T) != d \
-            or s.override_tensor or s.cpu_moe or s.n_cpu_moe or not trunk or trunk[-1].index != len(trunk) - 1 \
+            or not trunk or trunk[-1].index != len(trunk) - 1 \
             or any(la.ffn.is_moe or (la.attention is None) == (la.recurrent is None)
                    or la.attention is not None and (la.attention.window
                                                     or ctx.flash_attn and not cuda_fa_supported(la.attention, ctx))
@@ -1569,18 +1619,14 @@ def mla_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placeme
     absorbed MLA (latent cache) in one KV stream or the decompressed heads without flash attention nor -nkvo, the MoE layers with a shared expert, every layer on the
     device or the CPU, no tensor overrides, the newest build (the fusion dependencies); None elsewhere."""
     if spec.architecture not in MLA_DEVICE_GRAPHS or not cuda_fusion_deps(ctx, devices, s) \
-            or len(devices) != 1 or s.override_tensor or s.cpu_moe or s.n_cpu_moe \
-            or ctx.build < QWEN35_REPLAY_BUILD or ctx.type_k.name != "f16" or len(caches) != 1 \
-            or s.no_kv_offload and not ctx.flash_attn:
+            or ctx.type_k.name != "f16" or len(caches) != 1 or s.no_kv_offload and not ctx.flash_attn:
         return None
-    trunk = spec.trunk_layers
-    T = min(ctx.n_ctx, ctx.n_ubatch)
-    d = placement.output_device
-    host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
+    run = _OneDevice.of(spec, ctx, placement)
+    d, trunk, T, host_layers = run
     if rough and host_layers:
         return None
-    if not trunk or trunk[-1].index != len(trunk) - 1 or d != 0 or not set(placement.layer_device) <= {-1, d} \
-            or T % max(1, ctx.n_seq_max, ctx.n_stream) or host_layers and _offload_device(devices, s, T) != d \
+    if run.refused(ctx, placement, devices, s) or not trunk or trunk[-1].index != len(trunk) - 1 \
+            or T % max(1, ctx.n_seq_max, ctx.n_stream) \
             or any(la.attention is None or not la.attention.kv_lora_rank or la.ffn.is_moe and not la.ffn.n_ff_shared
                    or ctx.flash_attn and not cuda_fa_supported(la.attention, ctx) for la in trunk):
         return None
@@ -1588,8 +1634,7 @@ def mla_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placeme
     if mla and ctx.n_stream != 1 or not mla and (ctx.flash_attn or s.no_kv_offload
                                                  or any(la.attention.latent_cache for la in trunk)):
         return None
-    host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
-            if t.layer in host_layers}
+    host = _host_weights(spec, devices, s, placement, host_layers)
     n_outputs = reserved_outputs(ctx, s)
 
     def build(n_kv: int) -> sched_replay.Graph:
@@ -1599,7 +1644,7 @@ def mla_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placeme
     key = ("deepseek2", spec.n_embd, spec.n_vocab, tuple((la.index, la.attention, la.ffn) for la in trunk), T,
            n_outputs, frozenset(host_layers), frozenset(host), ctx.flash_attn, s.no_kv_offload, ctx.n_stream,
            ctx.fa_auto_off)
-    return sched_replay.device_peak_by_kv(key, build, caches[0].cells, CUDA_ALIGN, host)
+    return _cuda_device_peak(key, build, caches[0].cells, host)
 
 
 def cuda_fa_f16_copies(ctx: Context, devices: tuple[Device, ...], s: LlamaCppSettings) -> bool:
@@ -1937,7 +1982,7 @@ def pipeline_parallel(spec: ModelSpec, placement: Placement, devices: tuple[Devi
         return False
     if len(devices) < 2 or placement.n_gpu_layers <= spec.n_layers or s.split_mode != "layer" or s.no_kv_offload:
         return False
-    if s.override_tensor or s.cpu_moe or s.n_cpu_moe:
+    if _tensor_overrides(s):
         return False
     capable = _ASYNC_EVENTS + (("RPC",) if build >= RPC_EVENTS_BUILD else ())
     return all(d.id.startswith(capable) for d in devices)
@@ -2584,7 +2629,7 @@ def dense_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
             or devices[d].id.startswith("RPC") or infer_backend(devices, s.backend).name not in _GGML_CUDA \
             or ctx.type_k.quantized or ctx.type_v.quantized or ctx.n_stream != 1 or ctx.fa_auto_off \
             or not ERAS.reached(ctx.build, "kq_mask_f16") or any(c.name == "SWA" for c in caches) \
-            or s.override_tensor or s.cpu_moe or s.n_cpu_moe or pipeline_parallel(spec, placement, devices, s):
+            or _tensor_overrides(s) or pipeline_parallel(spec, placement, devices, s):
         return None
     T = min(ctx.n_ctx, ctx.n_ubatch)
     rows_out = reserved_outputs(ctx, s)
@@ -2595,10 +2640,8 @@ def dense_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
         if not set(placement.layer_device) <= {-1, d} or len(devices) != 1 or _offload_device(devices, s, T) != d \
                 or not trunk or (rows_out < OP_OFFLOAD_MIN_BATCH and placement.layer_device[trunk[-1].index] < 0):
             return None
-        host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
-                if t.layer in host_layers}
-        host_kv = {il: (c.k_bytes_by_layer.get(il, 0), c.v_bytes_by_layer.get(il, 0))
-                   for c in caches for il in c.layers if il in host_layers or s.no_kv_offload}
+        host = _host_weights(spec, devices, s, placement, host_layers)
+        host_kv = _host_cache_views(caches, host_layers, s)
     elif set(placement.layer_device) != {d}:
         return None
     return _replayed(compute_graphs.phi3_graph, spec, T, rows_out, masks, ctx.flash_attn, device=True, host=host,
@@ -2827,8 +2870,7 @@ def mamba2_offload_device_bytes(spec: ModelSpec, ctx: Context, placement: Placem
             or any(la.attention is not None or la.recurrent is None or la.recurrent.kind != "mamba2" for la in trunk) \
             or any(la.index in host_layers and k and trunk[k - 1].index not in host_layers for k, la in enumerate(trunk)):
         return None
-    host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
-            if t.layer in host_layers}
+    host = _host_weights(spec, devices, s, placement, host_layers)
     if s.no_kv_offload:  # the states on the host (-nkvo): their stores scheduled (sched_replay, 115.72 MiB exact)
         return sched_replay.device_peak(sched_replay.mamba2_graph(spec, T, reserved_outputs(ctx, s), host, host_layers,
                                                                   True), CUDA_ALIGN)
@@ -2868,28 +2910,24 @@ def qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
     32K (1660.01, was 1658.00), held out -ngl 5 at 8K 509.01 (509.01, was 505.00); q8_0 at 4K 509.28 (509.28, was
     505.00), held out q4_0 at 64K 505.00 (505.00); -nkvo 513.00 (513.00, was 505.00); -np 4 unified at 32K 505.00
     (505.00); held out -np 2 at 16K -ub 1024 1026.04 (1026.04, was 1010.00)."""
-    d = placement.output_device
-    trunk = spec.trunk_layers
-    T = min(ctx.n_ctx, ctx.n_ubatch)
-    host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
+    run = _OneDevice.of(spec, ctx, placement)
+    d, trunk, T, host_layers = run
     # a layout that cannot fit whatever its compute buffer, weighed only for that (layout.estimate's `rough`): the
     # closed forms stand in for a lowering of its own (two builds of the whole graph)
     if rough and host_layers:
         return None
-    if spec.architecture != "qwen35" or d != 0 or len(devices) != 1 or T % max(1, ctx.n_seq_max) \
-            or ctx.build < QWEN35_REPLAY_BUILD or infer_backend(devices, s.backend).name not in _GGML_CUDA \
-            or not set(placement.layer_device) <= {-1, d} or ctx.n_rs_seq or len(caches) != 1 \
+    if spec.architecture != "qwen35" or run.refused(ctx, placement, devices, s) or T % max(1, ctx.n_seq_max) \
+            or ctx.n_rs_seq or len(caches) != 1 \
             or (not ctx.flash_attn and (ctx.type_v.quantized or ctx.type_k.quantized)) \
-            or ((host_layers or s.no_kv_offload) and _offload_device(devices, s, T) != d) \
-            or s.override_tensor or s.cpu_moe or s.n_cpu_moe or not trunk or spec.trunk_layers[-1].attention is None \
+            or s.no_kv_offload and _offload_device(devices, s, T) != d \
+            or not trunk or spec.trunk_layers[-1].attention is None \
             or any((la.attention is None) == (la.recurrent is None) or la.ffn.n_experts for la in trunk) \
             or any(la.recurrent is not None and (la.recurrent.kind != "gated_delta_net" or not la.recurrent.n_group)
                    for la in trunk) \
             or any(la.attention is not None and ctx.flash_attn and not cuda_fa_supported(la.attention, ctx)
                    for la in trunk):
         return None
-    host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
-            if t.layer in host_layers}
+    host = _host_weights(spec, devices, s, placement, host_layers)
     k_rot, v_rot = _rotations(spec, ctx)
     a = next(la.attention for la in trunk if la.attention is not None)
     fa16 = cuda_fa_f16_copies(ctx, devices, s)
@@ -2902,13 +2940,11 @@ def qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
                                          fa_f16_bytes(a, n_kv, T, ctx) if fa16 else 0, max(1, ctx.n_seq_max),
                                          ctx.n_stream)
 
-    if fa16 and a.n_kv_heads * a.head_dim_k % 64:  # the F16 copies' 128-byte padding: not affine in n_kv
-        return sched_replay.device_peak(build(caches[0].cells), CUDA_ALIGN)
     # the graph reads the spec's shapes only (a quantization of the same model gives the same lowering)
     shape = (spec.n_embd, spec.n_vocab, tuple((la.index, la.attention, la.recurrent, la.ffn.n_ff) for la in trunk))
     key = (shape, T, n_outputs, frozenset(host_layers), frozenset(host), ctx.flash_attn, kt, vt, k_rot, v_rot,
            s.no_kv_offload, fa16, ctx.n_seq_max, ctx.n_stream)
-    return sched_replay.device_peak_by_kv(key, build, caches[0].cells, CUDA_ALIGN, host)
+    return _cuda_device_peak(key, build, caches[0].cells, host, not fa16 or _f16_copies_affine([a]))
 
 
 # the iSWA graphs sched_replay rebuilds for a ggml-cuda device, by architecture: their layers' FFN (dense or MoE)
@@ -2930,29 +2966,23 @@ def iswa_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     in one KV stream or one a sequence (held out: -np 2 at -ub 1024, exact) with an F16 cache, or a quantized one with flash
     attention (its rotations and F16 copies, as llama_device_bytes); Llama 4 in one KV stream with an F16 cache and
     every layer's FFN an MoE of one shared expert; None elsewhere."""
-    d = placement.output_device
-    trunk = spec.trunk_layers
-    T = min(ctx.n_ctx, ctx.n_ubatch)
-    host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
+    run = _OneDevice.of(spec, ctx, placement)
+    d, trunk, T, host_layers = run
     if rough and host_layers:
         return None
     names = {t.name for t in spec.weights.tensors}
     moe = ISWA_DEVICE_GRAPHS.get(spec.architecture)
-    if moe is None or d != 0 or len(devices) != 1 or moe and ctx.n_stream != 1 \
-            or T % max(1, ctx.n_seq_max, ctx.n_stream) \
-            or ctx.build < QWEN35_REPLAY_BUILD or infer_backend(devices, s.backend).name not in _GGML_CUDA \
-            or not set(placement.layer_device) <= {-1, d} or s.no_kv_offload and not ctx.flash_attn or ctx.n_rs_seq \
+    if moe is None or run.refused(ctx, placement, devices, s) or moe and ctx.n_stream != 1 \
+            or T % max(1, ctx.n_seq_max, ctx.n_stream) or s.no_kv_offload and not ctx.flash_attn or ctx.n_rs_seq \
             or (ctx.type_k.type_size != 2 or ctx.type_v.type_size != 2) and (moe or not ctx.flash_attn) \
-            or ctx.type_k.name == "f32" or ctx.type_v.name == "f32" or host_layers and _offload_device(devices, s, T) != d \
-            or s.override_tensor or s.cpu_moe or s.n_cpu_moe or not trunk or trunk[-1].index != len(trunk) - 1 \
+            or ctx.type_k.name == "f32" or ctx.type_v.name == "f32" or not trunk or trunk[-1].index != len(trunk) - 1 \
             or any(la.attention is None for la in trunk) \
             or any(ctx.flash_attn and not cuda_fa_supported(la.attention, ctx) for la in trunk):
         return None
     if moe and any(not la.ffn.is_moe or not la.ffn.n_ff_shared or not la.ffn.n_ff_expert for la in trunk) \
             or not moe and any(la.ffn.is_moe or f"blk.{la.index}.ffn_down.weight" not in names for la in trunk):
         return None
-    host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
-            if t.layer in host_layers}
+    host = _host_weights(spec, devices, s, placement, host_layers)
     iswa = [(layers, cells) for layers, cells, _ in _iswa_caches(caches, T, ctx.flash_attn)]
     n_outputs = reserved_outputs(ctx, s)
     # the lowering kept by shape (sched_replay.device_peak_by_kv) over the base (non-SWA) cache's cells, which follow
@@ -2974,11 +3004,9 @@ def iswa_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
             return sched_replay.llama4_graph(spec, T, n_outputs, with_cells(n_kv), host, host_layers, ctx.flash_attn,
                                              s.no_kv_offload)
 
-        if vary < 0:
-            return sched_replay.device_peak(build4(0), CUDA_ALIGN)
         key = ("llama4", shape, T, n_outputs, fixed, frozenset(host_layers), frozenset(host), ctx.flash_attn,
                s.no_kv_offload)
-        return sched_replay.device_peak_by_kv(key, build4, n_kv, CUDA_ALIGN, host)
+        return _cuda_device_peak(key, build4, n_kv, host, vary >= 0)
     k_rot, v_rot = _rotations(spec, ctx)  # Gemma 2 with a quantized cache: its rotations and F16 copies too
     fa16 = cuda_fa_f16_copies(ctx, devices, s)
     kt, vt = _cache_types(ctx)
@@ -2990,12 +3018,10 @@ def iswa_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
                                          s.no_kv_offload, kt, vt, math.isqrt(k_rot // 4), math.isqrt(v_rot // 4),
                                          extra, spec.architecture == "gemma3", ctx.n_stream)
 
-    # the F16 copies' 128-byte padding: not affine in n_kv (as llama_device_bytes)
-    if vary < 0 or fa16 and any(la.attention.n_kv_heads * la.attention.head_dim_k % 64 for la in trunk):
-        return sched_replay.device_peak(build(n_kv), CUDA_ALIGN)
     key = ("gemma2", shape, T, n_outputs, fixed, frozenset(host_layers), frozenset(host), ctx.flash_attn,
            s.no_kv_offload, kt, vt, k_rot, v_rot, fa16, ctx.n_stream)
-    return sched_replay.device_peak_by_kv(key, build, n_kv, CUDA_ALIGN, host)
+    return _cuda_device_peak(key, build, n_kv, host,
+                             vary >= 0 and (not fa16 or _f16_copies_affine([la.attention for la in trunk])))
 
 
 def gemma3n_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
@@ -3009,19 +3035,13 @@ def gemma3n_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], pla
     llama.cpp prints for the pp graph. Where it holds: gemma3n_replayed's graph, one KV stream, an F16 cache (on the CPU with -nkvo
     and flash attention), every layer on the device or the CPU, no tensor overrides, the newest build's graph
     (QWEN35_REPLAY_BUILD); None elsewhere."""
-    d = placement.output_device
-    trunk = spec.trunk_layers
-    T = min(ctx.n_ctx, ctx.n_ubatch)
-    host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
+    run = _OneDevice.of(spec, ctx, placement)
+    d, trunk, T, host_layers = run
     if rough and host_layers:
         return None
-    if not gemma3n_replayed(spec, ctx) or d != 0 or len(devices) != 1 or ctx.n_stream != 1 \
-            or T % max(1, ctx.n_seq_max) or ctx.build < QWEN35_REPLAY_BUILD \
-            or infer_backend(devices, s.backend).name not in _GGML_CUDA \
-            or not set(placement.layer_device) <= {-1, d} or s.no_kv_offload and not ctx.flash_attn or ctx.n_rs_seq \
-            or ctx.type_k.name != "f16" or ctx.type_v.name != "f16" \
-            or host_layers and _offload_device(devices, s, T) != d \
-            or s.override_tensor or s.cpu_moe or s.n_cpu_moe or trunk[-1].index != len(trunk) - 1 \
+    if not gemma3n_replayed(spec, ctx) or run.refused(ctx, placement, devices, s) or ctx.n_stream != 1 \
+            or T % max(1, ctx.n_seq_max) or s.no_kv_offload and not ctx.flash_attn or ctx.n_rs_seq \
+            or ctx.type_k.name != "f16" or ctx.type_v.name != "f16" or trunk[-1].index != len(trunk) - 1 \
             or any(ctx.flash_attn and not cuda_fa_supported(la.attention, ctx) for la in trunk):
         return None
     host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
@@ -3084,27 +3104,21 @@ def llama_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
     (Seed-OSS's: the seed_oss 2-layer file 313.00 MiB measured, 323.00 by the closed forms; its 4 rows, all held
     out, exact by the replay), every layer on the
     device or the CPU, no tensor overrides, the newest build's graph (QWEN35_REPLAY_BUILD); None elsewhere."""
-    d = placement.output_device
-    trunk = spec.trunk_layers
-    T = min(ctx.n_ctx, ctx.n_ubatch)
-    host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
+    run = _OneDevice.of(spec, ctx, placement)
+    d, trunk, T, host_layers = run
     if rough and host_layers:
         return None
     qk_norm, ffn_norm = LLAMA_DEVICE_GRAPHS.get(spec.architecture, (None, ""))
     if qk_norm is None:
         return None
     names_ok, names_shape = _LLAMA_NAMES.get(spec, qk_norm, lambda: _llama_names(spec, qk_norm))
-    if not names_ok or d != 0 or len(devices) != 1 or T % max(1, ctx.n_seq_max, ctx.n_stream) \
-            or len(caches) != 1 or caches[0].name == "SWA" \
-            or ctx.build < QWEN35_REPLAY_BUILD or infer_backend(devices, s.backend).name not in _GGML_CUDA \
-            or not set(placement.layer_device) <= {-1, d} or s.no_kv_offload and not ctx.flash_attn or ctx.n_rs_seq \
+    if not names_ok or run.refused(ctx, placement, devices, s) or T % max(1, ctx.n_seq_max, ctx.n_stream) \
+            or len(caches) != 1 or caches[0].name == "SWA" or s.no_kv_offload and not ctx.flash_attn or ctx.n_rs_seq \
             or not ctx.flash_attn and (ctx.type_k.type_size != 2 or ctx.type_v.type_size != 2) \
-            or ctx.type_k.name == "f32" or ctx.type_v.name == "f32" or host_layers and _offload_device(devices, s, T) != d \
-            or s.override_tensor or s.cpu_moe or s.n_cpu_moe \
+            or ctx.type_k.name == "f32" or ctx.type_v.name == "f32" \
             or any(ctx.flash_attn and not cuda_fa_supported(la.attention, ctx) for la in trunk):
         return None
-    host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
-            if t.layer in host_layers}
+    host = _host_weights(spec, devices, s, placement, host_layers)
     n_outputs = reserved_outputs(ctx, s)
     k_rot, v_rot = _rotations(spec, ctx)
     kt, vt = _cache_types(ctx)
@@ -3117,13 +3131,11 @@ def llama_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
                                         qk_norm, kt, vt, math.isqrt(k_rot // 4), math.isqrt(v_rot // 4),
                                         fa_f16_bytes(a, n_kv, T, ctx) if fa16 else 0, ctx.n_stream, ffn_norm, deps)
 
-    if fa16 and a.n_kv_heads * a.head_dim_k % 64:  # the F16 copies' 128-byte padding: not affine in n_kv
-        return sched_replay.device_peak(build(caches[0].cells), CUDA_ALIGN)
     shape = (spec.architecture, spec.n_embd, spec.n_vocab, *names_shape,
              tuple((la.index, la.attention, la.ffn.n_ff) for la in trunk))
     key = ("llama", shape, T, n_outputs, frozenset(host_layers), frozenset(host), ctx.flash_attn, s.no_kv_offload,
            kt, vt, k_rot, v_rot, fa16, ctx.n_stream, deps)
-    return sched_replay.device_peak_by_kv(key, build, caches[0].cells, CUDA_ALIGN, host)
+    return _cuda_device_peak(key, build, caches[0].cells, host, not fa16 or _f16_copies_affine([a]))
 
 
 # the first build seen printing "fused Gated Delta Net (chunked) enabled" on a Vulkan device (issue #21608's
@@ -3160,7 +3172,7 @@ def vulkan_qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache
                                                                                      VK_FUSED_GDN_SEEN_BUILD) \
             or set(placement.layer_device) != {d} or s.no_kv_offload or not ctx.flash_attn \
             or ctx.type_k.quantized or ctx.type_v.quantized or ctx.n_rs_seq or len(caches) != 1 \
-            or ctx.n_stream != 1 or T % max(1, ctx.n_seq_max) or s.override_tensor or s.cpu_moe or s.n_cpu_moe \
+            or ctx.n_stream != 1 or T % max(1, ctx.n_seq_max) or _tensor_overrides(s) \
             or not trunk or trunk[-1].attention is None or not any(la.recurrent for la in trunk) \
             or any((la.attention is None) == (la.recurrent is None) for la in trunk) \
             or any(la.recurrent is not None and (la.recurrent.kind != "gated_delta_net" or not la.recurrent.n_group)
@@ -3204,18 +3216,14 @@ def kimi_linear_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache],
     99.06 MiB (99.06 measured, was 112.50 from the closed forms); fully offloaded 110.58 / 630.58 MiB at 8K with /
     without flash attention (110.58 / 630.58, were 112.50 / 632.50) and 237.16 at 16K -ub 1024 (237.16, was
     241.00)."""
-    d = placement.output_device
-    trunk = spec.trunk_layers
-    T = min(ctx.n_ctx, ctx.n_ubatch)
-    host_layers = {i for i, dev in enumerate(placement.layer_device) if dev < 0}
+    run = _OneDevice.of(spec, ctx, placement)
+    d, trunk, T, host_layers = run
     # a layout that cannot fit whatever its compute buffer, weighed only for that (layout.estimate's `rough`)
     if spec.architecture != "kimi-linear" or (rough and host_layers):
         return None
     names = {t.name for t in spec.weights.tensors}
-    if d != 0 or len(devices) != 1 or T % max(1, ctx.n_seq_max) or ctx.build < QWEN35_REPLAY_BUILD \
-            or not cuda_fusion_deps(ctx, devices, s) or not set(placement.layer_device) <= {-1, d} \
-            or len(caches) != 1 or ctx.type_k.name != "f16" or s.no_kv_offload \
-            or (host_layers and _offload_device(devices, s, T) != d) or s.override_tensor or s.cpu_moe or s.n_cpu_moe or not trunk \
+    if run.refused(ctx, placement, devices, s) or not cuda_fusion_deps(ctx, devices, s) or T % max(1, ctx.n_seq_max) \
+            or len(caches) != 1 or ctx.type_k.name != "f16" or s.no_kv_offload or not trunk \
             or any((la.attention is None) == (la.recurrent is None) for la in trunk) \
             or any(la.recurrent is not None and (f"blk.{la.index}.attn_q.weight" not in names
                                                  or la.recurrent.n_heads * la.recurrent.d_state
@@ -3225,8 +3233,7 @@ def kimi_linear_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache],
                    for la in trunk) \
             or any(la.ffn.n_experts and f"blk.{la.index}.exp_probs_b.bias" not in names for la in trunk):
         return None
-    host = {t.name: gpu_alloc_size(t) for t in model_buffers(spec, devices, s, placement).cpu_tensors
-            if t.layer in host_layers}
+    host = _host_weights(spec, devices, s, placement, host_layers)
     n_outputs = reserved_outputs(ctx, s)
     n_rs = max(1, ctx.n_seq_max)
     shape = (spec.n_embd, spec.n_vocab, tuple((la.index, la.attention, la.recurrent, la.ffn) for la in trunk))
@@ -3241,7 +3248,7 @@ def kimi_linear_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache],
 
         key = ("kimi-linear", shape, T, n_outputs, frozenset(host_layers), frozenset(host), ctx.flash_attn, n_seqs,
                ctx.n_stream, n_rs)
-        peak = max(peak, sched_replay.device_peak_by_kv(key, build, caches[0].cells, CUDA_ALIGN, host))
+        peak = max(peak, _cuda_device_peak(key, build, caches[0].cells, host))
     return peak
 
 
