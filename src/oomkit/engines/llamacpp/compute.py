@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 from ...memo import ByObject
 from ...memory import Device
 from ...model.archs import KDA_ARCHS, MSA_INDEXER_ARCHS, NO_CACHE_ARCHS
-from ...model.spec import Attention, LayerSpec, ModelSpec
+from ...model.spec import Attention, LayerSpec, ModelSpec, TensorSpec
 from ...quant.ggml import GgmlType
 from ...units import round_up
 from ..versions import llamacpp_build_on
@@ -710,7 +710,7 @@ def recurrent_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int, snapshots:
         gdn = r is not None and r.kind == "gated_delta_net" and spec.architecture in GDN_CONV_ARCHS
         if r is None or (r.kind not in ("mamba", "mamba2") and not gdn):
             continue
-        tokens = -(-T // n_seqs) * n_seqs  # graph_reserve rounds n_tokens up to a multiple of n_seqs
+        tokens = round_up(T, n_seqs)  # graph_reserve rounds n_tokens up to a multiple of n_seqs
         conv_dim = r.d_inner + 2 * r.n_group * r.d_state
         if gdn:
             # a gated delta net's conv (src/models/delta-net-base.cpp build_conv_state): the fused q, k, v
@@ -786,7 +786,7 @@ KPOOL_INDEXER_ARCHS = frozenset({"glm5-next"})
 
 
 def _align(n: int) -> int:
-    return -(-n // 32) * 32  # ggml-alloc's CPU buffer alignment (TENSOR_ALIGNMENT)
+    return round_up(n, 32)  # ggml-alloc's CPU buffer alignment (TENSOR_ALIGNMENT)
 
 
 def kpool_indexer_phase(spec: ModelSpec, ctx: Context, caches: list[Cache], T: int) -> int:
@@ -823,7 +823,7 @@ def kpool_indexer_phase(spec: ModelSpec, ctx: Context, caches: list[Cache], T: i
             continue
         kpool, ik = ape[-1], a.index_head_dim
         n_new = max(1, ctx.n_seq_max * cells // kpool)
-        n_pool = -(-(n_new + 1) // 64) * 64
+        n_pool = round_up(n_new + 1, 64)
         n_sel = kpool * min(n_pool, a.index_topk // kpool) + kpool - 1
         inputs = sum(_align(n) for n in (
             spec.n_embd * T * f32, n_pool * 4, kpool * n_pool * 4, n_pool * T * 2, (kpool - 1) * T * 4,
@@ -956,7 +956,7 @@ def hc_gdn_conv_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int, snapshot
     f32 = 4
     resid = spec.n_embd * T * f32
     n_seqs = max(1, min(n_seqs, T))
-    tokens = -(-T // n_seqs) * n_seqs
+    tokens = round_up(T, n_seqs)
     last_attn = max((layer.index for layer in attention_layers(spec)), default=-1)
     shapes = {t.name: t.shape for t in spec.weights.tensors}
     peak = 0
@@ -993,7 +993,7 @@ def kda_delta_net_phase(spec: ModelSpec, T: int, n_seqs: int, masks: int, snapsh
     f32 = 4
     resid = spec.n_embd * T * f32
     n_seqs = max(1, min(n_seqs, T))
-    tokens = -(-T // n_seqs) * n_seqs
+    tokens = round_up(T, n_seqs)
     last_attn = max((layer.index for layer in attention_layers(spec)), default=-1)
     peak = 0
     for layer in spec.trunk_layers:
@@ -2238,6 +2238,17 @@ def _offload_device(devices: tuple[Device, ...], s: LlamaCppSettings, rows: int)
     return next((i for i, d in enumerate(devices) if not d.id.startswith("RPC")), None)
 
 
+def _offloaded_host_matrices(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
+                             s: LlamaCppSettings) -> list[TensorSpec]:
+    """The matrices left on the CPU whose products op offload runs on a device, each copied in at its split: not
+    the gathered ones (GET_ROWS, no offload) nor the output weight (output_offload_device), not those whose
+    products stay with BLAS (blas_weights) nor those of an op the device refuses (sycl_refused_weights)."""
+    gathered = ("token_embd.weight", "per_layer_token_embd.weight", "output.weight")
+    kept = {t.name for t in blas_weights(spec, ctx, placement, devices, s)} | sycl_refused_weights(spec, devices, s)
+    return [t for t in model_buffers(spec, devices, s, placement).cpu_tensors
+            if len(t.shape) >= 2 and t.name not in gathered and t.name not in kept]
+
+
 def host_weight_copy(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
                      s: LlamaCppSettings) -> tuple[int, int] | None:
     """(device, bytes) of the largest host weight the scheduler copies into a device's compute buffer: a matrix
@@ -2255,11 +2266,7 @@ def host_weight_copy(spec: ModelSpec, ctx: Context, placement: Placement, device
     d = _offload_device(devices, s, min(ctx.n_ctx, ctx.n_ubatch))
     if d is None:
         return None
-    gathered = ("token_embd.weight", "per_layer_token_embd.weight", "output.weight")
-    blas = {t.name for t in blas_weights(spec, ctx, placement, devices, s)}  # their products stay with BLAS
-    blas |= sycl_refused_weights(spec, devices, s)  # nor do those of an op the device refuses (no offload)
-    host = [t for t in model_buffers(spec, devices, s, placement).cpu_tensors
-            if len(t.shape) >= 2 and t.name not in gathered and t.name not in blas]
+    host = _offloaded_host_matrices(spec, ctx, placement, devices, s)
     if not host:
         return None
     big = max(host, key=gpu_alloc_size)
@@ -2300,11 +2307,7 @@ def host_experts_split_bytes(spec: ModelSpec, ctx: Context, placement: Placement
     if d is None or infer_backend((devices[d],), s.backend).name not in HOST_EXPERT_REPLAY_BACKENDS \
             + (_GGML_CUDA if not cuda_fusion_deps(ctx, devices, s) else ()):
         return None
-    gathered = ("token_embd.weight", "per_layer_token_embd.weight", "output.weight")
-    blas = {t.name for t in blas_weights(spec, ctx, placement, devices, s)}  # their products stay with BLAS
-    blas |= sycl_refused_weights(spec, devices, s)  # nor do those of an op the device refuses (no offload)
-    host = [t for t in model_buffers(spec, devices, s, placement).cpu_tensors
-            if len(t.shape) >= 2 and t.name not in gathered and t.name not in blas]
+    host = _offloaded_host_matrices(spec, ctx, placement, devices, s)
     if not host or not all(t.name.endswith("_exps.weight") for t in host):
         return None
     T = min(ctx.n_ctx, ctx.n_ubatch)
@@ -2648,6 +2651,13 @@ def dense_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
                      host_kv=host_kv, align=CUDA_ALIGN)
 
 
+def _stream_ubatch(ctx: Context) -> int:
+    """The CPU replays' worst-case ubatch: one sequence a KV stream, T / n_stream tokens each rounded up
+    (graph_reserve: 513 tokens for 512 in 3 streams, the masks 171 rows a stream, out_ids still 512:
+    gpt_oss_cpu_bytes' dump of the reserve at -c 5000 -np 3, 412.17 MiB)."""
+    return round_up(min(ctx.n_ctx, ctx.n_ubatch), ctx.n_stream)
+
+
 def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: LlamaCppSettings) -> int | None:
     """The CPU compute buffer of a dense graph of DENSE_DEVICE_GRAPHS that runs on the CPU alone, replayed through
     ggml-alloc as llama.cpp's CPU backend allocates it (compute_graphs.phi3_graph: the graph inputs as leafs first,
@@ -2687,9 +2697,9 @@ def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Llama
             or any(c.name == "SWA" for c in caches) or s.override_tensor or not spec.trunk_layers \
             or hybrid and (ctx.n_rs_seq or any(la.ffn.n_embd_latent for la in spec.trunk_layers)):
         return None
-    # the worst-case ubatch of one sequence a KV stream (gpt_oss_cpu_bytes'), KQ and the masks a stream's cells over
+    # the worst-case ubatch of one sequence a KV stream (_stream_ubatch), KQ and the masks a stream's cells over
     # every stream's tokens
-    T = -(-min(ctx.n_ctx, ctx.n_ubatch) // ctx.n_stream) * ctx.n_stream if not hybrid else min(ctx.n_ctx, ctx.n_ubatch)
+    T = _stream_ubatch(ctx) if not hybrid else min(ctx.n_ctx, ctx.n_ubatch)
     masks = sum(_mask_bytes(c.cells, T, ctx.flash_attn) for c in caches)
     if not rotated:
         return _replayed(build, spec, T, reserved_outputs(ctx, s), masks, ctx.flash_attn)
@@ -2699,7 +2709,7 @@ def dense_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Llama
         # rounded up (the reserve's ubatch: 513 tokens for 512 in 3 sequences, the masks 171 rows per stream, out_ids
         # still 512: the GGML_SCHED_DEBUG dump of the binding's reserve on the jamba file at 16K x 3)
         n_seqs = max(1, min(ctx.n_seq_max, T))
-        t_eff = -(-T // n_seqs) * n_seqs
+        t_eff = round_up(T, n_seqs)
         masks = masks // T * t_eff
         if build is compute_graphs.granite_hybrid_graph:  # RoPE unless the file says otherwise (ModelSpec)
             return _replayed(build, spec, t_eff, reserved_outputs(ctx, s), masks, ctx.flash_attn, k_rot, v_rot,
@@ -2721,10 +2731,7 @@ def gpt_oss_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Lla
     if s.override_tensor or not trunk or not ERAS.reached(ctx.build, "kq_mask_f16") \
             or any(la.attention is None or not la.ffn.is_moe for la in trunk) or trunk[-1].index != len(trunk) - 1:
         return None
-    # the worst-case ubatch: one sequence a KV stream, T / n_stream tokens each rounded up (graph_reserve: 513
-    # tokens for 512 in 3 streams, the masks 171 rows a stream, out_ids still 512: the dump of the reserve at -c 5000
-    # -np 3, 412.17 MiB)
-    T = -(-min(ctx.n_ctx, ctx.n_ubatch) // ctx.n_stream) * ctx.n_stream
+    T = _stream_ubatch(ctx)
     k_rot, v_rot = _rotations(spec, ctx)
     return _replayed(compute_graphs.gpt_oss_graph, spec, T, reserved_outputs(ctx, s),
                      _iswa_caches(caches, T, ctx.flash_attn), ctx.flash_attn, k_rot, v_rot)
@@ -2737,7 +2744,7 @@ GEMMA_CPU_REPLAYED = frozenset({"gemma2", "gemma3"})
 def gemma_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: LlamaCppSettings) -> int | None:
     """The CPU compute buffer of Gemma 2 / Gemma 3 (the text model) run on the CPU alone: compute_graphs.gemma_graph
     replayed through ggml-alloc with its iSWA caches' masks and the worst-case ubatch of one sequence a KV stream
-    (gpt_oss_cpu_bytes'), a quantized cache's rotations per cache. The closed-form phases miss where the logits land
+    (_stream_ubatch), a quantized cache's rotations per cache. The closed-form phases miss where the logits land
     without flash attention: the gemma-3-12b file through llama-cpp-python 0.3.36 prints 534.50 MiB at -c 4096
     (527.00 by them), the gemma-2-9b file 521.00 at -np 4 (514.00). None where it does not hold: tensor overrides, a
     build before the F16 mask (kq_mask_f16), a layer without attention or without a dense FFN, an output layer not
@@ -2749,7 +2756,7 @@ def gemma_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: Llama
             or any(la.attention is None or la.ffn.is_moe or f"blk.{la.index}.ffn_down.weight" not in names
                    for la in trunk):
         return None
-    T = -(-min(ctx.n_ctx, ctx.n_ubatch) // ctx.n_stream) * ctx.n_stream
+    T = _stream_ubatch(ctx)
     k_rot, v_rot = _rotations(spec, ctx)
     return _replayed(compute_graphs.gemma_graph, spec, T, reserved_outputs(ctx, s),
                      _iswa_caches(caches, T, ctx.flash_attn), ctx.flash_attn, k_rot, v_rot)
@@ -2783,7 +2790,7 @@ def deepseek2_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: L
     mla = bool(a0.latent_cache)
     if mla and not ctx.flash_attn and ctx.type_k.quantized:
         return None
-    T = -(-min(ctx.n_ctx, ctx.n_ubatch) // ctx.n_stream) * ctx.n_stream  # gpt_oss_cpu_bytes' worst-case ubatch
+    T = _stream_ubatch(ctx)
     n_kv = caches[0].cells  # a stream's: KQ and the mask over every stream's tokens
     masks = _mask_bytes(n_kv, T, ctx.flash_attn)
     attn = "fa" if ctx.flash_attn else "kq"
@@ -2836,7 +2843,7 @@ def gdn_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: LlamaCp
         return None
     T = min(ctx.n_ctx, ctx.n_ubatch)
     n_seqs = max(1, min(ctx.n_seq_max, T))
-    t_eff = -(-T // n_seqs) * n_seqs
+    t_eff = round_up(T, n_seqs)
     k_rot, v_rot = _rotations(spec, ctx)
     kt, vt = _cache_types(ctx)
     n_outputs = reserved_outputs(ctx, s)
