@@ -13,7 +13,7 @@ from collections.abc import Hashable
 from functools import partial
 from typing import NamedTuple
 
-from ...model.spec import Attention, ModelSpec, RecurrentState
+from ...model.spec import Attention, Ffn, ModelSpec, RecurrentState
 from .galloc import Node
 
 F32 = 4
@@ -72,6 +72,11 @@ class _Graph:
             return (), ()
         self.splits.append(len(self.nodes))
         return (self.inp(kv[0]),), (self.inp(kv[1]),)
+
+    def rotated(self, h: int, r: int) -> int:
+        """h multiplied by a cache's Hadamard rotation r (llama_mul_mat_hadamard: a MUL_MAT between two reshapes);
+        h itself where the cache has none (r < 0)."""
+        return self.view(self.add(self.nodes[h].size, r, self.view(h))) if r >= 0 else h
 
     def host_weight(self, host: dict[str, int], il: int, *names: str) -> tuple[int, ...]:
         """The copy of a host weight (the first of `names` in layer il that `host` holds) an op multiplies on the
@@ -972,6 +977,69 @@ def mla_split_graph(spec: ModelSpec, il: int, T: int, masks: int, fa_extra: int 
     return 0, g.nodes
 
 
+def _gpt_oss_projection(g: _Graph, names: set[str], host: dict[str, int], x: int, il: int, size: int, t: str) -> int:
+    """openai-moe.cpp's Q, K or V (t) of layer il: the product, its bias (ADD in place) where the file has one,
+    reshaped. host: the weights a device copies in (_Graph.host_weight), empty on the CPU."""
+    h = g.add(size, x, *g.host_weight(host, il, f"attn_{t}.weight"))
+    if f"blk.{il}.attn_{t}.bias" in names:
+        h = g.add(size, h, *g.host_weight(host, il, f"attn_{t}.bias"), inplace=True)
+    return g.view(h)
+
+
+def _gpt_oss_ffn(g: _Graph, names: set[str], host: dict[str, int], f: Ffn, il: int, ffn_inp: int, T: int,
+                 cuda_deps: bool = False) -> int:
+    """openai-moe.cpp's layer from the attention's residual (ffn_inp) to its output, the same in every gpt-oss graph
+    here: attn_post_norm; the router's logits and bias, ARGSORT of the logits and its top-k view, GET_ROWS of the
+    weights and their SOFT_MAX; gate and up (MUL_MAT_ID, ADD_ID of their biases in place), SWIGLU_OAI, down and its
+    bias, the weighted rows, their views' sum, the residual. host: the weights a device copies in
+    (_Graph.host_weight), empty on the CPU; cuda_deps: ggml-cuda's allocation dependency keeping the down rows and
+    the router weights until the expert sum (moe_reduction_fused). Returns the layer's output."""
+    add, view = g.add, g.view
+    resid = g.nodes[ffn_inp].size
+
+    def w(name: str) -> tuple[int, ...]:
+        return g.host_weight(host, il, name)
+
+    n = add(resid, add(resid, ffn_inp, inplace=True), *w("post_attention_norm.weight"), inplace=True)
+    scores = f.n_experts * T * F32
+    logits = add(scores, n, *w("ffn_gate_inp.weight"))
+    if f"blk.{il}.ffn_gate_inp.bias" in names:
+        logits = add(scores, logits, *w("ffn_gate_inp.bias"), inplace=True)
+    probs_r = view(logits)
+    topk = view(add(scores, logits))  # ARGSORT, its top-k view
+    weights = add(f.n_experts_used * T * F32, probs_r, topk)  # GET_ROWS
+    weights = view(add(f.n_experts_used * T * F32, view(weights)))  # SOFT_MAX of the reshaped rows, reshaped
+    n_r = view(n)
+    wide = f.n_experts_used * f.n_ff_expert * T * F32
+
+    def expert(t: str, size: int, *srcs: int) -> int:
+        h = add(size, *w(f"ffn_{t}_exps.weight"), *srcs, topk)  # MUL_MAT_ID
+        if f"blk.{il}.ffn_{t}_exps.bias" in names:
+            h = add(size, h, *w(f"ffn_{t}_exps.bias"), topk, inplace=True)  # ADD_ID
+        return h
+
+    gate = expert("gate", wide, n_r)
+    up = expert("up", wide, n_r)
+    down = expert("down", f.n_experts_used * resid, add(wide, gate, up))  # SWIGLU_OAI, down
+    weighted = add(f.n_experts_used * resid, down, weights, inplace=True)
+    parts = [view(weighted) for _ in range(f.n_experts_used)]
+    ffn_out = parts[0]
+    for p in parts[1:]:
+        ffn_out = add(resid, ffn_out, p, inplace=True)
+    if cuda_deps and moe_reduction_fused(f.n_experts_used):
+        add(0, down, weights)
+    return add(resid, ffn_out, ffn_inp, inplace=True)
+
+
+def _out_rows_head(g: _Graph, spec: ModelSpec, cur: int, out_ids: int, n_outputs: int) -> None:
+    """The output head of a graph that gathers out_ids' rows after the last layer: GET_ROWS of them, result_norm
+    (RMS_NORM, MUL in place) and the logits, both outputs."""
+    r = spec.n_embd * n_outputs * F32
+    h = g.add(r, cur, out_ids)  # GET_ROWS of out_ids
+    h = g.add(r, g.add(r, h, inplace=True), inplace=True, output=True)  # result_norm
+    g.add(spec.n_vocab * n_outputs * F32, h, output=True)
+
+
 def gpt_oss_device_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[tuple[int, ...], int, int]],
                          flash_attn: bool, fa_extra: dict[int, int] | None = None, k_rot: int = 0, v_rot: int = 0,
                          host: dict[str, int] | None = None, host_kv: dict[int, tuple[int, int]] | None = None
@@ -1017,10 +1085,7 @@ def gpt_oss_device_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[t
         x = add(resid, add(resid, cur, inplace=True), *w(il, "attn_norm.weight"), inplace=True)
 
         def project(size: int, t: str, x: int = x, il: int = il) -> int:
-            h = add(size, x, *w(il, f"attn_{t}.weight"))
-            if f"blk.{il}.attn_{t}.bias" in names:
-                h = add(size, h, *w(il, f"attn_{t}.bias"), inplace=True)
-            return view(h)
+            return _gpt_oss_projection(g, names, host, x, il, size, t)
 
         q_size, kv_size = a.n_heads * a.head_dim_k * T * F32, a.n_kv_heads * a.head_dim_k * T * F32
         q = add(q_size, project(q_size, "q"), pos, inplace=True)  # ROPE of the reshaped view
@@ -1052,41 +1117,9 @@ def gpt_oss_device_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[t
         o = add(resid, o, *w(il, "attn_output.weight"))
         if f"blk.{il}.attn_output.bias" in names:
             o = add(resid, o, *w(il, "attn_output.bias"), inplace=True)
-        ffn_inp = add(resid, o, cur, inplace=True)
-        n = add(resid, add(resid, ffn_inp, inplace=True), *w(il, "post_attention_norm.weight"), inplace=True)
-        scores = f.n_experts * T * F32
-        logits = add(scores, n, *w(il, "ffn_gate_inp.weight"))
-        if f"blk.{il}.ffn_gate_inp.bias" in names:
-            logits = add(scores, logits, *w(il, "ffn_gate_inp.bias"), inplace=True)
-        probs_r = view(logits)
-        topk = view(add(scores, logits))  # ARGSORT, its top-k view
-        weights = add(f.n_experts_used * T * F32, probs_r, topk)  # GET_ROWS
-        weights = view(add(f.n_experts_used * T * F32, view(weights)))  # SOFT_MAX of the reshaped rows, reshaped
-        n_r = view(n)
-        wide = f.n_experts_used * f.n_ff_expert * T * F32
-
-        def expert(t: str, size: int, *srcs: int, il: int = il, topk: int = topk) -> int:
-            h = add(size, *w(il, f"ffn_{t}_exps.weight"), *srcs, topk)  # MUL_MAT_ID
-            if f"blk.{il}.ffn_{t}_exps.bias" in names:
-                h = add(size, h, *w(il, f"ffn_{t}_exps.bias"), topk, inplace=True)  # ADD_ID
-            return h
-
-        gate = expert("gate", wide, n_r)
-        up = expert("up", wide, n_r)
-        down = expert("down", f.n_experts_used * resid, add(wide, gate, up))  # SWIGLU_OAI, down
-        weighted = add(f.n_experts_used * resid, down, weights, inplace=True)
-        parts = [view(weighted) for _ in range(f.n_experts_used)]
-        ffn_out = parts[0]
-        for p in parts[1:]:
-            ffn_out = add(resid, ffn_out, p, inplace=True)
-        if moe_reduction_fused(f.n_experts_used):
-            add(0, down, weights)
-        cur = add(resid, ffn_out, ffn_inp, inplace=True)
+        cur = _gpt_oss_ffn(g, names, host, f, il, add(resid, o, cur, inplace=True), T, cuda_deps=True)
     nodes[cur] = nodes[cur]._replace(output=True)  # t_h_nextn
-    r = spec.n_embd * n_outputs * F32
-    h = add(r, cur, out_ids)  # GET_ROWS of out_ids
-    h = add(r, add(r, h, inplace=True), inplace=True, output=True)  # result_norm
-    add(spec.n_vocab * n_outputs * F32, h, output=True)
+    _out_rows_head(g, spec, cur, out_ids, n_outputs)
     return 0, _hoisted(nodes, g.inputs, g.splits)
 
 
@@ -1108,26 +1141,20 @@ def gpt_oss_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[tu
     (compute._iswa_caches). Checked node for node against the graph llama-cpp-python 0.3.36 hands
     ggml_gallocr_reserve_n (tests/groundtruth/gallocr_dump.c) on gpt-oss-20b's 4-layer file."""
     g = _Graph()
-    add, view, nodes = g.add, g.view, g.nodes
+    add, view, nodes, rot = g.add, g.view, g.nodes, g.rotated
     names = {t.name for t in spec.weights.tensors}
     resid = spec.n_embd * T * F32
     tokens, pos, by_layer, out_ids = _iswa_inputs(g, spec, T, n_outputs, caches, flash_attn, k_rot, v_rot)
     n_inputs = len(nodes)
     cur = add(resid, tokens)  # GET_ROWS of the token embeddings
 
-    def rot(h: int, r: int) -> int:  # llama_mul_mat_hadamard: a MUL_MAT between two reshapes
-        return view(add(nodes[h].size, r, view(h))) if r >= 0 else h
-
     for layer in spec.trunk_layers:
         a, f, il = layer.attention, layer.ffn, layer.index
         k_idx, v_idx, mask, cells, krot, vrot = by_layer[il]
         x = add(resid, add(resid, cur, inplace=True), inplace=True)  # RMS_NORM, MUL: attn_norm
 
-        def project(size: int, t: str, x: int = x, il: int = il) -> int:  # the projection, its bias, reshaped
-            h = add(size, x)
-            if f"blk.{il}.attn_{t}.bias" in names:
-                h = add(size, h, inplace=True)
-            return view(h)
+        def project(size: int, t: str, x: int = x, il: int = il) -> int:
+            return _gpt_oss_projection(g, names, {}, x, il, size, t)
 
         q_size, kv_size = a.n_heads * a.head_dim_k * T * F32, a.n_kv_heads * a.head_dim_k * T * F32
         q = rot(add(q_size, project(q_size, "q"), pos, inplace=True), krot)  # ROPE of the reshaped view
@@ -1144,39 +1171,9 @@ def gpt_oss_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[tu
         o = add(resid, rot(o, vrot))  # wo
         if f"blk.{il}.attn_output.bias" in names:
             o = add(resid, o, inplace=True)
-        ffn_inp = add(resid, o, cur, inplace=True)
-        n = add(resid, add(resid, ffn_inp, inplace=True), inplace=True)  # attn_post_norm
-        scores = f.n_experts * T * F32
-        logits = add(scores, n)
-        if f"blk.{il}.ffn_gate_inp.bias" in names:
-            logits = add(scores, logits, inplace=True)
-        probs_r = view(logits)
-        topk = view(add(scores, logits))  # ARGSORT, its top-k view
-        weights = add(f.n_experts_used * T * F32, probs_r, topk)  # GET_ROWS
-        weights = view(add(f.n_experts_used * T * F32, view(weights)))  # SOFT_MAX of the reshaped rows, reshaped
-        n_r = view(n)
-        wide = f.n_experts_used * f.n_ff_expert * T * F32
-
-        def expert(t: str, size: int, *srcs: int, il: int = il, topk: int = topk) -> int:
-            h = add(size, *srcs, topk)  # MUL_MAT_ID
-            if f"blk.{il}.ffn_{t}_exps.bias" in names:
-                h = add(size, h, topk, inplace=True)  # ADD_ID
-            return h
-
-        gate = expert("gate", wide, n_r)
-        up = expert("up", wide, n_r)
-        down = expert("down", f.n_experts_used * resid, add(wide, gate, up))  # SWIGLU_OAI, down
-        weighted = add(f.n_experts_used * resid, down, weights, inplace=True)
-        parts = [view(weighted) for _ in range(f.n_experts_used)]
-        ffn_out = parts[0]
-        for p in parts[1:]:
-            ffn_out = add(resid, ffn_out, p, inplace=True)
-        cur = add(resid, ffn_out, ffn_inp, inplace=True)
+        cur = _gpt_oss_ffn(g, names, {}, f, il, add(resid, o, cur, inplace=True), T)
     nodes[cur] = nodes[cur]._replace(output=True)  # t_h_nextn
-    r = spec.n_embd * n_outputs * F32
-    h = add(r, cur, out_ids)  # GET_ROWS of out_ids
-    h = add(r, add(r, h, inplace=True), inplace=True, output=True)  # result_norm
-    add(spec.n_vocab * n_outputs * F32, h, output=True)
+    _out_rows_head(g, spec, cur, out_ids, n_outputs)
     return n_inputs, nodes
 
 
@@ -1220,7 +1217,7 @@ def gemma_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[tupl
     llama-cpp-python 0.3.36 hands ggml_gallocr_reserve_n (tests/groundtruth/gallocr_dump.c) on the gemma-3-12b and
     gemma-2-9b files (compute.gemma_cpu_bytes)."""
     g = _Graph()
-    add, view, nodes = g.add, g.view, g.nodes
+    add, view, nodes, rot = g.add, g.view, g.nodes, g.rotated
     gemma2 = spec.architecture == "gemma2"
     resid = spec.n_embd * T * F32
     tokens, pos, by_layer, out_ids = _iswa_inputs(g, spec, T, n_outputs, caches, flash_attn, k_rot, v_rot)
@@ -1228,9 +1225,6 @@ def gemma_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[tupl
     cur = add(resid, add(resid, tokens), inplace=True)  # GET_ROWS of the token embeddings, SCALE
     trunk = spec.trunk_layers
     width = {t.name: t.shape for t in spec.weights.tensors}
-
-    def rot(h: int, r: int) -> int:  # llama_mul_mat_hadamard: a MUL_MAT between two reshapes
-        return view(add(nodes[h].size, r, view(h))) if r >= 0 else h
 
     def normed(h: int) -> int:  # Gemma 3's head norm: RMS_NORM of the reshaped heads, MUL by the weight
         return h if gemma2 else add(nodes[h].size, add(nodes[h].size, h, inplace=True), inplace=True)
@@ -1324,10 +1318,7 @@ def gpt_oss_pipeline_split_graph(spec: ModelSpec, layers: set[int], T: int, n_ou
         x = add(resid, add(resid, cur, inplace=True), inplace=True)  # RMS_NORM, attn_norm
 
         def project(size: int, t: str, x: int = x, il: int = il) -> int:
-            h = add(size, x)
-            if f"blk.{il}.attn_{t}.bias" in names:
-                h = add(size, h, inplace=True)
-            return view(h)
+            return _gpt_oss_projection(g, names, {}, x, il, size, t)
 
         pos = once("pos", 0, T * 4)
         q_size, kv_size = a.n_heads * a.head_dim_k * T * F32, a.n_kv_heads * a.head_dim_k * T * F32
@@ -1344,39 +1335,9 @@ def gpt_oss_pipeline_split_graph(spec: ModelSpec, layers: set[int], T: int, n_ou
         o = add(resid, o)
         if f"blk.{il}.attn_output.bias" in names:
             o = add(resid, o, inplace=True)
-        ffn_inp = add(resid, o, cur, inplace=True)
-        n = add(resid, add(resid, ffn_inp, inplace=True), inplace=True)
-        scores = f.n_experts * T * F32
-        logits = add(scores, n)
-        if f"blk.{il}.ffn_gate_inp.bias" in names:
-            logits = add(scores, logits, inplace=True)
-        probs_r = view(logits)
-        topk = view(add(scores, logits))
-        weights = add(f.n_experts_used * T * F32, probs_r, topk)
-        weights = view(add(f.n_experts_used * T * F32, view(weights)))
-        n_r = view(n)
-        wide = f.n_experts_used * f.n_ff_expert * T * F32
-
-        def expert(t: str, size: int, *srcs: int, il: int = il, topk: int = topk) -> int:
-            h = add(size, *srcs, topk)
-            if f"blk.{il}.ffn_{t}_exps.bias" in names:
-                h = add(size, h, topk, inplace=True)
-            return h
-
-        gate = expert("gate", wide, n_r)
-        up = expert("up", wide, n_r)
-        down = expert("down", f.n_experts_used * resid, add(wide, gate, up))
-        weighted = add(f.n_experts_used * resid, down, weights, inplace=True)
-        parts = [view(weighted) for _ in range(f.n_experts_used)]
-        ffn_out = parts[0]
-        for p in parts[1:]:
-            ffn_out = add(resid, ffn_out, p, inplace=True)
-        cur = add(resid, ffn_out, ffn_inp, inplace=True)
+        cur = _gpt_oss_ffn(g, names, {}, f, il, add(resid, o, cur, inplace=True), T)
     if head:
-        r = spec.n_embd * n_outputs * F32
-        h = add(r, cur, inp(n_outputs * 4))  # GET_ROWS of out_ids
-        h = add(r, add(r, h, inplace=True), inplace=True, output=True)  # result_norm
-        add(spec.n_vocab * n_outputs * F32, h, output=True)
+        _out_rows_head(g, spec, cur, inp(n_outputs * 4), n_outputs)
     else:
         add(0, cur)  # the next device's copy reads it
     kept = set(leafs)
