@@ -13,8 +13,9 @@ Before = after (oomkit's figures recorded before any rule was looked at; no rule
 - #14829 Qwen3-Embedding-8B Q4_K_M, Metal, -c 20480: KV 2880.00 MiB exact (36 layers x 20480 cells x 1024 x 2 B,
   K and V). Output 0.60 against 0.59 MiB printed (strict xfail: the catalog's 151936-token vocabulary where the
   embedding model's GGUF holds 151665). Compute Metal 5456.00 / CPU 192.00 against 104.01 / 5344.02 MiB (strict
-  xfail: the 5120 MiB KQ of a 2048-token ubatch without flash attention runs on the CPU backend there, 760 graph
-  splits; oomkit keeps it on MTL0 - the fix belongs in compute.py's scheduler replay, a Metal per-tensor limit).
+  xfail: the CI runner's paravirtualized GPU has no simdgroup reduction, so ggml_metal_supports_op refuses MUL_MAT and
+  SOFT_MAX and the 5120 MiB KQ of a 2048-token ubatch runs on the CPU backend, 760 graph splits; oomkit keeps it on
+  MTL0 - the fix belongs in compute.py's scheduler replay and a device capability flag).
 - PR #18641 LFM2.5-Audio's LFM2 backbone, CUDA, -c 4096, one sequence: KV 48.00 MiB exact (6 attention layers),
   output 0.25 MiB exact (one 65536-token row). Unchecked, for the record: the CPU model buffer 105.00 MiB equals
   oomkit's q6_K token_embd (105.00); the device's 661.25 MiB printed against 694.76 for a stock LFM2-1.2B Q4_K_M
