@@ -172,10 +172,7 @@ def _moe_trunk_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, k_rot:
     add, view, nodes = g.add, g.view, g.nodes
     host, host_kv = host or {}, host_kv or {}
     rope_first = spec.architecture in ROPE_BEFORE_QK_NORM
-
-    def w(il: int, *names: str) -> tuple[int, ...]:
-        return g.host_weight(host, il, *names) if device else ()
-
+    w = partial(g.host_weight, host if device else {})  # w(il, *names): a host weight's copy, () on the CPU
     resid = spec.n_embd * T * F32
     a0 = spec.trunk_layers[0].attention if spec.trunk_layers else None
     # the V indices: one per row with flash attention, one per element of the transposed V cache without
@@ -1061,10 +1058,7 @@ def gpt_oss_device_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[t
     add, view, nodes, inp = g.add, g.view, g.nodes, g.inp
     host, host_kv = host or {}, host_kv or {}
     names = {t.name for t in spec.weights.tensors}
-
-    def w(il: int, name: str) -> tuple[int, ...]:
-        return g.host_weight(host, il, name)
-
+    w = partial(g.host_weight, host)  # w(il, name): the copy of a host weight an op reads, () for a device one
     resid = spec.n_embd * T * F32
     embd = inp(resid)
     pos = inp(T * 4)
@@ -1371,10 +1365,7 @@ def phi3_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn: 
     g = _Graph()
     add, view, nodes = g.add, g.view, g.nodes
     host, host_kv = host or {}, host_kv or {}
-
-    def w(il: int, *names: str) -> tuple[int, ...]:
-        return g.host_weight(host, il, *names) if device else ()
-
+    w = partial(g.host_weight, host if device else {})  # w(il, *names): a host weight's copy, () on the CPU
     resid = spec.n_embd * T * F32
     a0 = spec.trunk_layers[0].attention if spec.trunk_layers else None
     v_idx_size = T * 8 if flash_attn or a0 is None else a0.n_kv_heads * a0.head_dim_v * T * 8
@@ -1568,10 +1559,7 @@ def deepseek2_device_graph(spec: ModelSpec, T: int, n_outputs: int, n_kv: int, m
     add, view, nodes, inp = g.add, g.view, g.nodes, g.inp
     host, host_kv = host or {}, host_kv or {}
     names = {t.name for t in spec.weights.tensors}
-
-    def w(il: int, name: str) -> tuple[int, ...]:
-        return g.host_weight(host, il, name)
-
+    w = partial(g.host_weight, host)  # w(il, name): the copy of a host weight an op reads, () for a device one
     resid = spec.n_embd * T * F32
     trunk = spec.trunk_layers
     a0 = trunk[0].attention
@@ -2036,6 +2024,12 @@ def _dag_output(d: _Dag, x: int, n_vocab: int) -> None:
     d.expand(logits)
 
 
+def _dag_swiglu(d: _Dag, x: int, E: int, ff: int, rows: int) -> int:
+    """build_ffn's SwiGLU FFN of x's rows: gate and up (ff wide), SWIGLU, down."""
+    gate, up = d.op((ff, rows), x), d.op((ff, rows), x)
+    return d.op((E, rows), d.op((ff, rows), gate, up))
+
+
 def _dag_attention(d: _Dag, a: Attention, x: int, E: int, T: int, masks: int, flash_attn: bool,
                    ins: _HybridInputs) -> int:
     """build_attn on the normed input x, as jamba_graph and nemotron_h_graph expand it: Q, V, K (Q and K roped where
@@ -2224,8 +2218,7 @@ def jamba_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, flash_attn:
             ffn_out = moe
         else:
             ff = width[f"blk.{il}.ffn_down.weight"][0]
-            gate, up = op((ff, rows), n), op((ff, rows), n)
-            ffn_out = op((E, rows), op((ff, rows), gate, up))  # SWIGLU, ffn_down
+            ffn_out = _dag_swiglu(d, n, E, ff, rows)
         cur = op((E, rows), ffn_inp, ffn_out, inplace=True)
     _dag_output(d, cur, spec.n_vocab)
     return n_inputs, d.nodes()
@@ -2372,12 +2365,10 @@ def granite_hybrid_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, fl
             ffn_out = moe
             if f.n_ff_shared:  # the shared expert's SwiGLU FFN, added to the experts' sum
                 sh = f.n_ff_shared
-                g_, u_ = op((sh, rows), n), op((sh, rows), n)
-                ffn_out = op((E, rows), moe, op((E, rows), op((sh, rows), g_, u_)), inplace=True)
+                ffn_out = op((E, rows), moe, _dag_swiglu(d, n, E, sh, rows), inplace=True)
         else:
             ff = width[f"blk.{il}.ffn_down.weight"][0]
-            g_, u_ = op((ff, rows), n), op((ff, rows), n)
-            ffn_out = op((E, rows), op((ff, rows), g_, u_))  # SWIGLU, ffn_down
+            ffn_out = _dag_swiglu(d, n, E, ff, rows)
         cur = op((E, rows), ffn_out, ffn_inp, inplace=True)
     _dag_output(d, cur, spec.n_vocab)
     return n_inputs, d.nodes()
