@@ -3,7 +3,8 @@ its issue or pull request), read through oomkit with the log's own flags and bui
 (tests/test_llamacpp_heldout_logs.held_out_estimate), nothing tuned: Qwen3-Embedding-8B served with --embedding
 on Metal at b5920 (ggml-org/llama.cpp#14829), the LFM2 backbone of LFM2.5-Audio-1.5B on CUDA (PR #18641), GLM-4.7
 over two Vulkan GPUs with a q8_0 cache (#18585), Qwen3-30B-A3B on the CPU beside an idle --rpc server at b5716
-(#14307) and on an Intel UHD 620 Vulkan iGPU with nothing offloaded at b5252 (#13248), and two measurements quoted
+(#14307) and on an Intel UHD 620 Vulkan iGPU with nothing offloaded at b5252 (#13248), a Qwen3-1.7B fine-tune on a
+Jetson Orin through node-llama-cpp (withcatai/node-llama-cpp#560), and two measurements quoted
 in pull requests outside llama.cpp: Gemma 3 270M's separate slots on llama-server b10107 (unslothai/unsloth#7530)
 and Gemma 4 E4B's shared-KV caches on a Hexagon NPU through GenieX's llama.cpp plugin (qualcomm/GenieX#1346). Model,
 KV and output buffers exact; compute within 10%; a figure oomkit misses stays a strict xfail with its measured error
@@ -27,11 +28,13 @@ Before = after (oomkit's figures recorded before any rule was looked at; no rule
   exact, CPU compute 304.75 against 300.75 MiB (1.013).
 - #13248 Qwen3-30B-A3B-128K Q6_K, Vulkan iGPU, 0/49 layers offloaded at b5252: CPU_Mapped model buffer 23924.41 MiB
   exact (the stock Q6_K recipe).
+- node-llama-cpp#560 Qwen3-1.7B Q4_K_M, Jetson Orin CUDA, 4096 cells, flash attention: KV 448.00 MiB exact; CUDA0
+  compute 304.75 against 300.75 MiB (1.013), CUDA_Host 16.00 against 16.01.
 - unsloth#7530 Gemma 3 270M, -c 1024: 1536 cells / 27.0 MiB with 3 separate slots, 1024 cells / 18.0 MiB with 4,
   both exact.
 - GenieX#1346 Gemma 4 E4B q4_0, -c 4096: non-SWA 64.00 MiB, SWA 1536 cells / 60.00 MiB, full-size SWA 160.00 MiB,
   all exact.
-Worst compute ratio checked: 1.013 (#14307, CPU).
+Worst compute ratio checked: 1.013 (#14307 CPU and node-llama-cpp#560 CUDA0).
 
 The set is smaller than the 12 asked for: the stored issue threads hold only the opening chunks of each turn,
 and for 2025-2026 logs those are mostly the metadata dump before any buffer line; most threads that do quote
