@@ -661,18 +661,21 @@ def unwrap(argv: Sequence[str]) -> Wrapped:
     i = 0
     env: list[tuple[str, str]] = []
     while True:  # [VAR=v ...] sudo|nice|nohup|exec|time [their options] ..., in any nesting
-        k = 1 if i < len(argv) and argv[i] == "env" else 0
+        # a wrapper named by its path is the same program (`/usr/bin/numactl --cpunodebind=0 /usr/bin/llama-server`,
+        # ggml-org/llama.cpp#23889): the shell runs the file, which is that wrapper
+        k = 1 if i < len(argv) and program_name(argv[i]) == "env" else 0
         while i + k < len(argv) and _ASSIGNMENT.fullmatch(argv[i + k]):
             k += 1
         runner = tuple(argv[i + k:i + k + 2])
-        if i + k >= len(argv) or (argv[i + k] not in _PROCESS_WRAPPERS and runner not in _RUNNERS):
+        wrapper = program_name(argv[i + k]) if i + k < len(argv) else ""
+        if i + k >= len(argv) or (wrapper not in _PROCESS_WRAPPERS and runner not in _RUNNERS):
             break
         env += [tuple(a.partition("=")[::2]) for a in argv[i:i + k] if _ASSIGNMENT.fullmatch(a)]
         if runner in _RUNNERS:
             valued = _RUNNERS[runner]
             i += k + 2
         else:
-            valued = _PROCESS_WRAPPERS[argv[i + k]]
+            valued = _PROCESS_WRAPPERS[wrapper]
             i += k + 1
         while i < len(argv) and argv[i].startswith("-") and argv[i] != "--":
             i += 2 if argv[i] in valued else 1
@@ -744,7 +747,7 @@ _ENGINE_VARS = re.compile(r"(?:OLLAMA|VLLM|SGLANG|SGL|LLAMA_ARG|GGML|CUDA_VISIBL
 def compose_hint(text: str) -> str | None:
     """Compose YAML text -> the one-line refusal naming the oomkit form of the command its service runs; None for
     text that is no compose service (a vLLM config, a Modelfile, a name)."""
-    if not re.search(r"^[\s-]*(?:command|entrypoint|args)\s*:", text, re.MULTILINE):
+    if not re.search(r"^[\s-]*(?:command|entrypoint|args|cmd)\s*:", text, re.MULTILINE):
         return None
     try:
         import yaml  # PyYAML, which huggingface_hub installs; read only for such a paste
@@ -758,6 +761,8 @@ def compose_hint(text: str) -> str | None:
         return None
     if not isinstance(doc, dict):
         return None
+    if (swap := _llama_swap_hint(doc)) is not None:
+        return swap
     svc = next((s for s in _mappings(doc) if "command" in s or "entrypoint" in s or ("args" in s and "image" in s)),
                None)
     if svc is None:
@@ -806,6 +811,56 @@ def compose_hint(text: str) -> str | None:
         return (f"this is {what}, but it names no image and its command no program (the image's entrypoint runs "
                 f"it): give `oomkit check -- docker run IMAGE {join_command(cmd)}` with the service's image")
     return f"this is {what}; give `oomkit check -- {join_command(argv)}`"
+
+
+# A llama-swap config (mostlygeek/llama-swap, proxy/config/config.go LoadConfigFromReader): `models:` maps a model
+# id to its `cmd`, the command llama-swap starts on the first request for that id. It drops the cmd's lines that
+# start with `#` (StripComments), puts the macros in (`${MODEL_ID}`, `macros:` of the config and of the model, and
+# `${PORT}`: startPort, 5800 unless set, and one more for each model after it in id order whose cmd uses it), then
+# SanitizeCommand drops `#` lines again, joins a line ending in a backslash to the next and splits the rest as a
+# POSIX shell splits words, with no comments: a `#` inside a line (one `cmd: >` folded from several) is a word.
+def _llama_swap_hint(doc: dict) -> str | None:
+    models = doc.get("models") if isinstance(doc.get("models"), dict) else doc
+    entries = [(str(k), v) for k, v in models.items() if isinstance(v, dict) and isinstance(v.get("cmd"), str)]
+    if not entries and isinstance(doc.get("cmd"), str):
+        entries = [("", doc)]
+    if not entries:
+        return None
+
+    def expanded(mid: str, entry: dict) -> str:
+        cmd = "\n".join(ln for ln in entry["cmd"].split("\n") if not ln.strip().startswith("#"))
+        macros = [("MODEL_ID", mid)]
+        for scope in (doc.get("macros"), entry.get("macros")):
+            if isinstance(scope, dict):
+                macros = [m for m in macros if m[0] not in scope] + [(str(k), v) for k, v in scope.items()]
+        for key, value in reversed(macros):  # config.go: the merged list substituted last to first, each as %v
+            cmd = cmd.replace(f"${{{key}}}", str(value).lower() if isinstance(value, bool) else str(value))
+        return cmd
+
+    cmds = {mid: expanded(mid, entry) for mid, entry in entries}
+    start = doc.get("startPort") if isinstance(doc.get("startPort"), int) else 5800
+    # ${PORT} is numbered after the macros are in (a macro may hold it), over the model ids in sorted order
+    port = {mid: start + n for n, mid in enumerate(sorted(m for m, c in cmds.items() if "${PORT}" in c))}
+
+    def argv(mid: str) -> list[str]:
+        cmd = cmds[mid].replace("${PORT}", str(port[mid])) if mid in port else cmds[mid]
+        cmd = "\n".join(ln.strip()[:-1] + " " if ln.strip().endswith("\\") else ln for ln in cmd.split("\n"))
+        try:
+            return shlex.split(cmd, comments=False, posix=True)
+        except ValueError:
+            return cmd.split()
+
+    mid = entries[0][0]
+    words = argv(mid)
+    if not words:
+        return None
+    named = f" for its model {mid!r}" if mid else ""
+    folded = (" (its `#` is a word there, no comment: YAML folds the lines of `cmd: >` into one line and llama-swap "
+              "drops only lines that start with `#`)" if any(w.startswith("#") for w in words) else "")
+    more = (f"; {len(entries) - 1} more models: {', '.join(repr(m) for m, _ in entries[1:4])}"
+            if len(entries) > 1 else "")
+    return (f"this is a llama-swap config, not a model name: llama-swap runs a model's cmd on the first request for "
+            f"it; give `oomkit check -- {join_command(words)}`{named}{folded}{more}")
 
 
 def _names_no_program(cmd: list[str]) -> bool:

@@ -183,7 +183,7 @@ def _assignments(line: str) -> tuple[bool, list[tuple[str, str]], list[str]] | N
     """A command that only sets variables -> (exported, [(name, value)], [names exported without a value]); any
     other command -> None."""
     try:
-        words = shlex.split(line)
+        words = shlex.split(_without_comment(line))
     except ValueError:
         return None
     exported = bool(words) and words[0] == "export"
@@ -191,6 +191,21 @@ def _assignments(line: str) -> tuple[bool, list[tuple[str, str]], list[str]] | N
     pairs = [m.groups() for w in words if (m := _ASSIGN_WORD.fullmatch(w))]
     names = [w for w in words if exported and re.fullmatch(_NAME, w)]
     return (exported, pairs, names) if words and len(pairs) + len(names) == len(words) else None
+
+
+def _without_comment(line: str) -> str:
+    """A line without its comment: bash (manual, "Comments") takes a word that starts with `#` outside quotes, and
+    the rest of the line, as a comment (`export LD_PRELOAD=...:$LD_PRELOAD # prepend the library`,
+    vllm-project/vllm#26206); a `#` inside a word (`a#b`) or quotes is a character."""
+    quote = ""
+    for i, c in enumerate(line):
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and (i == 0 or line[i - 1] in " \t"):
+            return line[:i]
+    return line
 
 
 def _after_preamble(text: str) -> str:
@@ -338,10 +353,16 @@ def _prompt_len(words: list[str]) -> int:
         rest = [words[0][1:], *words[1:]] if len(words[0]) > 1 else words[1:]
         n = _prompt_len(rest)
         return n + (len(words[0]) == 1) if n else 0
-    if words[:1] == ["zsh:"]:
+    head = 1 if words[:1] == ["zsh:"] else 0
+    if not head and words and re.fullmatch(r"\[\d+\]", words[0]):
+        # the same for a background job (printjob's job line: "[N]", its current-job mark + or -, with -l its pid,
+        # then the message and the command: `[1] abort  vmlx serve ...`, jjang-ai/vmlx#5)
+        head = 1 + (words[1:2] in (["+"], ["-"]))
+        head += bool(words[head:head + 1] and words[head].isdigit())
+    if head:
         for message in _ZSH_SIGNAL:
-            n = 1 + len(message.split())
-            if " ".join(words[1:n]) == message and len(words) > n:
+            n = head + len(message.split())
+            if " ".join(words[head:n]) == message and len(words) > n:
                 return n + (words[n] == "(core" and words[n + 1:n + 2] == ["dumped)"]) * 2
     if end := next((k for k, w in enumerate(words[1:5], 1) if w in ("❯", "➜", "λ", "»")), 0):
         if all(_PROMPT_SEGMENT.fullmatch(w) for w in words[:end]) and len(words) > end + 1:
@@ -349,6 +370,8 @@ def _prompt_len(words: list[str]) -> int:
     for columns in (_PS_EF, _PS_AUX):
         if _columns(words, columns):
             return len(columns)
+    if len(words) > 1 and re.fullmatch(r"(?:~|/)[\w./~-]*[$#]", words[0]):
+        return 1  # a prompt of the folder alone (PS1='\w\$ ': `/opt/llama.cpp$ build/bin/llama-cli ...`)
     if words and re.fullmatch(r"[\w.-]+@[\w.-]+:\S*[$#]", words[0]):  # bash's default prompt: user@host:~/dir$
         return 1
     if len(words) > 1 and re.fullmatch(r"[\w.-]+@[\w.-]+:", words[0]):  # the same with its `$` lost in the paste
