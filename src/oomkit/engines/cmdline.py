@@ -74,6 +74,10 @@ def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedC
     if eng.name == "sglang" and module is None and args[:1] and args[0] in _SGLANG_OTHER_COMMANDS:
         raise OomkitError(f"sglang {args[0]} {_SGLANG_OTHER_COMMANDS[args[0]]}: give `sglang serve ...` (or python -m "
                           "sglang.launch_server) for the server oomkit sizes")
+    if program == "lms" and args[:1] and args[0] in _LMS_OTHER_COMMANDS:
+        sub = args[0]
+        raise OomkitError(f"lms {sub} {_LMS_OTHER_COMMANDS[sub]}, not `lms load`: oomkit sizes the model `lms load` "
+                          "loads (its --context-length, --gpu, --parallel): give `lms load MODEL ...`")
     version = image_version(wrapped.image)
     with reading_release(None if release_being_read() else version):  # --engine-version wins over the tag
         model, quant, settings = eng.parse_args(args, env, program)
@@ -99,6 +103,19 @@ _SGLANG_OTHER_COMMANDS = {"generate": "runs SGLang Diffusion's generation pipeli
                                       "oomkit does not model",
                           "render": "launches the standalone Rust OpenAI frontend, which loads no model",
                           "version": "prints the release and loads no model"}
+
+
+# The `lms` program's commands besides `load` (lmstudio-ai/lms src/subcommands: get.ts downloads a model, ls.ts and
+# ps.ts list the downloaded and the loaded ones, unload.ts unloads, server.ts starts and stops the API server, ...):
+# none loads a model with settings of its own (lmstudio-ai/mlx-engine#83 `lms get mlx-community/...` before its demo)
+_LMS_OTHER_COMMANDS = {"get": "downloads a model and loads none", "ls": "lists the downloaded models",
+                       "ps": "lists the loaded models", "unload": "unloads a model",
+                       "server": "starts or stops the API server", "status": "prints LM Studio's status",
+                       "log": "streams the logs", "import": "imports a model file", "clone": "clones an artifact",
+                       "create": "creates a project", "push": "uploads an artifact", "runtime": "manages runtimes",
+                       "version": "prints the version", "daemon": "manages the daemon",
+                       "bootstrap": "sets up the CLI", "login": "logs in", "chat": "chats with a loaded model",
+                       "dev": "runs a plugin", "flags": "sets feature flags"}
 
 
 def _with_image(settings: Any, image: str | None) -> Any:
@@ -160,9 +177,13 @@ def names_a_command(text: str) -> bool:
     if wrapped.image is not None or shell_string(argv) is not None:
         return True
     # a program with long options after it (`python3 server.py --model X`) is a command line, even one oomkit does
-    # not read: it is refused as a command ("unknown engine command"), not looked for as a file
+    # not read: it is refused as a command ("unknown engine command"), not looked for as a file; so is a program
+    # with a model named by a transport after it (`ramalama serve ollama://deepseek-r1:32b`, containers/ramalama#807:
+    # RamaLama's ollama://, hf://, oci://), which no path holds after a blank
     return (bool(argv) and _recognise(argv)[0] is not None) or any(w.startswith("--") and len(w) > 2
-                                                                    for w in words[1:])
+                                                                    for w in words[1:]) or (
+        len(words) > 1 and not words[0].startswith(("/", ".", "~", "\\")) and ":" not in words[0]
+        and any(re.match(r"[a-z][a-z0-9+.-]*://\S", w) for w in words[1:]))
 
 
 def _recognise(argv: list[str]) -> tuple[tuple[EngineModule, str | None] | None, str | None, list[str]]:
@@ -196,6 +217,12 @@ def python_call_hint(text: str) -> str | None:
 
     if "(" not in text or not any(k in text for k in ("from_pretrained", "LLM(", "Llama(", "LlamaCpp(")):
         return None
+    if m := re.search(r"\b(\w*Pipeline)\.from_pretrained\(", text):
+        # diffusers' pipelines (DiffusionPipeline, FluxPipeline, QwenImagePipeline, ...: diffusers/pipelines/
+        # pipeline_utils.py DiffusionPipeline.from_pretrained) load an image or video generator's components, not a
+        # language model (huggingface/diffusers#12900's Qwen-Image)
+        return (f"this is Python code loading a diffusers pipeline ({m.group(1)}.from_pretrained), an image or video "
+                "generator, not a language model: oomkit sizes LLM inference engines and does not model diffusers")
     try:
         tree = ast.parse(text.strip().rstrip(";"))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -225,7 +252,10 @@ def python_call_hint(text: str) -> str | None:
 
         first = node.args[0] if node.args else None
         if name == "from_pretrained":
-            model = lit(first) or lit(kw.get("pretrained_model_name_or_path")) or "MODEL"
+            # Unsloth's FastModel / FastLanguageModel.from_pretrained name it model_name (unsloth/models/loader.py),
+            # and load it through transformers' from_pretrained (unslothai/unsloth#2590)
+            model = (lit(first) or lit(kw.get("pretrained_model_name_or_path")) or lit(kw.get("model_name"))
+                     or "MODEL")
             opts = []
             for k, flag in _TRANSFORMERS_KWARGS.items():
                 if (v := lit(kw.get(k))) is not None:

@@ -308,6 +308,9 @@ def with_gguf_origin(spec: ModelSpec, name: str) -> ModelSpec:
     return replace(spec, weights=replace(spec.weights, publisher=owner))
 
 
+# A shell variable left unexpanded where the model goes: `$NAME`, `${NAME}`
+_SHELL_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+
 # ExLlamaV2 / V3 quants ("turboderp/gemma-3-27b-it-exl3", "...-exl3-4.0bpw", "-exl2_6.5bpw"): their own formats, which
 # exllamav2 / exllamav3 (TabbyAPI) load and none of the engines oomkit models does
 _EXLLAMA = re.compile(r"[-_](exl[23])(?:[-_][\w.]*)?$", re.IGNORECASE)
@@ -315,6 +318,12 @@ _EXLLAMA = re.compile(r"[-_](exl[23])(?:[-_][\w.]*)?$", re.IGNORECASE)
 
 def _not_in_catalog(ref: str, name: str, fmt: str | None, weight_format: str | None, default_format,
                     tag_formats: bool = False) -> ModelSpec:
+    if (var := _SHELL_VARIABLE.fullmatch(name.strip())) is not None:
+        # `vllm serve ${MODEL_NAME}` in a script that never sets it (vllm-project/vllm#23819): the shell puts the
+        # variable's value there (an unset one is empty, and the engine then names no model); the paste holds no
+        # value, so there is no model to read
+        raise ModelError(f"{name.strip()} is the shell variable {var.group(1) or var.group(2)}, which what was given "
+                         "does not set: give its value, the model, in its place")
     if "/" in name and (m := _EXLLAMA.search(names.canonical_ref(name).rpartition("/")[2])):
         raise ModelError(f"{name}: an {m.group(1).upper()} quant, ExLlama{'V3' if m.group(1)[-1] == '3' else 'V2'}'s "
                          "own format (served by TabbyAPI): llama.cpp, Ollama, vLLM, SGLang, MLX and transformers load "

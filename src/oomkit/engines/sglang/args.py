@@ -60,6 +60,9 @@ _APPLY: dict[str, tuple[str, Any]] = {
     "--enable-dp-attention": ("enable_dp_attention", bool),
     "--enable-dp-lm-head": ("enable_dp_lm_head", bool),
     "--ep-size": ("ep_size", int), "--expert-parallel-size": ("ep_size", int),
+    # `--ep` is the third name of the same argument from 0.4.10 (server_args.py add_cli_args: "--expert-parallel-size",
+    # "--ep-size", "--ep"; the flag table's span for it), as sgl-project/sglang#9359's command writes it
+    "--ep": ("ep_size", int),
     "--enable-ep-moe": ("enable_ep_moe", bool), "--enable-deepep-moe": ("enable_deepep_moe", bool),
     "--moe-a2a-backend": ("moe_a2a_backend", str),
     "--moe-dense-tp-size": ("moe_dense_tp_size", int),
@@ -321,7 +324,7 @@ OPTIONS = (
     Opt("pp_size", "--pp-size", aliases=("--pipeline-parallel-size",)),
     Opt("enable_dp_attention", "--enable-dp-attention", switch=("--enable-dp-attention", None)),
     Opt("enable_dp_lm_head", "--enable-dp-lm-head", switch=("--enable-dp-lm-head", None)),
-    Opt("ep_size", "--ep-size", aliases=("--expert-parallel-size",)),
+    Opt("ep_size", "--ep-size", aliases=("--expert-parallel-size", "--ep")),
     Opt("enable_ep_moe", "--enable-ep-moe", switch=("--enable-ep-moe", None)),
     Opt("enable_deepep_moe", "--enable-deepep-moe", switch=("--enable-deepep-moe", None)),
     Opt("moe_a2a_backend", "--moe-a2a-backend"),
