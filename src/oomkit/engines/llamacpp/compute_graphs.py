@@ -78,6 +78,28 @@ class _Graph:
         h itself where the cache has none (r < 0)."""
         return self.view(self.add(self.nodes[h].size, r, self.view(h))) if r >= 0 else h
 
+    def softcap(self, h: int, output: bool = False) -> int:
+        """Gemma 2's soft-capping of h: SCALE, TANH, SCALE, each in place."""
+        size = self.nodes[h].size
+        return self.add(size, self.add(size, self.add(size, h, inplace=True), inplace=True), inplace=True,
+                        output=output)
+
+    def cpu_attention(self, a: Attention, q: int, mask: int, cells: int, T: int, flash_attn: bool,
+                      softcap: bool = False) -> int:
+        """build_attn_mha after the K / V stores, with the cache on the same backend (no copies): FLASH_ATTN_EXT
+        of Q's permuted view, reshaped; or KQ over a stream's cells for every stream's tokens, Gemma 2's
+        soft-capping where `softcap`, SOFT_MAX in place with the mask (and gpt-oss's sinks), KQV and the CONT of
+        its permuted view."""
+        add, view = self.add, self.view
+        o_size = a.n_heads * a.head_dim_v * T * F32
+        if flash_attn:
+            return view(add(o_size, view(view(q)), mask))
+        kq = add(cells * T * a.n_heads * F32, view(view(q)))
+        if softcap:
+            kq = self.softcap(kq)
+        kq = add(self.nodes[kq].size, kq, mask, inplace=True)
+        return add(o_size, view(add(o_size, kq)))
+
     def host_weight(self, host: dict[str, int], il: int, *names: str) -> tuple[int, ...]:
         """The copy of a host weight (the first of `names` in layer il that `host` holds) an op multiplies on the
         device: a new split whose input it is (ggml_backend_sched_split_graph starts one at every such weight)."""
@@ -1135,7 +1157,7 @@ def gpt_oss_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[tu
     (compute._iswa_caches). Checked node for node against the graph llama-cpp-python 0.3.36 hands
     ggml_gallocr_reserve_n (tests/groundtruth/gallocr_dump.c) on gpt-oss-20b's 4-layer file."""
     g = _Graph()
-    add, view, nodes, rot = g.add, g.view, g.nodes, g.rotated
+    add, nodes, rot = g.add, g.nodes, g.rotated
     names = {t.name for t in spec.weights.tensors}
     resid = spec.n_embd * T * F32
     tokens, pos, by_layer, out_ids = _iswa_inputs(g, spec, T, n_outputs, caches, flash_attn, k_rot, v_rot)
@@ -1155,14 +1177,7 @@ def gpt_oss_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[tu
         k = rot(add(kv_size, project(kv_size, "k"), pos, inplace=True), krot)
         v = rot(project(a.n_kv_heads * a.head_dim_v * T * F32, "v"), vrot)
         g.store_kv(k, v, k_idx, v_idx, None)
-        o_size = a.n_heads * a.head_dim_v * T * F32
-        if flash_attn:
-            o = view(add(o_size, view(view(q)), mask))  # FLASH_ATTN_EXT, reshaped
-        else:
-            kq = add(cells * T * a.n_heads * F32, view(view(q)))  # KQ over a stream's cells, every stream
-            kq = add(nodes[kq].size, kq, mask, inplace=True)  # SOFT_MAX with the mask and the sinks
-            o = add(o_size, view(add(o_size, kq)))  # KQV, the CONT of its permuted view
-        o = add(resid, rot(o, vrot))  # wo
+        o = add(resid, rot(g.cpu_attention(a, q, mask, cells, T, flash_attn), vrot))  # wo
         if f"blk.{il}.attn_output.bias" in names:
             o = add(resid, o, inplace=True)
         cur = _gpt_oss_ffn(g, names, {}, f, il, add(resid, o, cur, inplace=True), T)
@@ -1223,10 +1238,6 @@ def gemma_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[tupl
     def normed(h: int) -> int:  # Gemma 3's head norm: RMS_NORM of the reshaped heads, MUL by the weight
         return h if gemma2 else add(nodes[h].size, add(nodes[h].size, h, inplace=True), inplace=True)
 
-    def softcap(h: int, output: bool = False) -> int:  # SCALE, TANH, SCALE, in place
-        return add(nodes[h].size, add(nodes[h].size, add(nodes[h].size, h, inplace=True), inplace=True),
-                   inplace=True, output=output)
-
     for layer in trunk:
         a, il = layer.attention, layer.index
         k_idx, v_idx, mask, cells, krot, vrot = by_layer[il]
@@ -1238,16 +1249,7 @@ def gemma_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[tupl
         k = rot(add(kv_size, normed(view(add(kv_size, x))), pos, inplace=True), krot)
         v = rot(view(add(a.n_kv_heads * a.head_dim_v * T * F32, x)), vrot)
         g.store_kv(k, v, k_idx, v_idx, None)
-        o_size = a.n_heads * a.head_dim_v * T * F32
-        if flash_attn:
-            o = view(add(o_size, view(view(q)), mask))  # FLASH_ATTN_EXT, reshaped
-        else:
-            kq = add(cells * T * a.n_heads * F32, view(view(q)))  # KQ over a stream's cells, every stream
-            if gemma2:
-                kq = softcap(kq)
-            kq = add(nodes[kq].size, kq, mask, inplace=True)  # SOFT_MAX
-            o = add(o_size, view(add(o_size, kq)))  # KQV, the CONT of its permuted view
-        o = add(resid, rot(o, vrot))  # wo
+        o = add(resid, rot(g.cpu_attention(a, q, mask, cells, T, flash_attn, softcap=gemma2), vrot))  # wo
         r = resid
         if layer is trunk[-1]:
             r = spec.n_embd * n_outputs * F32
@@ -1267,7 +1269,7 @@ def gemma_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple[tupl
     rows = r // (spec.n_embd * F32)
     logits = add(spec.n_vocab * rows * F32, h, output=not gemma2)
     if gemma2:
-        softcap(logits, output=True)
+        g.softcap(logits, output=True)
     return n_inputs, nodes
 
 
@@ -1321,12 +1323,7 @@ def gpt_oss_pipeline_split_graph(spec: ModelSpec, layers: set[int], T: int, n_ou
         k = add(kv_size, project(kv_size, "k"), pos, inplace=True)
         add(0, view(k), once("k_idxs", key, T * 8))  # SET_ROWS into the cache
         add(0, view(v), once("v_idxs", key, a.n_kv_heads * a.head_dim_v * T * 8))  # v_trans: a row per element
-        mask = once("mask", key, mask_bytes)
-        o_size = a.n_heads * a.head_dim_v * T * F32
-        kq = add(cells * T * a.n_heads * F32, view(view(q)))
-        kq = add(nodes[kq].size, kq, mask, inplace=True)  # SOFT_MAX with the sinks
-        o = add(o_size, view(add(o_size, kq)))  # KQV, permuted, CONT
-        o = add(resid, o)
+        o = add(resid, g.cpu_attention(a, q, once("mask", key, mask_bytes), cells, T, False))
         if f"blk.{il}.attn_output.bias" in names:
             o = add(resid, o, inplace=True)
         cur = _gpt_oss_ffn(g, names, {}, f, il, add(resid, o, cur, inplace=True), T)
