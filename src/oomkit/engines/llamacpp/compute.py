@@ -1411,7 +1411,8 @@ def cuda_fusion_deps(ctx: Context, devices: tuple[Device, ...], s: LlamaCppSetti
 
 
 def _tensor_overrides(s: LlamaCppSettings) -> bool:
-    """Whether tensors are placed by hand (-ot, --cpu-moe, --n-cpu-moe): the replays below know -ngl's placement only."""
+    """Whether tensors are placed by hand (-ot, --cpu-moe, --n-cpu-moe), not by -ngl's layer split alone: no
+    pipeline parallelism then (pipeline_parallel), and the device replays below model -ngl's placement only."""
     return bool(s.override_tensor or s.cpu_moe or s.n_cpu_moe)
 
 
