@@ -995,9 +995,14 @@ ROWS += [
     Row("qwen3-embedding-8b", "qwen3-8b-base", "Qwen/Qwen3-Embedding-8B",
         "Qwen3 Embedding 8B: built on Qwen3-8B-Base (model card: 36 layers, 32K context, 4096-dim embeddings). "
         "An embedding checkpoint has no LM head (the last hidden state is pooled; its GGUFs carry no output.weight): "
-        "tie_word_embeddings true here, so that no head of vocab x hidden (151,936 x 4,096) is counted beside the "
-        "embeddings.", ("qwen3-embedding:8b", "qwen3-embedding"), family="embedding", name="Qwen3 Embedding 8B",
-        text={"tie_word_embeddings": True}),
+        "tie_word_embeddings true here, so that no head of vocab x hidden is counted beside the embeddings. Its "
+        "embedding has 151,665 rows, not the base's 151,936: a module print of the checkpoint (code search id "
+        "62160028882: Qwen3ForCausalLM, 36 layers, embed_tokens Embedding(151665, 4096)), a Trainium port's config "
+        "of Qwen/Qwen3-Embedding-8B (id 15467466393: vocab_size 151665) and a table of the published config.json "
+        "values (id 26539802567); llama.cpp's output buffer for it agrees (ggml-org/llama.cpp#14829, b5920: 0.59 MiB "
+        "of output buffer, (151,665 + 4,096) x 4 B; 151,936 rows would print 0.60).",
+        ("qwen3-embedding:8b", "qwen3-embedding"), family="embedding", name="Qwen3 Embedding 8B",
+        text={"tie_word_embeddings": True, "vocab_size": 151665}),
     Row("gemma-3n-e2b-it", "gemma-3n-e4b-it", "google/gemma-3n-E2B-it", _GEMMA3N_E2B_WHY,
         ("gemma3n:e2b", "google/gemma-3n-e2b", "google/gemma-3n-e2b-it"),
         text={"num_hidden_layers": 30, "intermediate_size": 8192, "num_kv_shared_layers": 10,
