@@ -217,6 +217,20 @@ def evaluate(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devic
     at = measure(choice.settings, True)(want)
     if at is not None and at >= 0:
         return _option(eng, spec, choice, ref, devs, limits, choice.settings, want, tier=2, goals=goals, want=want)
+    # where its own split overshoots a GPU, fewer layers on the GPUs, most first: the layer count fit turns
+    # (engine.fit_offload; Ollama's num_gpu goes to the runner as --n-gpu-layers as given, llm/server.go
+    # NewLlamaServer, where its estimate undercounts the buffers: ollama/ollama#9170 ran at 8 of 62 layers on two
+    # A100 40GB where its own 13 ran out of memory)
+    scan = eng.fit_offload(spec, devs, choice.settings)
+    if scan is not None:
+        name, values = scan
+        for v in values:
+            if v == getattr(choice.settings, name):
+                continue
+            s = replace(choice.settings, **{name: v})
+            at = measure(s, True)(want)
+            if at is not None and at >= 0:
+                return _option(eng, spec, choice, ref, devs, limits, s, want, tier=2, goals=goals, want=want)
     return None
 
 
@@ -234,7 +248,46 @@ def _settled(eng: EngineModule, spec: ModelSpec, devs: tuple[Device, ...], choic
         if settled is None or settled == settings:
             break
         settings = settled
+    settings = _relieved(eng, spec, devs, settings, n_ctx)
     return choice if settings is choice.settings else replace(choice, settings=settings)
+
+
+def _relieved(eng: EngineModule, spec: ModelSpec, devs: tuple[Device, ...], settings: Any, n_ctx: int) -> Any:
+    """Settings the engine refuses at every context (its start-up error, engine_view "error", at the shortest
+    context too) with the engine's own move that costs no context (engine.relief) that lets it start at `n_ctx`
+    and leaves the largest token pool, ties to the engine's order. vLLM's V1 engine (0.8.0 on) profiles the sampler
+    for max_num_seqs sequences, 1024 by default on large GPUs, before the KV cache (v1 gpu_model_runner.py
+    profile_run -> _dummy_sampler_run) and refuses with "No available memory for the cache blocks"; its OOM docs
+    name --max-num-seqs (vllm-project/vllm#15357). SGLang's default --mem-fraction-static on a small card leaves
+    the pool nothing ("Not enough memory. Please try to increase --mem-fraction-static", model_runner.py
+    init_memory_pool). Without this, plan dropped such a choice for weights in system RAM or for lower-precision
+    weights (vllm-project/vllm#17238: --cpu-offload-gb 2 where --max-num-seqs 8 ran; ai-dynamo/dynamo#9238:
+    --quantization fp8 where --mem-fraction-static 0.9 ran)."""
+    def estimate(s: Any, n: int) -> MemoryEstimate | None:
+        try:
+            return eng.estimate(spec, devs, eng.with_context(s, n))
+        except OomkitError:
+            return None
+
+    def refused(est: MemoryEstimate | None) -> bool:
+        return est is not None and est.fits is False and bool(est.engine_view.get("error"))
+
+    here = estimate(settings, n_ctx)
+    if here is None or not refused(here) or not refused(estimate(settings, min(n_ctx, STEP))):
+        return settings
+    best, best_pool = settings, -1
+    for field, value, _why in eng.relief(settings, dict(here.settings)):
+        moved = replace(settings, **{field: value})
+        est = estimate(moved, n_ctx)
+        if est is None or est.fits is not True:
+            continue
+        pool = est.engine_view.get("kv_cache_tokens", est.engine_view.get("max_total_num_tokens"))
+        if isinstance(pool, dict):
+            pool = min(pool.values()) if pool else 0
+        pool = pool if isinstance(pool, int) else 0
+        if pool > best_pool:
+            best, best_pool = moved, pool
+    return best
 
 
 def first_ok(values: tuple[Any, ...], ok: Callable[[Any], bool]) -> int | None:
