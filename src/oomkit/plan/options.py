@@ -172,7 +172,7 @@ def evaluate(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devic
     devs = engine_devices(devices, goals)
     top = context_limit(spec)
     f = choice.context_factor
-    choice = _settled(eng, spec, devs, choice, want * f)
+    choice = _settled(eng, spec, devs, choice, want * f, goals.concurrency)
 
     def measure(settings: Any, split_ok: bool) -> Callable[[int], int | None]:
         def at(n: int) -> int | None:
@@ -234,7 +234,8 @@ def evaluate(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devic
     return None
 
 
-def _settled(eng: EngineModule, spec: ModelSpec, devs: tuple[Device, ...], choice: Choice, n_ctx: int) -> Choice:
+def _settled(eng: EngineModule, spec: ModelSpec, devs: tuple[Device, ...], choice: Choice, n_ctx: int,
+             concurrency: int = 1) -> Choice:
     """The choice with the fix the engine's own refusal of it names (engine.settle: vLLM's "lower max_num_seqs to
     at most N" for a model with Mamba-style state), so that a setting the engine would refuse at any context is
     planned as the engine asks, not dropped for system RAM or a larger GPU."""
@@ -248,11 +249,12 @@ def _settled(eng: EngineModule, spec: ModelSpec, devs: tuple[Device, ...], choic
         if settled is None or settled == settings:
             break
         settings = settled
-    settings = _relieved(eng, spec, devs, settings, n_ctx)
+    settings = _relieved(eng, spec, devs, settings, n_ctx, concurrency)
     return choice if settings is choice.settings else replace(choice, settings=settings)
 
 
-def _relieved(eng: EngineModule, spec: ModelSpec, devs: tuple[Device, ...], settings: Any, n_ctx: int) -> Any:
+def _relieved(eng: EngineModule, spec: ModelSpec, devs: tuple[Device, ...], settings: Any, n_ctx: int,
+              concurrency: int = 1) -> Any:
     """Settings the engine refuses at every context (its start-up error, engine_view "error", at the shortest
     context too) with the engine's own move that costs no context (engine.relief) that lets it start at `n_ctx`
     and leaves the largest token pool, ties to the engine's order. vLLM's V1 engine (0.8.0 on) profiles the sampler
@@ -262,7 +264,8 @@ def _relieved(eng: EngineModule, spec: ModelSpec, devs: tuple[Device, ...], sett
     the pool nothing ("Not enough memory. Please try to increase --mem-fraction-static", model_runner.py
     init_memory_pool). Without this, plan dropped such a choice for weights in system RAM or for lower-precision
     weights (vllm-project/vllm#17238: --cpu-offload-gb 2 where --max-num-seqs 8 ran; ai-dynamo/dynamo#9238:
-    --quantization fp8 where --mem-fraction-static 0.9 ran)."""
+    --quantization fp8 where --mem-fraction-static 0.9 ran). A move never caps the engine's running sequences
+    (its "parallel" field) below the concurrency asked."""
     def estimate(s: Any, n: int) -> MemoryEstimate | None:
         try:
             return eng.estimate(spec, devs, eng.with_context(s, n))
@@ -275,8 +278,11 @@ def _relieved(eng: EngineModule, spec: ModelSpec, devs: tuple[Device, ...], sett
     here = estimate(settings, n_ctx)
     if here is None or not refused(here) or not refused(estimate(settings, min(n_ctx, STEP))):
         return settings
+    parallel = set(eng.neutral_fields("parallel"))
     best, best_pool = settings, -1
     for field, value, _why in eng.relief(settings, dict(here.settings)):
+        if field in parallel and isinstance(value, int) and value < concurrency:
+            continue
         moved = replace(settings, **{field: value})
         est = estimate(moved, n_ctx)
         if est is None or est.fits is not True:
