@@ -57,3 +57,40 @@ def test_heldout_case(case):
 
 
 test_garbled_log_exits_cleanly, test_readable_garbles_keep_the_reading = garble_tests(CASES)
+
+
+def test_full_context_hides_no_failure():
+    """llama_decode's "no KV slot" is a full context only alone: beside a failed allocation the failure is read, and
+    the line after a context shift keeps no memory advice."""
+    from oomkit.diagnose import diagnose
+
+    full = "decode: failed to find a memory slot for batch of size 512\n"
+    d = diagnose(full)
+    assert (d.engine, d.stage) == ("llama.cpp", "not_oom")
+    assert any("-c larger" in f.summary for f in d.fixes)
+    oom = ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 2368.03 MiB on device 0: cudaMalloc failed: out "
+           "of memory\nggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 2483060736\n")
+    d = diagnose(full + oom)
+    assert (d.engine, d.stage) == ("llama.cpp", "compute")
+
+
+def test_device_gallocr_buffer_stays_compute():
+    """ggml_gallocr_reserve_n for a device buffer is the compute stage; only a CPU (or *_Host) buffer is host RAM."""
+    from oomkit.diagnose import diagnose
+
+    d = diagnose("ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 2483060736\n")
+    assert (d.stage, d.numbers["requested_bytes"]) == ("compute", 2483060736)
+    d = diagnose("ggml_gallocr_reserve_n: failed to allocate CPU buffer of size 139183763104\n")
+    assert d.stage == "host_ram" and d.fixes[0].summary.startswith("-ub smaller")
+
+
+def test_rpc_buffer_within_the_device_is_not_split():
+    """The rpc-server's free/total are read; -ts is offered only for a buffer larger than the whole device."""
+    from oomkit.diagnose import diagnose
+
+    text = ("Accepted client connection, free_mem=23854841856, total_mem=25422659584\n"
+            "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 1024.00 MiB on device 0: cudaMalloc failed: out "
+            "of memory\n")
+    d = diagnose(text)
+    assert (d.numbers["free_bytes"], d.numbers["total_bytes"]) == (23854841856, 25422659584)
+    assert not any("larger than the whole device" in f.summary for f in d.fixes)
