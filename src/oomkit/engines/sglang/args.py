@@ -58,6 +58,7 @@ _APPLY: dict[str, tuple[str, Any]] = {
     "--attn-dp-size": ("attn_dp_size", int),  # 0.5.22: --dp-size N --enable-dp-attention (parse_args below)
     "--pp-size": ("pp_size", int), "--pipeline-parallel-size": ("pp_size", int),
     "--enable-dp-attention": ("enable_dp_attention", bool),
+    "--enable-symm-mem": ("enable_symm_mem", bool),  # its preallocated pool: settings.py symm_mem_prealloc_bytes
     "--enable-dp-lm-head": ("enable_dp_lm_head", bool),
     "--ep-size": ("ep_size", int), "--expert-parallel-size": ("ep_size", int),
     # `--ep` is the third name of the same argument from 0.4.10 (server_args.py add_cli_args: "--expert-parallel-size",
@@ -297,6 +298,12 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
         raise _choices_error("--quantization", opts["quantization"], QUANTIZATION_CHOICES)
     if env.get("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "").lower() in ("1", "true", "yes"):
         opts["allow_overwrite_longer_context_len"] = True
+    if (symm := env.get(_ENV_SYMM_MEM_GB, "").strip()):
+        # environ.py EnvInt: int(value), a ValueError at start-up otherwise
+        try:
+            opts["symm_mem_prealloc_gb"] = int(symm)
+        except ValueError:
+            raise OomkitError(f"{_ENV_SYMM_MEM_GB}={symm!r}: SGLang reads it as an integer (GiB)") from None
     s = check_settings(SGLangSettings(**opts))
     return s.model_path, None, s
 
@@ -315,6 +322,7 @@ def flag_takes_value(name: str, following: str | None) -> bool:
 # kv_cache_memory_bytes (oomkit's --kv-memory, a budget to size the pool from; SGLang has no such flag, the
 # planner expresses a pool size with --mem-fraction-static or --max-total-tokens).
 _ENV_LONGER_CONTEXT = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"
+_ENV_SYMM_MEM_GB = "SGLANG_SYMM_MEM_PREALLOC_GB_SIZE"
 
 OPTIONS = (
     Opt("allow_overwrite_longer_context_len", _ENV_LONGER_CONTEXT, lambda v: "1" if v else None, env=True),
@@ -323,6 +331,8 @@ OPTIONS = (
     Opt("dp_size", "--dp-size", aliases=("--data-parallel-size", "--attn-dp-size")),
     Opt("pp_size", "--pp-size", aliases=("--pipeline-parallel-size",)),
     Opt("enable_dp_attention", "--enable-dp-attention", switch=("--enable-dp-attention", None)),
+    Opt("enable_symm_mem", "--enable-symm-mem", switch=("--enable-symm-mem", None)),
+    Opt("symm_mem_prealloc_gb", _ENV_SYMM_MEM_GB, lambda v: None if v is None else str(v), env=True),
     Opt("enable_dp_lm_head", "--enable-dp-lm-head", switch=("--enable-dp-lm-head", None)),
     Opt("ep_size", "--ep-size", aliases=("--expert-parallel-size", "--ep")),
     Opt("enable_ep_moe", "--enable-ep-moe", switch=("--enable-ep-moe", None)),

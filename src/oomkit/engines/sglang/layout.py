@@ -84,6 +84,7 @@ from .settings import (
     reached,
     runner_fraction,
     speculative_params,
+    symm_mem_prealloc_bytes,
 )
 from .settings import algorithm as spec_algorithm
 from .weights import (
@@ -659,7 +660,8 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
                               prefill_output_row_bytes(run.v, spec.n_embd, run.lay_all.model_dtype),
                               breakable=reached(run.v, "prefill_breakable"))
     prefill_first = reached(run.v, "prefill_graph_first")
-    phases = startup_phases(total, run.overhead, w0, kv, req_bytes or 0, cg, init, pcg, prefill_first)
+    symm = symm_mem_prealloc_bytes(s, run.v)  # --enable-symm-mem: after both captures, the target's ranks only
+    phases = startup_phases(total, run.overhead, w0, kv, req_bytes or 0, cg, init, pcg, prefill_first, symm)
     lines = []
     w_target, dw = run.stages[0].weights_bytes, run.draft_weights
     draft_load = []
@@ -695,7 +697,9 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
         # the draft's own embedding + lm_head are freed just after the line (draft_copies)
         lines.append(f"Memory pool end. avail mem={gb(end - run.draft_copies)} GB")
         lines += _capture_lines(run.v, begin, cg, pcg, sizes, list(pcg_sizes))
-        short = max(0, init + cg + pcg - end)
+        if symm:
+            lines.append(f"Pre-allocating symmetric memory pool with {symm // GiB} GiB")
+        short = max(0, init + cg + pcg + symm - end)
         if pool_short and reached(run.v, "pool_short_warning"):
             lines.append(f"KV pool holds {pool.max_total_num_tokens} tokens, fewer than --context-length "
                          f"{run.context_len}. One full-length request cannot fit, so long requests will be refused "
@@ -703,7 +707,7 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
                          "memory taken before the pool is sized.")
         chunk = (f"chunked_prefill_size={run.defaults.chunked_prefill_size}, "
                  if reached(run.v, "sched_line_chunk") else "")
-        avail = f", available_gpu_mem={gb(begin - cg - pcg)} GB" if reached(run.v, "sched_line_avail") else ""
+        avail = f", available_gpu_mem={gb(begin - cg - pcg - symm)} GB" if reached(run.v, "sched_line_avail") else ""
         lines.append(f"max_total_num_tokens={pool.max_total_num_tokens}, {chunk}max_prefill_tokens="
                      f"{s.max_prefill_tokens}, max_running_requests={running}, context_len={run.context_len}{avail}")
     return {"phases": [p.to_dict() for p in phases], "cuda_graph_bs": sizes if cg else [],
@@ -711,7 +715,7 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
             "cuda_graph_bytes": cg, "cuda_graph_parts_bytes": {"logits": parts.logits, "index_tables":
                                                                  parts.index_tables, "rest": parts.rest},
             "prefill_cuda_graph_tokens": list(pcg_sizes), "prefill_cuda_graph_bytes": pcg,
-            "cuda_graph_short_bytes": short, "log": "\n".join(lines)}
+            "symm_mem_prealloc_bytes": symm, "cuda_graph_short_bytes": short, "log": "\n".join(lines)}
 
 
 def _capture_lines(v: Version, begin: int, cg: int, pcg: int, bs: list[int], tokens: list[int]) -> list[str]:
@@ -942,25 +946,31 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
     view.update(_phase_view(spec, s, run, req_bytes, running, pool_short, rows))
     if view["capture_begin_avail_bytes"] is not None:
         view["available_gpu_mem_bytes"] = (view["capture_begin_avail_bytes"] - view["cuda_graph_bytes"]
-                                           - view["prefill_cuda_graph_bytes"])
+                                           - view["prefill_cuda_graph_bytes"] - view["symm_mem_prealloc_bytes"])
     short = view.get("cuda_graph_short_bytes") or 0
     if short:
         # init_attention_backend, then cuda_graph_runner.py's capture, run on what the pool left: past it, SGLang stops
         # with a CUDA OOM ("Capture cuda graph failed: CUDA out of memory"). The GPUs then hold the missing bytes beyond
         # their memory (fits is false)
         init, cg, pcg = view["attention_backend_init_bytes"], view["cuda_graph_bytes"], view["prefill_cuda_graph_bytes"]
+        # --enable-symm-mem's pool comes last (settings.py symm_mem_prealloc_bytes): what the phases before it lacked
+        symm = view["symm_mem_prealloc_bytes"]
+        rest = short - symm
         # the phase that runs past what the pool left: init_attention_backend, then the two captures in the
         # release's order (decode then prefill up to 0.5.10, prefill then decode from 0.5.14: ERAS prefill_graph_first)
         first, last = (("prefill CUDA graph capture", pcg), ("CUDA graph capture", cg))
         if not reached(v, "prefill_graph_first"):
             first, last = last, first
-        if short > cg + pcg:
-            phase, needed = "attention backend init", init
-        elif short > last[1]:
-            phase, needed = first
+        if rest <= 0:
+            phase, needed, left = "symmetric memory pool", symm, symm - short
         else:
-            phase, needed = last
-        left = needed - short
+            if rest > cg + pcg:
+                phase, needed = "attention backend init", init
+            elif rest > last[1]:
+                phase, needed = first
+            else:
+                phase, needed = last
+            left = needed - rest
         after_kv = True
         fix = round(mfs - short / pre_free - 0.005, 2) if pre_free else None
         what = (f"KV pool allocated, then {phase} needs {needed / MiB:,.0f} MiB with {max(left, 0) / MiB:,.0f} MiB "
@@ -968,7 +978,9 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
                 + {"CUDA graph capture": f", lower {flag_of('cuda_graph_max_bs', s.engine_version)}, or add "
                                          "--disable-cuda-graph",
                    "prefill CUDA graph capture": ", lower --chunked-prefill-size (the largest prefill graph), or add "
-                                                 + flag_of("disable_piecewise_cuda_graph", s.engine_version)
+                                                 + flag_of("disable_piecewise_cuda_graph", s.engine_version),
+                   "symmetric memory pool": ", or set SGLANG_SYMM_MEM_PREALLOC_GB_SIZE lower (0 skips the "
+                                            "preallocation)",
                    }.get(phase, " or --max-running-requests"))
         free = view.get("load_weight_end_avail_bytes")
         if (view.get("memory_pool_end_avail_bytes") or 0) < 0 and free is not None:

@@ -3,9 +3,10 @@ load_model / init_memory_pool, cuda_graph_runner.py CudaGraphRunner, managers/sc
 
 mem_fraction_static is a fraction of the memory free before the weights ("Load weight begin. avail mem"): the
 weights and the KV (and state) pool live inside it; the req_to_token table, the attention backend's own buffers
-(init_attention_backend, between "Memory pool end" and "Capture cuda graph begin"), CUDA-graph capture and the run-time
-activations (one --chunked-prefill-size chunk) come out of the (1 - mem_fraction_static) rest. The CUDA context
-and the distributed init are in use before the first measurement (outside). SGLang prints "GB" for GiB.
+(init_attention_backend, between "Memory pool end" and "Capture cuda graph begin"), CUDA-graph capture, the
+--enable-symm-mem pool preallocated after it (0.5.9+) and the run-time activations (one --chunked-prefill-size
+chunk) come out of the (1 - mem_fraction_static) rest. The CUDA context and the distributed init are in use before
+the first measurement (outside). SGLang prints "GB" for GiB.
 """
 
 from __future__ import annotations
@@ -507,15 +508,19 @@ class Phase:
 
 
 def startup_phases(total: int | None, overhead: int, weights: int, pool: int, req_to_token: int, cuda_graphs: int,
-                   backend_init: int = 0, prefill_graphs: int = 0, prefill_first: bool = False) -> tuple[Phase, ...]:
+                   backend_init: int = 0, prefill_graphs: int = 0, prefill_first: bool = False,
+                   symm_mem: int = 0) -> tuple[Phase, ...]:
     """The phases in SGLang's order: the prefill graphs after the decode graphs up to 0.5.10, before them from 0.5.14
-    (settings.py ERAS prefill_graph_first)."""
+    (settings.py ERAS prefill_graph_first); --enable-symm-mem's preallocated pool after both captures, last
+    (settings.py symm_mem_prealloc_bytes)."""
     steps = [("CUDA context and distributed init", overhead, False), ("weights", weights, True),
              ("KV cache pool", pool, True), ("req_to_token pool", req_to_token, False),
              ("attention backend init", backend_init, False), ("CUDA graph capture", cuda_graphs, False)]
     if prefill_graphs:
         steps.insert(len(steps) - 1 if prefill_first else len(steps),
                      ("prefill CUDA graph capture", prefill_graphs, False))
+    if symm_mem:
+        steps.append(("symmetric memory pool", symm_mem, False))
     out, free = [], total
     for name, n, inside in steps:
         free = None if free is None else free - n

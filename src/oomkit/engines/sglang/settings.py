@@ -11,6 +11,7 @@ from ...errors import OomkitError
 from ...flags import INT32_MAX, Limit
 from ...model.spec import ModelSpec
 from ...quant.dtypes import canonical
+from ...units import GiB
 from ..versions import Eras, Version, parse_release
 
 NEWEST = "0.5.23"
@@ -211,6 +212,11 @@ ERAS = Eras({
     # (cuda_graph_config.py default_prefill_backend); the decode line says num_tokens_per_bs (0.5.14),
     # num_tokens_per_req (0.5.18+), and from 0.5.23 prints its bs list in the end line, not the begin line
     "prefill_graph_first": (0, 5, 14),
+    # --enable-symm-mem's symmetric-memory pool, preallocated once start-up has captured its CUDA graphs
+    # (model_runner.py ModelRunner.prealloc_symmetric_memory_pool 0.5.9-0.5.15, pynccl_allocator.py
+    # prealloc_symmetric_memory_pool 0.5.16-0.5.23): absent from the 0.5.8 wheel, present from 0.5.9 (see
+    # symm_mem_prealloc_bytes)
+    "symm_mem_prealloc": (0, 5, 9),
     # model_runner.py init_cuda_graphs: "Capture cuda graph begin/end" print their free memory from 0.4.3.post4 (0.4.2
     # none), "avail mem=X GB. mem usage=Y GB." up to 0.4.6, "mem usage=Y GB. avail mem=X GB." from 0.4.6.post1;
     # cuda_graph_runner.py prints "Capture cuda graph bs [...]" from 0.4.6.post2 (0.4.6.post1 none)
@@ -426,6 +432,8 @@ class SGLangSettings:
     disable_hybrid_swa_memory: bool = False
     language_only: bool = False  # --language-only: the language model without its multimodal encoder
     allow_overwrite_longer_context_len: bool = False  # env SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1
+    enable_symm_mem: bool = False  # --enable-symm-mem: NCCL symmetric memory (0.4.10.post2+), its pool (0.5.9+)
+    symm_mem_prealloc_gb: int | None = None  # env SGLANG_SYMM_MEM_PREALLOC_GB_SIZE (None: not set)
     allow_auto_truncate: bool = False  # --allow-auto-truncate: a prompt longer than the pool allows is cut, not aborted
     engine_version: str = NEWEST
     kv_cache_memory_bytes: int | None = None  # oomkit --kv-memory: size the pool from this budget
@@ -467,6 +475,27 @@ def parse_version(version: str | None) -> Version:
 
 def reached(v: Version, era: str) -> bool:
     return ERAS.reached(v, era)
+
+
+def symm_mem_prealloc_bytes(s: SGLangSettings, v: Version) -> int:
+    """The symmetric-memory pool every TP rank allocates at the end of start-up, after the CUDA graphs: torch.empty of
+    SGLANG_SYMM_MEM_PREALLOC_GB_SIZE x 2**30 uint8 inside use_symmetric_memory(get_tp_group()) (NCCL's ncclMemAlloc
+    behind a pluggable allocator), skipped for the draft worker, without --enable-symm-mem, or when the size is <= 0
+    ("Pre-allocating symmetric memory pool with N GiB"; model_runner.py ModelRunner.prealloc_symmetric_memory_pool
+    0.5.9-0.5.15, called last in initialize (0.5.9, 0.5.10) / init_cuda_graphs (0.5.14, 0.5.15), after the decode and
+    prefill captures; pynccl_allocator.py prealloc_symmetric_memory_pool 0.5.16-0.5.23, called at the end of
+    model_runner_components/cuda_graph_setup.py capture_cuda_graphs, finalize_cuda_graph_capture in 0.5.23). The size
+    is the same on every rank, whatever the TP size. The variable defaults to -1 (environ.py), and --enable-symm-mem
+    with it unset sets it to 4, whether or not --mem-fraction-static is given (server_args.py
+    _handle_gpu_memory_settings 0.5.9-0.5.18, outside its `if self.mem_fraction_static is None` block;
+    arg_groups/memory_hook.py handle_gpu_memory_settings 0.5.19-0.5.23: "Symmetric memory is enabled, setting
+    symmetric memory prealloc size to 4GB as default."). Nothing is preallocated before 0.5.9 (0.5.8 wheel read).
+    Outside mem_fraction_static's budget: it comes out of what the KV pool and the captures left. Not modelled: 0.5.19+
+    arg_groups/model_overrides/kimi_k3.py turning --enable-symm-mem off for Kimi K3 with CUDA graphs on."""
+    if not s.enable_symm_mem or not reached(v, "symm_mem_prealloc"):
+        return 0
+    gb = 4 if s.symm_mem_prealloc_gb is None else s.symm_mem_prealloc_gb
+    return max(0, gb) * GiB
 
 
 def model_dtype(spec: ModelSpec, s: SGLangSettings) -> str:
