@@ -79,6 +79,14 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
         computed = tier + [f for f in computed if not (len(f.flags) == 2 and f.flags[0] in ("--max-model-len", "-c")
                                                        and f.flags[1].isdigit()
                                                        and int(f.flags[1]) < MIN_USEFUL_CONTEXT)]
+    req, total = d.numbers.get("requested_bytes"), d.numbers.get("total_bytes")
+    if d.engine == "llama.cpp" and isinstance(req, int) and isinstance(total, int) and req > total:
+        # one ggml buffer larger than the device's whole memory (reader.py: the rpc-server's total_mem, a device
+        # table): no -c or -ub on that device makes it fit; llama.cpp splits a model's layers by -ts
+        # (common/arg.cpp --tensor-split; llama-bench takes its values separated by '/')
+        computed[:0] = [Fix(summary=f"-ts / --tensor-split to spread the layers over the devices: this one buffer "
+                                    f"({_g(req)}) is larger than the whole device ({_g(total)}); llama-bench "
+                                    "separates -ts values with '/'")]
     for stage, engine, first, build in _STAGE_FIXES:
         if d.stage == stage and engine in (None, d.engine):
             more = build(d, computed)
@@ -527,8 +535,37 @@ def _vllm_sampler(d: Diagnosis) -> list[Fix]:
                         "sequence", flags=("--max-num-seqs", str(new)))]
 
 
+# the reason reader.py gives a failure placed in vLLM's start-up profile run (logread.py in_profile_run), and its
+# multi-modal addition: the fixes below key on them
+PROFILE_RUN_CAUSE = ("placed in vLLM's start-up profile run (determine_num_available_blocks / "
+                     "determine_available_memory -> profile_run): a forward pass of a dummy batch of max_num_seqs "
+                     "sequences, before the KV cache is sized and before any CUDA graph is captured")
+PROFILE_RUN_MM = ("; for a multi-modal model the dummy batch also carries the worst-case images per prompt "
+                  "(multimodal/profiling.py)")
+
+
+def _vllm_profile_run(d: Diagnosis) -> list[Fix]:
+    """The start-up profile run ran out (PROFILE_RUN_CAUSE): its dummy batch is max_num_seqs sequences (V0
+    worker/model_runner.py profile_run; V1 gpu_model_runner.py profile_run / _dummy_run) and, for a multi-modal model,
+    their images (multimodal/profiling.py: limit_mm_per_prompt items each); CUDA graphs come after it (--enforce-eager
+    does not lower it) and --gpu-memory-utilization only sizes the KV cache that follows."""
+    seqs = d.settings.get("max_num_seqs")
+    new = max(1, int(seqs) // 4) if seqs else 16
+    out = [Fix(summary=f"--max-num-seqs {new}{f' (from {seqs})' if seqs else ''}: the profile run's dummy batch is "
+                       "max_num_seqs sequences (for an encoder-decoder vision model, that many images too)",
+               flags=("--max-num-seqs", str(new)))]
+    if any(c.endswith(PROFILE_RUN_MM) for c in d.causes):
+        out.append(Fix(summary="--limit-mm-per-prompt with fewer images (and videos) per prompt: the profile run "
+                               "reserves the worst case of each for every sequence"))
+    out.append(Fix(summary="--max-model-len smaller: the profile run's sequences are as long as the model's context "
+                           "(max_num_batched_tokens / max_num_seqs)"))
+    return out
+
+
 def _vllm_compute(d: Diagnosis) -> list[Fix]:
     u = _vllm_util(d)
+    if any(c.startswith(PROFILE_RUN_CAUSE) for c in d.causes):
+        return _vllm_profile_run(d)
     if any(c.startswith("the traceback runs through vLLM's vision-encoder attention") for c in d.causes):
         # the encoder's per-image attention (reader.py VIT_ATTN_CAUSE): the image's size sets it, not the text
         # budget; the start-up profile runs it on the largest image the processor accepts

@@ -367,6 +367,13 @@ MARKERS: tuple[tuple[str, str], ...] = (
     # weights' buffers), before any context; read after a failure whose own line names no buffer
     ("llama_model_load: error loading model", "weights"),
     ("Model loading took", "compute"),  # vLLM profiles next
+    # vLLM's profile run itself (V0 worker/enc_dec_model_runner.py profile_run "Starting profile run for multi-modal
+    # models"; multimodal/profiling.py's warning, printed while the profile run builds its dummy multi-modal batch)
+    ("Starting profile run", "compute"),
+    ("The sequence length used for profiling", "compute"),
+    ("is too short to hold the multi-modal embeddings", "compute"),
+    ("multi-modal embeddings in the worst case", "compute"),
+    ("are reserved for multi-modal embeddings", "compute"),
     ("Loading model weights took", "compute"),
     ("Load weight end", "kv_cache"),  # SGLang sizes the KV pool next
     ("Memory profiling", "compute"),
@@ -462,6 +469,26 @@ def stage_from_frames(names: list[str]) -> str | None:
     return None
 
 
+# vLLM's start-up profile run (V0 worker.py determine_num_available_blocks, V1 gpu_worker.py
+# determine_available_memory, both calling the model runner's profile_run): a forward pass of a dummy batch of
+# max_num_seqs sequences (and, for a multi-modal model, its worst-case images: multimodal/profiling.py) before the KV
+# cache is sized and before any CUDA graph is captured; and the lines that come after it
+PROFILE_RUN_KEYS = ("Starting profile run", "is too short to hold the multi-modal embeddings",
+                    "The sequence length used for profiling", "multi-modal embeddings in the worst case",
+                    "are reserved for multi-modal embeddings", "determine_num_available_blocks",
+                    "determine_available_memory", "profile_run")
+AFTER_PROFILE_KEYS = ("# GPU blocks", "Available KV cache memory", "GPU KV cache size", "Capturing CUDA graph",
+                      "Capturing cudagraphs", "Capturing the model for CUDA graphs", "Graph capturing finished",
+                      "Capture cuda graph", "Capturing batches")
+
+
+def in_profile_run(before: str) -> bool:
+    """Whether the last vLLM start-up step in `before` (the text up to and with the failure's line) is the profile
+    run: a profile-run line or frame with no KV-cache or graph-capture line after it."""
+    p = max((before.rfind(k) for k in PROFILE_RUN_KEYS), default=-1)
+    return p >= 0 and p > max((before.rfind(k) for k in AFTER_PROFILE_KEYS), default=-1)
+
+
 def stage_from_markers(before: str) -> str | None:
     """The stage named by the last progress line in `before` (the text leading up to the failure)."""
     best, best_pos = None, -1
@@ -494,6 +521,10 @@ HOSTS: tuple[tuple[str, str], ...] = (
     ("multiproc_executor.py", "vllm"), ("(Worker_TP", "vllm"), ("vllm", "vllm"), ("vLLM", "vllm"), ("# GPU blocks", "vllm"),
     ("GPU KV cache size", "vllm"), ("Maximum concurrency for", "vllm"), ("Model loading took", "vllm"),
     ("Loading model weights took", "vllm"),
+    # vllm/multimodal/profiling.py: the profile run's warning that its dummy sequence cannot hold the worst-case
+    # multi-modal embeddings (vLLM's own option names in it)
+    ("is too short to hold the multi-modal embeddings", "vllm"), ("The sequence length used for profiling", "vllm"),
+    ("max_num_batched_tokens / max_num_seqs", "vllm"), ("multi-modal embeddings in the worst case", "vllm"),
     ("exllamav", "exllama"), ("tabbyAPI", "exllama"),
     ("mlx_lm", "mlx"), ("mlx-lm", "mlx"), ("[metal::malloc]", "mlx"),
     # MLX servers naming themselves or the MLX release they run ("mlx-serve 26.8.11 with MLX 0.32.2")

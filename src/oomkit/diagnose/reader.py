@@ -18,8 +18,17 @@ import re
 import shlex
 from typing import Any
 
-from .fixes import causes_for, fixes_for, other_processes
-from .logread import FRAME_STAGES, calls, frames, host_of, read_log, stage_from_frames, stage_from_markers
+from .fixes import PROFILE_RUN_CAUSE, PROFILE_RUN_MM, causes_for, fixes_for, other_processes
+from .logread import (
+    FRAME_STAGES,
+    calls,
+    frames,
+    host_of,
+    in_profile_run,
+    read_log,
+    stage_from_frames,
+    stage_from_markers,
+)
 from .result import Diagnosis, Fix
 from .scan import Event, Text, events, normalize
 from .signatures import BY_ID, FALLBACKS, GENERIC_OOM, HOSTED, NOTICES, Signature
@@ -218,6 +227,18 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | N
         if row:
             numbers.setdefault("device_total_bytes", row["total"])
             numbers.setdefault("device_free_bytes", row["free"])
+    if anchor.sig.engine == "llama.cpp":
+        # ggml-rpc.cpp ggml_backend_rpc_start_server: the rpc-server prints its device's free and total memory as a
+        # client connects ("Accepted client connection, free_mem=N, total_mem=M"); the last one before the failure
+        # is the device the buffer was asked of
+        rpc = list(_RPC_ACCEPTED.finditer(doc.slice(max(0, anchor.line.start - NEAR_REGION), anchor.line.start)))
+        if rpc:
+            numbers.setdefault("free_bytes", int(rpc[-1].group(1)))
+            numbers.setdefault("total_bytes", int(rpc[-1].group(2)))
+        req, total = numbers.get("requested_bytes"), numbers.get("total_bytes")
+        if isinstance(req, int) and isinstance(total, int) and req > total and stage != "not_oom":
+            why = [*why, f"the buffer asked for ({req:,} bytes) is larger than the whole device ({total:,} bytes): "
+                         "nothing freed on it makes room; the buffer has to be split across devices or made smaller"]
     if settings.get("n_ctx") is not None and "n_ctx" not in numbers:
         numbers["n_ctx"] = settings["n_ctx"]
     if "ollama_model" in settings and "ollama" not in (host, engine):
@@ -230,7 +251,10 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | N
     if backend == "CUDA" and anchor.sig.engine == "llama.cpp":
         # ggml-cuda built for HIP names its buffers and errors "ROCm" (ggml-cuda/common.cuh GGML_CUDA_NAME) while
         # the allocation line keeps its CUDA function names (ggml_backend_cuda_buffer_type_alloc_buffer)
-        if any("ROCm" in e.line.text or "hipMalloc" in e.line.text for e in incident[:STAGE_WINDOW]):
+        # ggml-cuda.cu ggml_cuda_error prints the failing call on its own line ("  hipMalloc((void **) &ptr,
+        # look_ahead_size)"): vendors/hip.h maps cudaMalloc to hipMalloc in a HIP build, so that line names ROCm
+        if any("ROCm" in e.line.text or "hipMalloc" in e.line.text for e in incident[:STAGE_WINDOW]) or re.search(
+                r"^\s{0,8}hip(?:Malloc|MemcpyAsync|MallocHost)\w{0,20}\(", around, re.MULTILINE):
             backend = "ROCm"
     d = Diagnosis(
         engine=engine, stage=stage, confidence=confidence, engine_version=version, numbers=numbers,
@@ -296,8 +320,19 @@ def _cause(evs: list[Event]) -> Event | None:
     return ooms[0]
 
 
+_RPC_ACCEPTED = re.compile(r"Accepted client connection, free_mem=([0-9]{1,20}), total_mem=([0-9]{1,20})")
+
+
 def _advice(anchor: Event, incident: list[Event], stage: str) -> Signature:
     """The message whose causes and fixes apply: the line that named the stage when it was not the anchor."""
+    if stage == "host_ram" and anchor.sig.id == "ggml_cpu_alloc_fail":
+        # the CPU buffer that failed is the compute graph's when ggml-alloc.c ggml_gallocr_reserve_n follows (the
+        # graph allocator is the only caller that logs "failed to allocate <buft> buffer of size N" for a graph):
+        # host RAM ran out, but -ub / -b size that buffer, not the layers left on the CPU
+        gal = next((e for e in incident if e.sig.id == "ggml_gallocr_fail"
+                    and e.line.no <= anchor.line.no + STAGE_WINDOW), None)
+        if gal is not None:
+            return gal.sig
     if anchor.sig.stage == stage or anchor.sig.id in ("ollama_runner_terminated", "ollama_layout", "tgi_prefill"):
         return anchor.sig
     for e in incident:
@@ -376,6 +411,11 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
     # a context line right after names the stage (llama.cpp), and outranks the allocation line's own guess
     if sig.role == "stage" and _host_buffer(anchor.numbers.get("buffer")):
         return "host_ram", "high", ["the buffer that failed is in host RAM (CPU)"]
+    if sig.id == "ggml_gallocr_fail" and _host_buffer(anchor.numbers.get("buffer")):
+        # ggml-alloc.c's graph reservation failing for a CPU (or pinned host) buffer type: the compute graph's buffer
+        # in host RAM, read as any other host buffer's failure; its advice stays the compute graph's (-ub)
+        return "host_ram", "high", ["the buffer that failed is in host RAM (CPU): the compute graph's "
+                                    "(ggml_gallocr_reserve_n), sized by -ub / -b and the context"]
     for e in near:
         if e.role == "stage" and e.sig.stage:
             if _host_buffer(e.numbers.get("buffer")) or sig.stage == "host_ram":
@@ -488,6 +528,9 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
     before = doc.slice(anchor.line.start - 400_000, anchor.line.start) + "\n" + anchor.line.text
     st = stage_from_markers(before)
     if st:
+        if st == "compute" and in_profile_run(before) and host_of(before[-200_000:]) == "vllm":
+            mm = "multi-modal" in before or "multimodal" in before
+            return st, "low", [PROFILE_RUN_CAUSE + (PROFILE_RUN_MM if mm else "")]
         return st, "low", ["placed by the last start-up step the log printed before the failure"]
     after = doc.slice(anchor.line.start, anchor.line.start + STAGE_WINDOW * MAX_LINE_AFTER)
     st = stage_from_markers("\n".join(after.split("\n")[1: STAGE_WINDOW + 1]))

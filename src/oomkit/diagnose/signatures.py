@@ -1018,6 +1018,30 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("the graph allocator's buffer was reserved for a smaller graph than the one it is given (the "
                 "measure pass and the run disagree): a bug of that build or binding, not the device running out",),
         fixes=("another llama.cpp (or binding) build", "report it with the command line")),
+    Signature(
+        # llama_decode's return 1: no free cells in the KV cache for the batch (include/llama.h: "1 - could not find
+        # a KV slot for the batch (try reducing the size of the batch or increase the context)"). The context is
+        # full: the cache was allocated at start-up and nothing is allocated here. Its wordings: llama-context.cpp
+        # decode "failed to find a memory slot for batch of size N" (2025+; "failed to find KV cache slot for ubatch
+        # of size N" before), llama_decode's "failed to decode, ret = 1", tools/server/server.cpp update_slots
+        # "failed to find free space in the KV cache, retrying with smaller batch size", and the bindings' texts of
+        # llama.h's (node-llama-cpp, LLamaSharp's NoKvSlot, Ollama's runner "could not find a KV slot for the batch
+        # - try reducing ...")
+        "llama_no_kv_slot", "llama.cpp", ("KV slot", "KV cache slot", "memory slot for batch", "free space in the KV "
+                                          "cache", "NoKvSlot", "failed to decode, ret = 1"),
+        r"could not find a KV slot for the batch|KV slot for the batch|failed to find (?:a )?KV cache slot|"
+        r"failed to find a memory slot "
+        r"for batch|failed to find free space in the KV cache|NoKvSlot|failed to decode, ret = 1\b",
+        role="not_oom", priority=2,
+        message="llama_decode returned 1: could not find a KV slot for the batch (try reducing the size of the batch "
+                "or increase the context) / decode: failed to find a memory slot for batch of size N",
+        versions="llama.cpp (all), through llama-server, Ollama's runner and the bindings",
+        causes=("the context is full: the KV cache has no free cells for the batch (a long conversation, or -c split "
+                "across -np slots); no memory ran out, the cache was sized at start-up",),
+        fixes=("-c larger (the context size: num_ctx / OLLAMA_CONTEXT_LENGTH in Ollama, n_ctx / contextSize in a "
+               "binding): room for the whole conversation",
+               "-np fewer parallel slots: llama-server gives each slot -c / -np cells (or --kv-unified to share them)",
+               "a shorter prompt or history: trim it, or let the client shift the context before it is full")),
     # ----------------------------------------------------------------------------------------------- Ollama
     Signature(
         "ollama_system_memory", "ollama", ("model requires more system memory",),
