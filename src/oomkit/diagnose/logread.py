@@ -554,6 +554,9 @@ HOSTS: tuple[tuple[str, str], ...] = (
     ("llama-fit-params", "llama.cpp"),
     # a llama-server log cut to its context lines (llama_context / llama_kv_cache / llama_memory_recurrent)
     ("llama_context:", "llama.cpp"), ("llama_kv_cache:", "llama.cpp"), ("llama_memory_recurrent", "llama.cpp"),
+    # the sliding-window model's pair of caches (src/llama-kv-cache-iswa.cpp: "llama_kv_cache_iswa: creating SWA KV
+    # cache, size = N cells"), quoted alone
+    ("llama_kv_cache_iswa:", "llama.cpp"),
     # the multimodal projector's loader (tools/mtmd/clip.cpp: clip_model_loader, clip_ctx, alloc_compute_meta),
     # alone in a log cut to the projector's warm-up
     ("clip_model_loader:", "llama.cpp"), ("clip_ctx:", "llama.cpp"), ("alloc_compute_meta:", "llama.cpp"),
