@@ -39,8 +39,9 @@ ggml_dyn_tallocr_remove_block changes no placement.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from functools import lru_cache
+from operator import eq
 from typing import NamedTuple
 
 ALIGN = 32  # the CPU buffer type's alignment (ggml-backend.cpp TENSOR_ALIGNMENT)
@@ -233,3 +234,141 @@ def _replay(n_inputs: int, nodes: tuple[Node, ...], max_size: int | None, prefer
                 release(addr[s], -(-sizes[s] // align) * align)
                 held[s] = False
     return tuple(tops), addr
+
+
+class Replay:
+    """_replay's one-buffer peak (no maximum size: one chunk, its tail endless) for one node list at many size
+    vectors (device_peak_by_kv: the same lowering re-placed at each context and host weight size). Which node
+    allocates, takes its parent's block in place, or frees which block when is the node list's alone but for
+    two things the sizes decide: whether a node has bytes (size or empty) and, for a candidate in-place pair (a
+    parent of the same layout, no view, no output), whether their sizes are equal. Those decisions, read from the
+    sizes, key the sequence of allocations and frees (_events: _replay's walk with ggml_dyn_tallocr_alloc and
+    ggml_dyn_tallocr_free_bytes left out), made once per distinct decisions; _peak_of then runs only the
+    allocator's free-block list, exactly as _replay does, on the sizes. Equal to sum(_replay(...)[0]) at any
+    sizes (tests/test_llamacpp_galloc_replay.py)."""
+
+    __slots__ = ("n_inputs", "nodes", "pair_i", "pair_s", "programs")
+
+    def __init__(self, n_inputs: int, nodes: Sequence[Node]) -> None:
+        self.n_inputs = n_inputs
+        self.nodes = tuple(nodes)
+        self.pair_i: list[int] = []
+        self.pair_s: list[int] = []
+        for i, n in enumerate(self.nodes):  # the in-place pairs the node list alone allows
+            if n.inplace and n.view < 0:
+                for s in n.srcs:
+                    p = self.nodes[s]
+                    if p.view < 0 and not p.output and p.layout == n.layout:
+                        self.pair_i.append(i)
+                        self.pair_s.append(s)
+        self.programs: dict[tuple[bytes, bytes], list[int]] = {}
+
+    def peak(self, sizes: list[int], align: int = ALIGN) -> int:
+        """sum(_replay(n_inputs, nodes with these sizes, None, True, align)[0])."""
+        decided = (bytes(map(bool, sizes)),
+                   bytes(map(eq, [sizes[i] for i in self.pair_i], [sizes[s] for s in self.pair_s])))
+        events = self.programs.get(decided)
+        if events is None:
+            events = self.programs[decided] = _events(self.n_inputs, self.nodes, sizes)
+        return _peak_of(events, sizes, align)
+
+
+def _events(n_inputs: int, nodes: tuple[Node, ...], sizes: list[int]) -> list[int]:
+    """_replay's walk at these sizes as its allocations and frees in order: i >= 0 allocates node i's block, ~i frees
+    node i's block (the node that allocated it: one that took its parent's block in place frees the parent's, of
+    the same size)."""
+    n_nodes = len(nodes)
+    view_of = [n.view for n in nodes]
+    is_output = [n.output for n in nodes]
+    children = [0] * n_nodes
+    for n in nodes:
+        for s in n.srcs:
+            children[s] += 1
+    views = [0] * n_nodes
+    for v in view_of:
+        if v >= 0:
+            views[v] += 1
+    owner = list(range(n_nodes))  # whose block a node holds
+    held = [False] * n_nodes
+    events: list[int] = []
+    for i, (_, srcs, inplace, view, _, layout, empty) in enumerate(nodes):
+        size = sizes[i]
+        if (size or empty) and view < 0:
+            for s in srcs if inplace else ():
+                if (held[s] and view_of[s] < 0 and not is_output[s] and children[s] == 1 and not views[s]
+                        and sizes[s] == size and nodes[s].layout == layout):
+                    owner[i], held[i], held[s] = owner[s], True, False
+                    break
+            else:
+                events.append(i)
+                held[i] = True
+        if i < n_inputs:
+            continue
+        for s in srcs:
+            children[s] -= 1
+            if children[s] or views[s]:
+                continue
+            root = view_of[s]
+            if root >= 0:
+                views[root] -= 1
+                if views[root] or children[root]:
+                    continue
+                s = root
+            if held[s] and not is_output[s]:
+                events.append(~owner[s])
+                held[s] = False
+    return events
+
+
+def _peak_of(events: list[int], sizes: list[int], align: int) -> int:
+    """The high-water mark of _replay's one chunk (its alloc and release, the tail endless) over these events. The
+    free blocks are kept as _replay keeps them, in list order (not always address order), by their offsets and
+    ends: the blocks release merges with are then found by C-speed list searches (the first block in list order
+    ending where the range starts or starting where it ends, as _replay's scan finds it)."""
+    offs = [0]  # the free blocks in list order; the last: the tail
+    ends = [_ENDLESS]
+    top = 0
+    where: dict[int, int] = {}
+    for e in events:
+        if e >= 0:  # ggml_dyn_tallocr_alloc: the best fit besides the last block (the later on a tie), else the tail
+            size = -(-sizes[e] // align) * align
+            best = last = len(offs) - 1
+            best_size = _ENDLESS + 1
+            for b in range(last):
+                n = ends[b] - offs[b]
+                if size <= n <= best_size:
+                    best, best_size = b, n
+            at = offs[best]
+            if best_size == size:  # a block besides the tail taken whole (the endless tail never is)
+                del offs[best], ends[best]
+            else:
+                offs[best] = at + size
+            if at + size > top:
+                top = at + size
+            where[e] = at
+            continue
+        e = ~e  # ggml_dyn_tallocr_free_bytes, as _replay's release
+        at = where[e]
+        end = at + -(-sizes[e] // align) * align
+        n = len(offs)
+        i = ends.index(at) if at in ends else n  # the first block ending at the range's start
+        j = offs.index(end) if end in offs else n  # the first block starting at its end
+        if i < n and i <= j:  # _replay's scan meets block i first (the same block: its first test, merge after)
+            ends[i] = end
+            if i + 1 < n and end == offs[i + 1]:
+                ends[i] = ends[i + 1]
+                del offs[i + 1], ends[i + 1]
+        elif j < n:
+            offs[j] = at
+            if j > 0 and ends[j - 1] == at:
+                ends[j - 1] = ends[j]
+                del offs[j], ends[j]
+        else:  # ggml_dyn_tallocr_insert_block: the linear scan of _replay's release (the list may leave address order)
+            k = 0
+            for o in offs:
+                if o >= at:
+                    break
+                k += 1
+            offs.insert(k, at)
+            ends.insert(k, end)
+    return top

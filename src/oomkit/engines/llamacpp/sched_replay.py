@@ -28,9 +28,10 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .compute_graphs import vk_graph_optimize
-from .galloc import Node, peak_bytes
+from .galloc import Node, Replay, peak_bytes
 
 F16 = (2, 1)  # a cache type's bytes a block and elements a block
 DEVICE, HOST = 0, 1  # ggml_backend_sched's backend ids: the device first (highest priority), the CPU last
@@ -463,10 +464,31 @@ def device_peak(g: Graph, align: int) -> int:
 
 
 KV_STEP = 256  # the second lowering's extra cells (llama_kv_cache::get_n_kv pads n_kv to 256)
-# per key: the first lowering's n_kv, its nodes (with their layouts at both lowerings once the second is made), the
-# sizes' slopes in n_kv (None: not yet), each node's host weight name, and the answers given from these nodes (by
-# n_kv, alignment and the host weights' bytes, the last interned per key in _SIZES); least recently used first
-_LOWERED: dict[Hashable, tuple[int, list[Node], tuple[int, ...] | None, list[str], dict[Hashable, int]]] = {}
+
+
+class _Lowering(NamedTuple):
+    """A key's kept lowering: the first lowering's n_kv, its nodes (with their layouts at both lowerings once the
+    second is made), the sizes' slopes in n_kv (None: not yet), each node's host weight name, the answers given
+    from these nodes (by n_kv, alignment and the host weights' bytes, the last interned per key in _SIZES), the
+    nodes' replay (galloc.Replay: ggml-alloc's walk kept per size decisions), their sizes at n0 and the places of
+    the named nodes."""
+    n0: int
+    nodes: list[Node]
+    slopes: tuple[int, ...] | None
+    names: list[str]
+    peaks: dict[Hashable, int]
+    replay: Replay
+    base: list[int]
+    named: tuple[tuple[int, str], ...]
+
+
+def _lowering(n0: int, nodes: list[Node], slopes: tuple[int, ...] | None, names: list[str]) -> _Lowering:
+    return _Lowering(n0, nodes, slopes, names, {}, Replay(0, nodes), [x.size for x in nodes],
+                     tuple((i, nm) for i, nm in enumerate(names) if nm))
+
+
+# per key its _Lowering, least recently used first
+_LOWERED: dict[Hashable, _Lowering] = {}
 _SIZES: dict[Hashable, dict[tuple[tuple[str, int], ...], int]] = {}
 # the lowerings kept, bounded by their nodes: a fit of Llama-3.3-70B (80 layers, ~3,900 nodes a lowering) looks at
 # ~170 layer splits and cache types, Llama-3.1-8B's ~70; each node ~0.2 KB once its layouts are interned (_interned)
@@ -484,18 +506,17 @@ def _interned(nodes: list[Node]) -> list[Node]:
 
 
 def _kept_nodes() -> int:
-    return sum(len(v[1]) for v in _LOWERED.values())
+    return sum(len(v.nodes) for v in _LOWERED.values())
 
 
-def _keep(key: Hashable, entry: tuple[int, list[Node], tuple[int, ...] | None, list[str], dict[Hashable, int]]
-          ) -> None:
+def _keep(key: Hashable, entry: _Lowering) -> None:
     """Keeps a lowering as the most recently used, dropping the least recently used beyond the bounds."""
     _LOWERED.pop(key, None)
     _LOWERED[key] = entry
     total = _kept_nodes()
     while len(_LOWERED) > 1 and (len(_LOWERED) > _LOWERED_MAX or total > _LOWERED_NODES):
         old = next(iter(_LOWERED))
-        total -= len(_LOWERED.pop(old)[1])
+        total -= len(_LOWERED.pop(old).nodes)
         _SIZES.pop(old, None)
 
 
@@ -528,41 +549,40 @@ def _device_peak_by_kv(key: Hashable, build: Callable[[int], Graph], n_kv: int, 
     by_sizes = _SIZES.setdefault(key, {})
     asked = (n_kv, align, by_sizes.setdefault(tuple(sorted(sizes.items())), len(by_sizes)))
 
-    def sized(nodes: list[Node], names: list[str]) -> list[Node]:
-        return [x._replace(size=sizes[nm]) if nm else x for x, nm in zip(nodes, names, strict=True)]
-
     def lowered(n: int, names: list[str]) -> list[Node]:
         _LOWERED_COUNT[0] += 1
         return _interned(lower(build(n), names))
 
-    if key not in _LOWERED:
+    def peak(entry: _Lowering, at: list[int]) -> int:  # the nodes' sizes at, the host weights' copies by name
+        for i, nm in entry.named:
+            at[i] = sizes[nm]
+        entry.peaks[asked] = entry.replay.peak(at, align)
+        return entry.peaks[asked]
+
+    entry = _LOWERED.get(key)
+    if entry is None:
         # one lowering answers this n_kv; the second, which gives every other n_kv, waits until one is asked
         # (a plan's offload search asks each layer split at one context only)
         names: list[str] = []
-        first = lowered(n_kv, names)
-        peak = peak_bytes(0, sized(first, names), align, kept=False)
-        _keep(key, (n_kv, first, None, names, {asked: peak}))
-        return peak
-    entry = _LOWERED[key]
+        entry = _lowering(n_kv, lowered(n_kv, names), None, names)
+        _keep(key, entry)
+        return peak(entry, list(entry.base))
     _keep(key, entry)  # the most recently used now
-    n0, nodes, slopes, names, peaks = entry
-    if asked in peaks:
-        return peaks[asked]
-    if slopes is None:
-        if n_kv == n0:
-            peaks[asked] = peak_bytes(0, sized(nodes, names), align, kept=False)
-            return peaks[asked]
-        b = lowered(n0 + KV_STEP, [])
+    if asked in entry.peaks:
+        return entry.peaks[asked]
+    if entry.slopes is None:
+        if n_kv == entry.n0:
+            return peak(entry, list(entry.base))
+        nodes = entry.nodes
+        b = lowered(entry.n0 + KV_STEP, [])
         slopes = tuple((y.size - x.size) // KV_STEP for x, y in zip(nodes, b, strict=True))
         pairs: dict[Hashable, Hashable] = {}
         nodes = [x._replace(layout=pairs.setdefault((x.layout, y.layout), (x.layout, y.layout)))
                  for x, y in zip(nodes, b, strict=True)]
-        peaks = {}  # the answers of the first lowering alone stay with it
-        _keep(key, (n0, nodes, slopes, names, peaks))
-    nodes = [x._replace(size=sizes[nm] if nm else x.size + k * (n_kv - n0)) if k or nm else x
-             for x, k, nm in zip(nodes, slopes, names, strict=True)]
-    peaks[asked] = peak_bytes(0, nodes, align, kept=False)
-    return peaks[asked]
+        entry = _lowering(entry.n0, nodes, slopes, entry.names)  # the answers of the first lowering alone stay with it
+        _keep(key, entry)
+    d = n_kv - entry.n0
+    return peak(entry, [x + k * d for x, k in zip(entry.base, entry.slopes, strict=True)])
 
 
 def _pp_graph_start(spec, T_: int, host: dict[str, int], host_layers: set[int]
