@@ -14,7 +14,8 @@ written as the repository the thread names.
 | vllm-project/vllm#17238 Qwen2.5-32B-Instruct-INT8-W8A16 TP2, 4,096, eager | vLLM 0.8.1, 2 x RTX 3090 | max_num_seqs 4 or 8 | --max-num-seqs 512 | same |
 | (plan for it) | | | --cpu-offload-gb 2 at 4,096 | --max-num-seqs 32 at 32,768, all on the GPUs |
 | vllm-project/recipes#12 Qwen3-Coder-480B-A35B-Instruct-FP8, DP8 + EP | vLLM 0.10.1 dev, 8 x H20 141GB | a lower --max-model-len (vLLM: at most 205,728) | --max-model-len 217344 | same (value: strict xfail, 5.6 % past vLLM's) |
-| (plan for it) | | | TP 8, which vLLM refuses for block FP8 | same (strict xfail) |
+| (plan for it) | | | TP 8, which vLLM refuses for block FP8 | TP 8 + --enable-expert-parallel (-tp 8 alone: vLLM's block_n error, exit 2) |
+| vllm-project/vllm#17569 Qwen3-235B-A22B-FP8 TP8 | vLLM 0.8.5 (its week) | (refused: 192 not divisible by block_n 128) | fits | exit 2 with vLLM's error; TP 4 accepted |
 | ggml-org/llama.cpp#27162 Qwen3.8-27B Q8_0 MTP, q8_0 KV, 262,144 | llama.cpp b10437, 2 x RTX 3090 | --ctx-size 250000 | unchanged: fits with 1,914 MiB left | same (strict xfail) |
 | SemiAnalysisAI/InferenceX#2128 DeepSeek-V4-Pro FP8 TP8, 0.88 | SGLang (deepseek-v4 image), 8 x H200 | --mem-fraction-static >= 0.9113 | exit 2: DeepSeek-V4 not modelled for SGLang | same (strict xfail) |
 | ollama/ollama#9170 deepseek-r1:671b, 8,192 tokens | Ollama 0.5.11, 2 x A100 40GB | 8 layers (4,4) | /set parameter num_gpu 8 (from 11) | same |
@@ -176,18 +177,60 @@ def test_12_fit_stays_within_what_vllm_printed():
     assert _changes(f)["max_model_len"][1] <= 205728
 
 
-@pytest.mark.xfail(strict=True, reason="plan writes --tensor-parallel-size 8, which vLLM refuses for this block-FP8 "
-                   "checkpoint: moe_intermediate_size 2560 / 8 = 320 is not divisible by the 128 weight block "
-                   "('The output_size of gate's and up's weight = 320 is not divisible by weight quantization "
-                   "block_n = 128', model_executor/layers/quantization/fp8.py create_weights; the recipe switches "
-                   "to --data-parallel-size); the check belongs to the engine's parallel rules (engines/vllm)")
+def test_12_tp8_is_refused_with_vllms_block_fp8_error():
+    """The recipe's log (vLLM 0.10.1 dev, -tp 8): FusedMoE's Fp8MoEMethod.create_weights raises "The output_size of
+    gate's and up's weight = 320 is not divisible by weight quantization block_n = 128." (moe_intermediate_size 2560
+    / 8); before, oomkit judged -tp 8 to fit (12,738 MiB left) and plan wrote it. Expert parallelism keeps the
+    experts whole (2560 = 20 x 128), so the recipe's -dp=8 --enable-expert-parallel loads."""
+    command = R12["command"].replace("-dp=8 --enable-expert-parallel", "--tensor-parallel-size 8")
+    rc, _, err = run_cli("check", "--json", *R12["gpu"], "--engine-version", R12["version"], "--",
+                         *split_command(command))
+    assert rc == 2 and len(err.strip().splitlines()) == 1, err
+    assert ("The output_size of gate's and up's weight = 320 is not divisible by weight quantization block_n = 128."
+            in err), err
+    assert _check(R12["gpu"], R12["version"], command + " --enable-expert-parallel")["estimate"]
+
+
 def test_12_plan_writes_a_parallel_layout_vllm_accepts():
+    """Before, plan wrote --tensor-parallel-size 8 alone, which vLLM refuses for this checkpoint (320-wide expert
+    slices); it now keeps the experts whole with --enable-expert-parallel, as the recipe does, and every command is
+    one vLLM builds."""
     _, p = _json("plan", "Qwen/Qwen3-Coder-480B-A35B-Instruct-FP8", "--engine", "vllm", *R12["gpu"],
                  "--engine-version", R12["version"], "--json")
     options = p["plan"]["options"]
     assert options
     for o in options:
-        assert "--tensor-parallel-size 8" not in o["command"], o["command"]
+        assert "--enable-expert-parallel" in o["command"] or "--tensor-parallel-size 8" not in o["command"], o
+        assert _check(R12["gpu"], R12["version"], o["command"])["estimate"], o["command"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# vllm-project/vllm#17569 (zzlgreat, 2025-05-03): Qwen3-235B-A22B-FP8 at --tensor-parallel-size 8, vLLM 0.8.5 (the
+# release of its week); block FP8 [128, 128], moe_intermediate_size 1536
+
+R17569 = {
+    "url": "https://github.com/vllm-project/vllm/issues/17569",
+    "excerpt": ("[Bug]: ValueError: The output_size of gate's and up's weight = 192 is not divisible by weight "
+                "quantization block_n = 128.\n...\npython -m vllm.entrypoints.openai.api_server --model "
+                "/home/user/Qwen3-235B-A22B-FP8/  --tensor-parallel-size 8 --gpu-memory-utilization 0.98 "
+                "--served-model-name deepmoney  VLLM_USE_V1=1 --max-model-len 32768 --enable-expert-parallel"),
+    "command": ("python -m vllm.entrypoints.openai.api_server --model Qwen/Qwen3-235B-A22B-FP8 "
+                "--tensor-parallel-size 8 --gpu-memory-utilization 0.98 --max-model-len 32768"),
+    # the stored excerpts name no GPU; the refusal is raised while the layers are built, before any memory is read
+    "gpu": ["--gpu", "8x H100"], "version": "0.8.5",
+}
+
+
+def test_17569_tp8_is_refused_and_tp4_is_accepted():
+    """1536 / 8 = 192 is not a multiple of the 128-wide block: vLLM's words, as the issue's title gives them; before,
+    oomkit judged it to fit. At TP 4 each rank holds 384 = 3 x 128."""
+    rc, _, err = run_cli("check", *R17569["gpu"], "--engine-version", R17569["version"], "--",
+                         *split_command(R17569["command"]))
+    assert rc == 2 and len(err.strip().splitlines()) == 1, err
+    assert ("The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128."
+            in err), err
+    tp4 = R17569["command"].replace("--tensor-parallel-size 8", "--tensor-parallel-size 4")
+    assert _check(["--gpu", "4x H100"], R17569["version"], tp4)["estimate"]
 
 
 # ---------------------------------------------------------------------------------------------------------------

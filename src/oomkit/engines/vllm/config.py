@@ -463,6 +463,7 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
         nvlink = False
     _check_parallel(spec, tp)
     warnings += quantization.check(spec, s.quantization)
+    quantization.check_fp8_block_tp(spec, tp, dp, s.enable_expert_parallel)
     dtype = _model_dtype(spec, s, version, cc)
     kv_dtype = _kv_dtype(spec, s, version, dtype, cc)
     _attention_config_fields(s, version)

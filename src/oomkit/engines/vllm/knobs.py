@@ -13,11 +13,13 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+from ...errors import OomkitError
 from ...memory import Device, MemoryEstimate
 from ...model.archs import DSV4_ARCHS
 from ...model.spec import ModelSpec
 from .._hf_knobs import hf_weight_choices
 from ..base import Choice
+from .quantization import check_fp8_block_tp
 from .settings import VllmSettings
 
 KV_TYPES = ("auto", "fp8")
@@ -37,6 +39,8 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: VllmSe
     n = max(len(devices), 1)
     per_node = n // nodes if nodes > 1 else n
     parallel = dict(tensor_parallel_size=per_node, pipeline_parallel_size=nodes) if n > 1 else {}
+    if n > 1 and not _block_fp8_accepts(spec, per_node, False):
+        parallel.update(_block_fp8_layout(spec, per_node, nodes))
     util = utilization_for(devices, reserve_bytes)
     # DeepSeek-V4 keeps an fp8 cache only (config.py dsv4_kv_dtype): "auto" is refused before 0.30 and is the same
     # fp8_ds_mla cache from 0.30, so it is offered as fp8 alone, not as a model-dtype cache
@@ -52,6 +56,29 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: VllmSe
                 s = replace(s, gpu_memory_utilization=util)
             label = f"{wlabel}, {'fp8' if kv == 'fp8' else 'model-dtype'} KV"
             yield Choice(s, label, model=arg, weight_format=quantization, offload=("cpu_offload_gb", OFFLOAD_GB))
+
+
+def _block_fp8_accepts(spec: ModelSpec, tp: int, expert_parallel: bool) -> bool:
+    try:
+        check_fp8_block_tp(spec, tp, 1, expert_parallel)
+    except OomkitError:
+        return False
+    return True
+
+
+def _block_fp8_layout(spec: ModelSpec, per_node: int, nodes: int) -> dict[str, Any]:
+    """A layout vLLM builds for a block-FP8 checkpoint whose slices at -tp per_node are not whole blocks
+    (quantization.check_fp8_block_tp): the same TP with --enable-expert-parallel (the experts whole on each rank,
+    as vllm-project/recipes#12 turned to it), else the largest TP that divides into whole blocks with the GPUs left
+    as pipeline stages; unchanged where none does (the engine's refusal then says why)."""
+    if _block_fp8_accepts(spec, per_node, True):
+        return dict(enable_expert_parallel=True)
+    tp = per_node // 2
+    while tp >= 1:
+        if per_node % tp == 0 and _block_fp8_accepts(spec, tp, False):
+            return dict(tensor_parallel_size=tp, pipeline_parallel_size=nodes * (per_node // tp))
+        tp //= 2
+    return {}
 
 
 _MAMBA_BLOCKS = re.compile(r"max_num_seqs \((\d+)\) exceeds available Mamba cache blocks \((\d+)\)")

@@ -96,3 +96,86 @@ def check(spec: ModelSpec, quantization: str | None) -> list[str]:
                           f"({method}) does not match the quantization method specified in the `quantization` "
                           f"argument ({q}).")
     return []
+
+
+# --- block-quantized FP8 under tensor parallelism -------------------------------------------------------------------
+# Fp8Config with weight_block_size [block_n, block_k] (DeepSeek-V3, Qwen3-*-FP8, MiniMax-M2 ...) checks each rank's
+# slice of every linear against the block while building the layers, and raises before any weight is read:
+# - FusedMoE (fp8.py Fp8MoEMethod.create_weights): "The output_size of gate's and up's weight = {I} is not divisible
+#   by weight quantization block_n = {n}." where I = moe_intermediate_size / tp (the whole expert under expert
+#   parallelism), then "The input_size of down's weight = {I} ... block_k" when tp > 1;
+# - column-parallel linears (QKV, gate_up, MLA q_b / kv_b): "Weight output_partition_size = {o} is not divisible by
+#   weight quantization block_n = {n}."; row-parallel ones (o_proj, down_proj): "Weight input_size_per_partition =
+#   {i} is not divisible by weight quantization block_k = {k}." (fp8.py Fp8LinearMethod.create_weights in 0.8.5 and
+#   0.9.2, quantization/utils/fp8_utils.py validate_fp8_block_shape from 0.10.x; read in 0.8.5.post1, 0.9.2, 0.24.0
+#   and 0.27.1, the same checks and words; block FP8 came in 0.6.6 with DeepSeek-V3).
+# Only a TP-split slice is checked here: at TP 1 every published checkpoint loads (its whole matrices are blocks).
+_COLUMN = ("attn_q", "attn_k", "attn_v", "attn_q_b", "attn_kv_b", "ffn_gate", "ffn_up", "ffn_gate_shexp",
+           "ffn_up_shexp")
+_ROW = ("attn_output", "ffn_down", "ffn_down_shexp")
+_EXPERTS = ("ffn_gate_exps", "ffn_up_exps", "ffn_down_exps")
+_BLOCKS = ((128, 128), (64, 64), (256, 256), (128, 64), (64, 128), (32, 32))
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def fp8_block(t) -> tuple[int, int] | None:
+    """(block_n, block_k) of a block-FP8 tensor, read back from its bytes (the inventory keeps the weight, one byte
+    an element, and a float32 scale per block: quant/hf_formats.linear_weight_bytes); None where no common block
+    gives its size."""
+    if t.dtype.lower() != "fp8-block" or len(t.shape) < 2:
+        return None
+    k, n = t.shape[0], t.shape[1]
+    stacks = t.n_elements // (k * n)
+    for bn, bk in _BLOCKS:
+        if t.nbytes == stacks * (k * n + _cdiv(n, bn) * _cdiv(k, bk) * 4):
+            return bn, bk
+    return None
+
+
+def check_fp8_block_tp(spec: ModelSpec, tp: int, dp: int, expert_parallel: bool) -> None:
+    """Raises OomkitError with vLLM's words where a rank's slice of a block-FP8 weight is not a whole number of
+    blocks (see above); the first tensor that fails in the model's order. The routed experts are split over
+    tp x dp without expert parallelism and kept whole with it (fused_moe/layer.py FusedMoE.__init__: use_ep =
+    enable_expert_parallel and tp_size * dp_size > 1, else tp_size = tp_size * dp_size)."""
+    moe_tp = 1 if expert_parallel and tp * dp > 1 else tp * dp
+    if tp <= 1 and moe_tp <= 1:
+        return
+    for t in spec.weights.tensors:
+        block = fp8_block(t)
+        if block is None or not t.name.startswith("blk."):
+            continue
+        module = t.name.split(".")[2]
+        k, n = t.shape[0], t.shape[1]  # GGUF order: ne0 = in_features, ne1 = out_features
+        bn, bk = block
+        if module in _EXPERTS:
+            inter = (k if module == "ffn_down_exps" else n) // moe_tp
+            if inter % bn:
+                raise OomkitError(f"vllm serve: ValueError: The output_size of gate's and up's weight = {inter} is not "
+                                  f"divisible by weight quantization block_n = {bn}. (moe_intermediate_size split "
+                                  f"over {moe_tp} ranks; a size whose slice is a multiple of {bn}, or "
+                                  "--enable-expert-parallel, keeps the experts whole)")
+            if tp > 1 and inter % bk:
+                raise OomkitError(f"vllm serve: ValueError: The input_size of down's weight = {inter} is not divisible "
+                                  f"by weight quantization block_k = {bk}.")
+        elif tp <= 1:
+            continue
+        elif module in _COLUMN:
+            part = n // tp
+            if module in ("attn_k", "attn_v"):
+                layer = spec.layers[t.layer] if t.layer is not None and t.layer < spec.n_layers else None
+                a = layer.attention if layer is not None else None
+                if a is not None and a.n_kv_heads and a.n_kv_heads < tp:
+                    part = n // a.n_kv_heads  # one KV head a rank, replicated (QKVParallelLinear num_kv_head_replicas)
+            if part % bn:
+                raise OomkitError(f"vllm serve: ValueError: Weight output_partition_size = {part} is not divisible by "
+                                  f"weight quantization block_n = {bn}. ({t.name.rsplit('.', 1)[0]} split over tensor "
+                                  f"parallel size {tp})")
+        elif module in _ROW:
+            part = k // tp
+            if part % bk:
+                raise OomkitError(f"vllm serve: ValueError: Weight input_size_per_partition = {part} is not divisible "
+                                  f"by weight quantization block_k = {bk}. ({t.name.rsplit('.', 1)[0]} split over "
+                                  f"tensor parallel size {tp})")
