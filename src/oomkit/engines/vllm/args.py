@@ -467,6 +467,8 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         opts["data_parallel_size"] = _int(flag, value)
     elif flag == "--nnodes":
         opts["nnodes"] = _int(flag, value)
+    elif flag == "--distributed-executor-backend":
+        opts["distributed_executor_backend"] = str(value).strip().lower()
     elif flag in ("--enable-expert-parallel", "-ep"):
         opts["enable_expert_parallel"] = bool(value)
     elif flag == "--dtype":
@@ -750,6 +752,7 @@ OPTIONS = (
     Opt("pipeline_parallel_size", "--pipeline-parallel-size", aliases=("-pp",)),
     Opt("data_parallel_size", "--data-parallel-size", aliases=("-dp",)),
     Opt("nnodes", "--nnodes"),
+    Opt("distributed_executor_backend", "--distributed-executor-backend"),
     Opt("enable_expert_parallel", "--enable-expert-parallel", switch=("--enable-expert-parallel", None),
         aliases=("-ep", "--no-enable-expert-parallel")),
     Opt("dtype", "--dtype"),

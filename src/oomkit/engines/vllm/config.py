@@ -399,6 +399,21 @@ def _release_flags(s: VllmSettings, version: Version) -> list[str]:
     return notes
 
 
+# engine/arg_utils.py EngineArgs._is_v1_supported_oracle, VLLM_USE_V1 unset: 0.8.0 falls back to V0 for any pipeline
+# parallelism (`_warn_or_fallback("PP")`, "PP is supported on V1, but off by default for now"); 0.8.5 for
+# "Pipeline Parallelism without Ray distributed executor" (distributed_executor_backend != "ray", vllm#16057); 0.9.0
+# kept the fallback for the default backend (None, not in ("ray", "mp", "external_launcher")) until vllm#18915
+# (0.9.1; read in 0.9.2: PP runs on V1 with the default, mp, ray or external_launcher backend)
+V1_PP_DEFAULT = (0, 9, 1)
+
+
+def _v1_oracle_falls_back(s: VllmSettings, version: Version) -> bool:
+    """Whether the V1 oracle of this release sends a pipeline-parallel start to V0 (see V1_PP_DEFAULT)."""
+    if s.pipeline_parallel_size <= 1 or not ERAS["v1_default"] <= version < V1_PP_DEFAULT:
+        return False
+    return not (version >= (0, 8, 5) and s.distributed_executor_backend == "ray")
+
+
 # the last release with models/mllama.py (Llama 3.2 Vision, V0's encoder-decoder runner; added in 0.6.2, PR #8811)
 MLLAMA_LAST = (0, 10, 2)
 
@@ -423,6 +438,11 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
                         "cross-attention layers' over the image tokens (1601 x 4 tiles per image, in the sequence's "
                         "cross block table, from the same pool); the vision encoder's profile activations are not "
                         "modelled")
+    if v1 and s.use_v1 is None and _v1_oracle_falls_back(s, version):
+        v1 = False
+        warnings.append(f"vLLM {s.engine_version} runs pipeline parallelism on the V0 engine: its V1 oracle falls "
+                        "back to V0 for it (\"Falling back to V0\"), where each pipeline stage's virtual engine "
+                        "holds 1/pp of the KV blocks")
     if version >= ERAS["v1_only"]:
         v1 = True
     elif v1 and version < (0, 7, 0):

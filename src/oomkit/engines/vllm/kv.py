@@ -571,13 +571,15 @@ def _too_long_message(r: Resolved, max_len: int, need: int, available: int, fit:
     return msg.strip()
 
 
-def raise_if_cache_size_invalid(pools: list[tuple[int | None, KvPlan]], max_len: int) -> KvCheck:
+def raise_if_cache_size_invalid(pools: list[tuple[int | None, KvPlan]], max_len: int, pp: int = 1) -> KvCheck:
     """V0 worker/worker.py raise_if_cache_size_invalid on the rank with the fewest blocks: pools are
-    (num_blocks, plan) per rank. V0 prints its block counts before it refuses."""
+    (num_blocks, plan) per rank. V0 prints its block counts before it refuses. Under pipeline parallelism each
+    stage's virtual engine gets num_gpu_blocks // pp of them (max_seq_len = block_size x (num_gpu_blocks //
+    pipeline_parallel_size); worker/cache_engine.py CacheEngine.__init__ the same; read in 0.8.5 and 0.9.2)."""
     num_blocks, plan = min(pools, key=lambda x: x[0] or 0)
     if not num_blocks:
         return KvCheck(_NO_MEMORY, None, max_len)
-    cap = num_blocks * plan.block_size
+    cap = num_blocks // max(pp, 1) * plan.block_size
     if cap < max_len:
         return KvCheck(f"The model's max seq len ({max_len}) is larger than the maximum number of tokens that can be "
                        f"stored in KV cache ({cap}). Try increasing `gpu_memory_utilization` or decreasing "

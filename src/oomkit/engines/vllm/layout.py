@@ -258,7 +258,7 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> 
                 pools = [(kv_plan(spec, s, r), min(rk.available for rk in ranks))]
             check = check_enough_kv_cache_memory(pools, s, r)
         elif error is None:
-            check = raise_if_cache_size_invalid([(rk.num_blocks, rk.plan) for rk in ranks], r.max_model_len)
+            check = raise_if_cache_size_invalid([(rk.num_blocks, rk.plan) for rk in ranks], r.max_model_len, r.pp)
     warnings.extend(check.warnings)
     return _assemble(spec, s, r, ranks, warnings, check, known)
 

@@ -254,6 +254,9 @@ class VllmSettings:
     data_parallel_size: int = 1  # -dp
     enable_expert_parallel: bool = False  # -ep
     nnodes: int = 1  # --nnodes (mp executor, 0.11+) or the Ray cluster's machines: names each rank's node
+    # --distributed-executor-backend (ray, mp, uni, external_launcher); None: vLLM's choice. 0.8.5-0.9.0 run pipeline
+    # parallelism on V1 only with ray (config.py _v1_oracle_falls_back)
+    distributed_executor_backend: str | None = None
     dtype: str = "auto"  # --dtype
     kv_cache_dtype: str = "auto"  # --kv-cache-dtype
     block_size: int | None = None  # --block-size; None: 16 or the attention backend's
