@@ -379,7 +379,9 @@ ROWS: list[Row] = [
           "mistralai/Mistral-Small-3.1-24B-Base-2503", name="Mistral Small 3.1 24B Base 2503"),
     Row("mistral-small-3.2-24b-instruct-2506", "mistral-small-3.1-24b-instruct-2503",
         "mistralai/Mistral-Small-3.2-24B-Instruct-2506", "Mistral Small 3.2: a minor update of Small 3.1 with the same "
-        "architecture, vision encoder included (model card).", ("mistral-small3.2:24b", "mistral-small3.2"),
+        "architecture, vision encoder included (model card).", ("mistral-small3.2:24b", "mistral-small3.2",
+        # LM Studio's key (its /api/v1/models: "key": "mistralai/mistral-small-3.2", lmstudio-bug-tracker#1462)
+        "mistralai/mistral-small-3.2"),
         name="Mistral Small 3.2 24B Instruct 2506"),
     Row("magistral-small-2506", "mistral-small-24b-instruct-2501", "mistralai/Magistral-Small-2506",
         "Magistral Small 2506: a reasoning model built on Mistral Small 3.1 (text only), 128K context window, "

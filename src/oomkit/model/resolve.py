@@ -137,6 +137,14 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
     if _exists(path):
         return _from_path(path, weight_format, default_format)
     ref = names.canonical_ref(ref)  # a hub URL is its repo name, not a folder
+    lms = _LMS_VARIANT.fullmatch(ref)
+    if lms is not None and is_gguf_format(lms.group(2)):
+        # LM Studio's key of one variant of a model, "<publisher>/<model>@<quant>" (its /api/v1/models lists
+        # "mistralai/mistral-small-3.2@q4_k_m" beside the base key, lmstudio-ai/lmstudio-bug-tracker#1462; an
+        # instance loaded by `lms load` is named "qwen3-coder-next@q6_k", #1523): the model's GGUF of that file type
+        spec = resolve(f"{lms.group(1)}:{lms.group(2)}", weight_format, default_format, tag_formats)
+        return replace(spec, labels=spec.labels + (
+            f"{ref}: LM Studio's key for the {lms.group(2).upper()} GGUF of {lms.group(1)}",))
     elsewhere = _catalog_folder(ref)
     if elsewhere is not None:
         spec = resolve(elsewhere, weight_format, default_format, tag_formats)
@@ -309,6 +317,7 @@ def with_gguf_origin(spec: ModelSpec, name: str) -> ModelSpec:
 
 
 # A shell variable left unexpanded where the model goes: `$NAME`, `${NAME}`
+_LMS_VARIANT = re.compile(r"([^\s@:\\]+)@([A-Za-z0-9_]+)")  # LM Studio's variant key: KEY@QUANT
 _SHELL_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 # ExLlamaV2 / V3 quants ("turboderp/gemma-3-27b-it-exl3", "...-exl3-4.0bpw", "-exl2_6.5bpw"): their own formats, which
