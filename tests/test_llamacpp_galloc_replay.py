@@ -57,3 +57,14 @@ def test_replay_keeps_one_walk_per_decisions():
     assert len(replay.programs) == 1
     replay.peak([100, 100, 200, 50], 32)  # node 2 no longer runs in place
     assert len(replay.programs) == 2
+
+
+@pytest.mark.parametrize("seed", range(40, 60))
+def test_peak_bytes_equals_node_by_node(seed):
+    """peak_bytes (kept or not) takes the same two steps as Replay, once."""
+    rng = random.Random(seed)
+    n_inputs = rng.randint(0, 5)
+    shape = _graph(rng, n_inputs, rng.randint(5, 120))
+    nodes = [x._replace(size=s) for x, s in zip(shape, _sizes(rng, len(shape)), strict=True)]
+    want = sum(galloc._replay(n_inputs, tuple(nodes), None, True, 256)[0])
+    assert galloc.peak_bytes(n_inputs, nodes, 256) == galloc.peak_bytes(n_inputs, nodes, 256, kept=False) == want

@@ -364,15 +364,19 @@ def _positions(order: list[T], deps: set[int]) -> dict[int, int]:
     return at
 
 
-def _lowered(t: T, at: dict[int, int], copied: set[int]) -> tuple[Node, bool]:
+def _lowered(t: T, at: dict[int, int], copied: set[int], layouts: dict[Hashable, Hashable] | None = None
+             ) -> tuple[Node, bool]:
     """One tensor as ggml-alloc's node for the device's buffer: it allocates its bytes when the device computes it
-    (or it is an input's copy there) and it is no view; a view names its source's place. -> (node, allocates)"""
+    (or it is an input's copy there) and it is no view; a view names its source's place. layouts: the layouts
+    made so far, each equal one shared (_interned's). -> (node, allocates)"""
     root = t.view_src
     mine = t.backend == DEVICE and root is None and (t.op != "NONE" or id(t) in copied)
     size = t.nbytes + t.extra if mine else 0
+    layout = (t.es, t.ne, t.nb)
+    if layouts is not None:
+        layout = layouts.setdefault(layout, layout)
     return Node(size, tuple([at[id(s)] for s in t.srcs]), mine and t.op in INPLACE,
-                at.get(id(root), -1) if root is not None else -1, t.output, (t.es, t.ne, t.nb),
-                mine and size == 0), mine
+                at.get(id(root), -1) if root is not None else -1, t.output, layout, mine and size == 0), mine
 
 
 def device_nodes(g: Graph, names: list[str] | None = None) -> list[Node]:
@@ -397,6 +401,7 @@ def device_nodes(g: Graph, names: list[str] | None = None) -> list[Node]:
     at = _positions(order, deps)
     out: list[Node] = []
     named: list[str] = []
+    layouts: dict[Hashable, Hashable] = {}
     for i, t in enumerate(order):
         if i in deps:  # the input's dependency: reads it, allocates nothing, is no view for ggml-alloc
             out.append(Node(0, (at[id(t)],)))
@@ -406,7 +411,7 @@ def device_nodes(g: Graph, names: list[str] | None = None) -> list[Node]:
             out.append(Node(0, tuple(at[id(s)] for s in t.srcs)))
             named.append("")
             continue
-        node, mine = _lowered(t, at, copied)
+        node, mine = _lowered(t, at, copied, layouts)
         out.append(node)
         named.append(t.name if mine else "")
     if names is not None:
@@ -502,7 +507,9 @@ def _interned(nodes: list[Node]) -> list[Node]:
     equality only (ggml_are_same_layout), and a lowering's tens of thousands of (type, shape, strides) tuples are
     a few hundred distinct ones."""
     seen: dict[Hashable, Hashable] = {}
-    return [x._replace(layout=seen.setdefault(x.layout, x.layout)) if x.layout is not None else x for x in nodes]
+    # a lowering that interned its layouts already (device_nodes) gives them back as they are: no node is rebuilt
+    return [x if x.layout is None or seen.setdefault(x.layout, x.layout) is x.layout
+            else x._replace(layout=seen[x.layout]) for x in nodes]
 
 
 def _kept_nodes() -> int:
