@@ -562,10 +562,57 @@ def _vllm_profile_run(d: Diagnosis) -> list[Fix]:
     return out
 
 
+# vLLM's engine died on a scheduled step while serving (reader.py _VLLM_SERVING: v1/engine/core.py run_engine_core's
+# "EngineCore encountered a fatal error." from run_busy_loop, v1/engine/exceptions.py EngineDeadError, V0's
+# MQEngineDeadError "Engine loop is not running"): past start-up, so no graph is being captured and no dummy batch run
+VLLM_SERVING_CAUSE = ("vLLM ran out serving a scheduled step (its engine core died in run_busy_loop after start-up): "
+                      "the step's activations run in what the KV cache leaves of the gpu_memory_utilization budget, "
+                      "and a long prompt's step needed more than the start-up profile measured")
+
+
+def _vllm_serving(d: Diagnosis) -> list[Fix]:
+    """A step that ran out while serving: a smaller KV cache leaves its activations room (the budget's remainder is
+    what the start-up profile run measured for a max_num_batched_tokens batch; the attention over a long cached
+    context, the backend's scratch and a LoRA's buffers come on top), and smaller prefill chunks shrink them
+    (v1/core/sched/scheduler.py schedules at most max_num_batched_tokens tokens a step). CUDA graphs were captured
+    at start-up, so --enforce-eager is no fix for a step that fails later."""
+    n = d.numbers
+    u, total = _vllm_util(d), _vllm_total(d)
+    req, free = n.get("requested_bytes"), n.get("free_bytes")
+    step = 0.05
+    if req is not None and free is not None and total and req > free:
+        step = max(step, math.ceil((req - free) / total * 100) / 100)
+    new_u = round(max(0.3, u - step), 2)
+    out = [Fix(summary=f"--gpu-memory-utilization {new_u:.2f} (from {u:.2f}): a KV cache "
+                       f"{_g(round(u - new_u, 2) * total) if total else f'{u - new_u:.2f} of the GPU'} smaller leaves "
+                       "the step's activations room beyond what the start-up profile measured",
+               flags=("--gpu-memory-utilization", f"{new_u:.2f}"),
+               saves_bytes=int(round(u - new_u, 2) * total) if total else None)]
+    mbt = d.settings.get("max_num_batched_tokens")
+    new = max(512, int(mbt) // 2) if mbt else 2048
+    out.append(Fix(summary=f"--max-num-batched-tokens {new}{f' (from {mbt})' if mbt else ''}: a long prompt is "
+                           "prefilled in chunks of at most that many tokens a step; the chunk's activations shrink "
+                           "with it", flags=("--max-num-batched-tokens", str(new))))
+    return out
+
+
+def _vllm_chunked_off(d: Diagnosis) -> list[Fix]:
+    """--no-enable-chunked-prefill typed: config/scheduler.py then sets max_num_batched_tokens = max(max_model_len,
+    2048), so a prompt as long as the context runs in one step, all its activations at once."""
+    if str(d.settings.get("enable_chunked_prefill")) != "False":
+        return []
+    ctx = d.settings.get("max_model_len")
+    return [Fix(summary="drop --no-enable-chunked-prefill: without it vLLM prefills a prompt in chunks "
+                        "(max_num_batched_tokens a step); with it a prompt of up to max_model_len"
+                        + (f" ({int(ctx):,})" if ctx else "") + " tokens runs in one step, its activations at once")]
+
+
 def _vllm_compute(d: Diagnosis) -> list[Fix]:
     u = _vllm_util(d)
     if any(c.startswith(PROFILE_RUN_CAUSE) for c in d.causes):
         return _vllm_profile_run(d)
+    if any(c.startswith(VLLM_SERVING_CAUSE) for c in d.causes):
+        return _vllm_chunked_off(d) + _vllm_serving(d)
     if any(c.startswith("the traceback runs through vLLM's vision-encoder attention") for c in d.causes):
         # the encoder's per-image attention (reader.py VIT_ATTN_CAUSE): the image's size sets it, not the text
         # budget; the start-up profile runs it on the largest image the processor accepts
@@ -573,7 +620,10 @@ def _vllm_compute(d: Diagnosis) -> list[Fix]:
                             "the patches per image, and the encoder's attention shrinks with their square"),
                 Fix(summary="--limit-mm-per-prompt '{\"image\": 0}' if no images are needed: no encoder run, no "
                             "encoder profile at start-up")]
-    out = [Fix(summary="--enforce-eager: no CUDA graphs (their capture and memory pool go)", flags=("--enforce-eager",))]
+    # a typed --enforce-eager (logread.py) is in force already: no fix offers it again
+    eager = str(d.settings.get("enforce_eager")) == "True"
+    out = _vllm_chunked_off(d) + ([] if eager else [
+        Fix(summary="--enforce-eager: no CUDA graphs (their capture and memory pool go)", flags=("--enforce-eager",))])
     seqs = d.settings.get("max_num_seqs")
     out.append(Fix(summary=f"--max-num-seqs {max(16, int(seqs) // 2) if seqs else 128}: a smaller batch at graph "
                            "capture and warm-up", flags=("--max-num-seqs", str(max(16, int(seqs) // 2) if seqs else 128))))
@@ -1106,6 +1156,17 @@ def _llama_compute(d: Diagnosis) -> list[Fix]:
         if not fa_on:
             out.append(Fix(summary="OLLAMA_FLASH_ATTENTION=1: a much smaller compute buffer",
                            env=(("OLLAMA_FLASH_ATTENTION", "1"),)))
+        # the sequences the cache was sized for (logread.py: kv_size / n_ctx_per_seq where n_seq_max is not printed):
+        # without flash attention the scores span all kv_size cells, so more slots grow the buffer as num_ctx does
+        kv_size, per_seq = d.settings.get("kv_size"), d.settings.get("n_ctx_per_seq")
+        npar = d.settings.get("n_parallel") or d.settings.get("OLLAMA_NUM_PARALLEL") or (
+            int(kv_size) // int(per_seq) if kv_size and per_seq else None)
+        if npar and int(npar) > 1:
+            out.insert(0, Fix(summary=f"OLLAMA_NUM_PARALLEL=1 (from {npar}): the context in force is num_ctx x the "
+                                      "parallel slots" + (f" ({int(kv_size):,} = {npar} x {int(per_seq):,} cells)"
+                                                          if kv_size and per_seq else "")
+                                      + ", and the compute buffer grows with it",
+                              env=(("OLLAMA_NUM_PARALLEL", "1"),)))
         n_ctx = d.settings.get("n_ctx") or d.numbers.get("n_ctx")
         out.append(Fix(summary="num_ctx / OLLAMA_CONTEXT_LENGTH smaller" + (f" (from {n_ctx})" if n_ctx else "")
                                + (": the attention part of the compute buffer grows with the context" if fa_on else

@@ -21,6 +21,11 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("n_ctx", r"\bn_ctx\s{0,12}=\s{0,4}([0-9]{1,20})", "n_ctx", "int"),
     ("n_ctx_train", r"\bn_ctx_train\s{0,12}=\s{0,4}([0-9]{1,20})", "n_ctx_train", "int"),
     ("n_seq_max", r"\bn_seq_max\s{0,12}=\s{0,4}([0-9]{1,20})", "n_parallel", "int"),
+    # llama-context.cpp (2025): "n_ctx_per_seq (N) < n_ctx_train (M)" and llama-kv-cache-unified.cpp "kv_size = K":
+    # the cache holds n_ctx = n_ctx_per_seq x n_seq_max cells, so their ratio is the sequences (Ollama's
+    # OLLAMA_NUM_PARALLEL: llm/server.go passes num_ctx x numParallel as the context) where n_seq_max is not printed
+    ("n_ctx_per_seq (", r"\bn_ctx_per_seq \(([0-9]{1,20})\)", "n_ctx_per_seq", "int"),
+    ("kv_size = ", r"\bkv_size = ([0-9]{1,20})", "kv_size", "int"),
     ("n_batch", r"\bn_batch\s{0,12}=\s{0,4}([0-9]{1,20})", "n_batch", "int"),
     ("n_ubatch", r"\bn_ubatch\s{0,12}=\s{0,4}([0-9]{1,20})", "n_ubatch", "int"),
     ("flash_attn", r"\bflash_attn\s{0,12}=\s{0,4}(\w{1,64})", "flash_attn", "str"),
@@ -89,6 +94,14 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("-tp", r"(?<![\w-])-tp[ =]([0-9]{1,4})\b", "tensor_parallel_size", "int"),
     ("-pp", r"(?<![\w-])-pp[ =]([0-9]{1,4})\b", "pipeline_parallel_size", "int"),
     ("--kv", r"--kv[-_]cache[-_]dtype'?,?[ =]'?(\w{1,64})", "kv_cache_dtype", "str"),
+    # vllm/engine/arg_utils.py add_cli_args: the switches --enforce-eager and --no-enable-chunked-prefill typed on a
+    # vLLM command line (not V0's capture advice "use '--enforce-eager'"): the settings in force, so no fix offers
+    # them again; without chunked prefill vLLM schedules a whole prompt in one step (config/scheduler.py:
+    # max_num_batched_tokens = max(max_model_len, 2048))
+    ("--enforce", r"(?:vllm serve|api_server|vllm\.entrypoints)[^\n]{0,2000}?\s--enforce[-_](eager)(?=\s|$)",
+     "enforce_eager", "on"),
+    ("chunked", r"(?:vllm serve|api_server|vllm\.entrypoints)[^\n]{0,2000}?\s--(no)[-_]enable[-_]chunked[-_]prefill"
+     r"(?=\s|$)", "enable_chunked_prefill", "off"),
     ("--max", r"--max[-_]num[-_]seqs'?,?[ =]'?([0-9]{1,20})\b", "max_num_seqs", "int"),
     ("--max", r"--max[-_]num[-_]batched[-_]tokens'?,?[ =]'?([0-9]{1,20})\b", "max_num_batched_tokens", "int"),
     # the Ollama model a text asks for: `ollama run NAME` / `ollama pull NAME`, or an API request's JSON body
@@ -254,6 +267,8 @@ def _value(kind: str, s: str) -> Any:
             return _size(s)
         if kind == "mb":  # decimal megabytes
             return int(round(float(s.rstrip(".")) * 1_000_000))
+        if kind in ("on", "off"):  # a switch typed on a command line: its presence sets it
+            return "True" if kind == "on" else "False"
     except ValueError:
         return None
     return s.strip()
@@ -394,6 +409,11 @@ MARKERS: tuple[tuple[str, str], ...] = (
     ("CUDA graphs can take additional", "compute"),
     ("If out-of-memory error occurs during cudagraph capture", "compute"),
     ("llama_kv_cache_init:", "kv_cache"),
+    # the KV cache's total, printed once every KV buffer is allocated (llama.cpp llama_new_context_with_model /
+    # llama_kv_cache_init "KV self size", llama-kv-cache-unified.cpp "KV self size", llama-kv-cache.cpp
+    # "llama_kv_cache: size = "): the context's next allocation is the compute graph's (graph_reserve)
+    ("KV self size", "compute"),
+    ("llama_kv_cache: size = ", "compute"),
     ("compute buffer size", "compute"),
     ("Prefill batch", "compute"),
     ("Decode batch", "compute"),
@@ -409,7 +429,16 @@ MARKERS: tuple[tuple[str, str], ...] = (
     ("logits_sort, logits_idx = logits.sort(", "compute"),
     # vLLM V0's MQEngineDeadError: the API server was up and answering when its engine died (a start-up failure
     # stops the server before it answers), so the error it carries was raised serving a batch
-    ("Engine loop is not running. Inspect the stacktrace", "compute"),
+    ("Engine loop is not running", "compute"),
+    # torch.nn.functional.scaled_dot_product_attention as a traceback prints its source line: an attention in a
+    # forward pass, its scores batch x heads x query x key (the math backend's; the fused ones keep less)
+    ("scaled_dot_product_attention(", "compute"),
+    # ComfyUI's error report (execution.py's failed node, as the report's "## Error Details" lists it): a sampler
+    # node runs the model's forward passes over the latent batch; comfy/model_patcher.py ModelPatcher.load moves a
+    # model's weights onto the device (comfy/model_management.py load_models_gpu)
+    ("**Node Type:** KSampler", "compute"),
+    ("**Node Type:** SamplerCustom", "compute"),
+    ("model_patcher.py\"", "weights"),
 )
 
 # traceback frames: function (or file) names -> stage; tried in this order, the first that appears decides
@@ -427,11 +456,16 @@ FRAME_STAGES: tuple[tuple[str, str], ...] = (
     ("weight_loader", "weights"), ("_load_pretrained_model", "weights"), ("dispatch_model", "weights"),
     ("generate", "compute"), ("forward", "compute"), ("execute_model", "compute"), ("prefill", "compute"),
     ("backward", "compute"), ("train", "compute"),
+    # ComfyUI comfy/samplers.py sampling_function / calc_cond_batch: the diffusion model's forward passes over the
+    # latent batch (cond and uncond), at every sampler step
+    ("sampling_function", "compute"), ("calc_cond_batch", "compute"),
 )
 # A frame line's tail, the closing quote of its path then `, line N, in name`: where a narrow terminal or a paste
 # re-wrapped the line (cut inside the path, or after `File`) the tail is still whole on one line. (faulthandler's
-# dump after "Fatal Python error" leaves out the comma: 'File "x.py", line 81 in name')
-_FRAME_TAIL = re.compile(r"\", line [0-9]{1,20},? in (\w{1,100})")
+# dump after "Fatal Python error" leaves out the comma: 'File "x.py", line 81 in name'; a re-wrap may also put the
+# name on the next line, after "in")
+_FRAME_TAIL = re.compile(r"\", line[ \t]{0,4}\r?\n?[ \t]{0,4}[0-9]{1,20},?[ \t]{0,4}\r?\n?[ \t]{0,4}in[ \t]{0,4}\r?\n?"
+                         r"[ \t]{0,4}(\w{1,100})")
 
 
 def frames(region: str) -> list[str]:

@@ -14,11 +14,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shlex
 from typing import Any
 
-from .fixes import PROFILE_RUN_CAUSE, PROFILE_RUN_MM, causes_for, fixes_for, other_processes
+from .fixes import (
+    PROFILE_RUN_CAUSE,
+    PROFILE_RUN_MM,
+    VLLM_SERVING_CAUSE,
+    causes_for,
+    fixes_for,
+    other_processes,
+)
 from .logread import (
     FRAME_STAGES,
     calls,
@@ -222,6 +230,9 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | N
     phase = _phase(doc, anchor, incident, around, host or engine)
     if phase and stage == "compute":
         why = [*why, *_post_kv_cause(phase, host or engine, buffers)]
+    elif stage == "compute" and (host or engine) == "vllm" and _VLLM_SERVING.search(
+            doc.slice(max(0, anchor.line.start - NEAR_REGION), anchor.line.start + NEAR_REGION // 4)):
+        why = [*why, VLLM_SERVING_CAUSE]
     if stage == "buffer_limit" and anchor.sig.backend:
         row = next((r for k, r in (buffers.get("breakdown") or {}).items() if k.startswith(anchor.sig.backend)), None)
         if row:
@@ -310,6 +321,9 @@ def _cause(evs: list[Event]) -> Event | None:
         return None
     if len(ooms) > 1:  # --fit's abort only foretells a shortage: the allocation that then fails names the stage
         ooms = [e for e in ooms if e.sig.id != "llama_fit_aborted"] or ooms
+        # ggml-metal's bare status line is read only where no other line names the failure (Metal's own code after
+        # it, kIOGPUCommandBufferCallbackErrorOutOfMemory, carries the working-set advice)
+        ooms = [e for e in ooms if e.sig.id != "metal_cmdbuf_status5"] or ooms
     recovered = [e.line.no for e in evs if e.role == "recovered"]
     for e in ooms:
         # a failure the engine retried and recovered from is not the cause when another failure follows
@@ -333,6 +347,9 @@ def _advice(anchor: Event, incident: list[Event], stage: str) -> Signature:
                     and e.line.no <= anchor.line.no + STAGE_WINDOW), None)
         if gal is not None:
             return gal.sig
+    if anchor.sig.id == "metal_cmdbuf_status5" and stage != anchor.sig.stage:
+        # Metal named another failure after the status (_stage): none of the working-set advice applies
+        return dataclasses.replace(anchor.sig, causes=(), fixes=())
     if anchor.sig.stage == stage or anchor.sig.id in ("ollama_runner_terminated", "ollama_layout", "tgi_prefill"):
         return anchor.sig
     for e in incident:
@@ -407,6 +424,13 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
                                    "printed unsigned, an integer overflow in the program (a tensor of 2^31 or more "
                                    "elements, a size computed in 32 bits), not a memory shortage; no memory "
                                    "setting helps: split the work into smaller tensors, or a release with the fix"]
+    if sig.id == "metal_cmdbuf_status5":
+        # ggml-metal prints Metal's own error for the failed command buffer right after the status (llama.cpp#7010+:
+        # "error: <localizedDescription> (<code>:<name>)"): a code that is not Insufficient Memory (8) is no shortage
+        named = _METAL_CODE.search(doc.slice(anchor.line.start, anchor.line.start + 4 * MAX_LINE_AFTER))
+        if named and named.group(1) != "OutOfMemory":
+            return "unknown", "low", [f"Metal names the command buffer's failure {named.group(1)} (not Insufficient "
+                                      "Memory): the status alone says nothing of memory"]
     near = [e for e in incident if e is not anchor and e.line.no <= anchor.line.no + STAGE_WINDOW]
     # a context line right after names the stage (llama.cpp), and outranks the allocation line's own guess
     if sig.role == "stage" and _host_buffer(anchor.numbers.get("buffer")):
@@ -871,7 +895,17 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...], predi
 
 _EXC_WORD = re.compile(r"(?:Error|Exception|Exit|Interrupt|Warning)\b|Traceback \(most recent")
 _EXC_LINE = re.compile(r"\b[A-Z]\w{0,60}(?:Error|Exception)(?::|\s*$)", re.M)  # "RuntimeError: ...", any rank
+_METAL_CODE = re.compile(r"\(0000000[0-9a-f]:kIO(?:GPU|Accel)CommandBufferCallbackError(\w{1,60})\)")
 _VLLM_STEP_DUMP = "Dumping input data for V1 LLM engine"
+# the engine died serving, not starting: v1/engine/core.py run_engine_core logs "EngineCore encountered a fatal
+# error." (a start-up failure logs "EngineCore failed to start.") from run_busy_loop / _process_engine_step;
+# v1/engine/exceptions.py EngineDeadError ("EngineCore encountered an issue"), raised to the API server's
+# output_handler / get_output_async; V0 engine/multiprocessing MQEngineDeadError ("Engine loop is not running");
+# v1/engine/core.py execute_model_with_error_logging's batch dump
+_VLLM_SERVING = re.compile(r"EngineCore\s{1,4}encountered\s{1,4}(?:a\s{1,4}fatal\s{1,4}error|an\s{1,4}issue)|"
+                           r"EngineDeadError|Engine\s{1,4}loop\s{1,4}is\s{1,4}not\s{1,4}running|\bin\s{1,4}"
+                           r"(?:run_busy_loop|_process_engine_step|execute_model_with_error_logging|get_output_async|"
+                           r"output_handler)\b|" + re.escape(_VLLM_STEP_DUMP))
 _PROC_PREFIX = re.compile(r"\((?:Worker|VllmWorker|EngineCore|RayWorkerWrapper|APIServer)[\w ]{0,40}pid=[0-9]{1,9}")
 
 

@@ -185,6 +185,24 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("the process's memory fraction (set_per_process_memory_fraction) caps what PyTorch may allocate",),
         fixes=("a larger memory fraction (TGI: --cuda-memory-fraction), or a smaller batch / prefill",)),
     Signature(
+        # c10/cuda/CUDAMallocAsyncAllocator.cpp mallocAsync (PyTorch 2.x, the cudaMallocAsync backend that ComfyUI
+        # turns on by default, cli_args --cuda-malloc): TORCH_CHECK_WITH(OutOfMemoryError, false, "Allocation on
+        # device ", device, " would exceed allowed memory. (out of memory)", ...). device is a c10::DeviceIndex
+        # (int8_t), streamed as a character: device 0 is a NUL byte, which ends the message as Python prints it, so
+        # the exception reads "Allocation on device " and nothing more (ComfyUI's error report, its traceback)
+        "torch_mallocasync_oom", "pytorch", ("Allocation on device",),
+        r"(?:OutOfMemoryError:?\*{0,2}:? {1,4}|Exception Message:\*\* {1,4}|Exception during processing !!! {1,4})"
+        r"Allocation on device(?! ?[0-9])", backend="CUDA", priority=4,
+        message="torch.OutOfMemoryError: Allocation on device {DEV as a character} would exceed allowed memory. "
+                "(out of memory) ...",
+        versions="PyTorch 2.x with PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync (ComfyUI's default --cuda-malloc)",
+        causes=("the GPU ran out under PyTorch's cudaMallocAsync allocator (the message is cut after 'device' where "
+                "the device index prints as a NUL character)",),
+        fixes=("a smaller batch or resolution (the sampler's activations grow with both)",
+               "ComfyUI: --lowvram (the model split and loaded in parts) or a smaller / quantized model",
+               "ComfyUI: --disable-cuda-malloc (the caching allocator; on Windows the driver's sysmem fallback can "
+               "then absorb a peak)")),
+    Signature(
         "torch_mps_oom", "pytorch", ("MPS backend out of memory",),
         r"MPS backend out of memory", backend="MPS", priority=5,
         fields=(Field("allocated_bytes", r"MPS allocated: " + SIZE),
@@ -858,6 +876,22 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("unified memory exhausted: models, KV cache and other apps together (wired limit)",),
         fixes=("fewer models loaded at once", "a smaller model or shorter context",
                "sudo sysctl iogpu.wired_limit_mb=N (above the model size, below RAM)")),
+    Signature(
+        # ggml-metal.m ggml_metal_graph_compute (2023 to 2025-09: "command buffer %d failed with status %d") and
+        # ggml-metal-context.m ggml_metal_synchronize (2025-09+: "error: command buffer %d failed with status %d"):
+        # status 5 is MTLCommandBufferStatusError. Builds before llama.cpp#7010 (2024-04) print no error after it;
+        # later ones add Metal's description ("error: Insufficient Memory (...)", read first by metal_cmdbuf_oom and
+        # the _mlx_metal_fault codes below). Alone, it is the failure llama.cpp#6987 names: the graph's buffers
+        # passed what Metal keeps resident (out of memory); a weaker reading than a named code
+        "metal_cmdbuf_status5", "llama.cpp", ("failed with status 5",),
+        r"ggml_metal_(?:graph_compute|synchronize): (?:error: )?command buffer [0-9]{1,4} failed with status 5",
+        stage="host_ram", backend="Metal", priority=1,
+        message="ggml_metal_graph_compute: command buffer {N} failed with status 5",
+        versions="llama.cpp Metal (ggml-metal.m, ggml-metal-context.m); Ollama, LM Studio, Jan on macOS",
+        causes=("a Metal command buffer failed (MTLCommandBufferStatusError); with no other code named, the usual "
+                "cause is unified memory: the model, KV cache and compute buffers past the GPU working set",),
+        fixes=("-c smaller (the KV cache and the attention's compute buffer grow with the context)",
+               "a smaller quant", "sudo sysctl iogpu.wired_limit_mb=N (above the model size, below RAM)")),
     _mlx_metal_fault(
         "metal_impacting_interactivity", 0xE, "ImpactingInteractivity", "Impacting Interactivity",
         causes=("the GPU watchdog stopped a long command buffer (not an out-of-memory)",),
