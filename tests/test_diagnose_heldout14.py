@@ -70,6 +70,17 @@ def test_allocation_on_device_with_its_number_stays_the_fraction_cap():
     assert diagnose("torch.OutOfMemoryError: Allocation on device \n").signature == "torch_mallocasync_oom"
 
 
+def test_comfyui_older_message_alone_on_its_line():
+    """ComfyUI before its error report (2024-08, kijai/ComfyUI-CogVideoXWrapper#26): "Error occurred when executing
+    <node>:" then the cut message alone on its line."""
+    from oomkit.diagnose import diagnose
+
+    text = ("Error occurred when executing CogVideoDecode:\n\nAllocation on device\n\n"
+            'File "E:\\ComfyUI_windows_portable\\ComfyUI\\execution.py", line 317, in execute\n')
+    assert diagnose(text).signature == "torch_mallocasync_oom"
+    assert diagnose("Allocation on device memory failed for the pool\n").signature != "torch_mallocasync_oom"
+
+
 def test_named_metal_code_wins_over_the_bare_status():
     """A Metal error code after the status line decides: code 4 (submissions ignored) is no shortage."""
     from oomkit.diagnose import diagnose

@@ -191,8 +191,10 @@ SIGNATURES: tuple[Signature, ...] = (
         # (int8_t), streamed as a character: device 0 is a NUL byte, which ends the message as Python prints it, so
         # the exception reads "Allocation on device " and nothing more (ComfyUI's error report, its traceback)
         "torch_mallocasync_oom", "pytorch", ("Allocation on device",),
+        # (ComfyUI before its error report, 2024: "Error occurred when executing <node>:" then the message alone on
+        # its line)
         r"(?:OutOfMemoryError:?\*{0,2}:? {1,4}|Exception Message:\*\* {1,4}|Exception during processing !!! {1,4})"
-        r"Allocation on device(?! ?[0-9])", backend="CUDA", priority=4,
+        r"Allocation on device(?! ?[0-9])|^[ \t]{0,8}Allocation on device[ \t\x00]{0,8}$", backend="CUDA", priority=4,
         message="torch.OutOfMemoryError: Allocation on device {DEV as a character} would exceed allowed memory. "
                 "(out of memory) ...",
         versions="PyTorch 2.x with PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync (ComfyUI's default --cuda-malloc)",
