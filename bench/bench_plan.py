@@ -45,7 +45,11 @@ CASES = {
     # split the fit weighs: the lowerings kept by shape (device_peak_by_kv), Gemma 3's over its base cache's cells.
     # `--runs 1 --only llama-server --against` the tree before (e9803cf1), on the shared 2-core machine, wall (cpu) s
     # before -> after: gemma-3-12b / rtx3060 76.1 (57.3) -> 6.3 (4.3), Llama-3.3-70B / rtx4090 86.8 (64.5) -> 34.8
-    # (22.7), Llama-3.1-8B / rtx4090 24.1 (17.7) -> 10.5 (7.2), qwen3-8b -c 65536 5.0 (3.5) -> 4.1 (2.6)
+    # (22.7), Llama-3.1-8B / rtx4090 24.1 (17.7) -> 10.5 (7.2), qwen3-8b -c 65536 5.0 (3.5) -> 4.1 (2.6).
+    # Then each kept lowering re-placed by galloc.Replay (ggml-alloc's walk kept per size decisions, the allocator
+    # alone run on a size vector; 15215ccb): `PYTHONPATH=. python bench/bench_plan.py --runs 3 --only llama-server
+    # --against` the tree before (f1578a90), median cpu s before -> after: Llama-3.3-70B / rtx4090 25.5 -> 16.1,
+    # Llama-3.1-8B / rtx4090 7.9 -> 5.8, gemma-3-12b / rtx3060 4.5 -> 4.5, qwen3-8b -c 65536 2.7 -> 2.7
     "fit -- llama-server gemma-3-12b -c 999999 (rtx3060: iSWA replay)": [
         *OOMKIT, "fit", "--gpu", "rtx3060", "--", "llama-server", "-hf", "unsloth/gemma-3-12b-it-GGUF:Q4_K_M",
         "-c", "999999"],
