@@ -171,3 +171,18 @@ def test_the_mlx_estimate_is_unified_memory():
                    "bare LM Studio key does not say whether the MLX or the GGUF download is loaded: read as llama.cpp")
 def test_a_bare_key_loaded_on_the_mlx_runtime():
     assert parse_command(["lms", "load", "qwen/qwen3.8-27b", "-c", "8192", "--parallel", "1"], env={}).engine == "mlx"
+
+
+@pytest.mark.parametrize("key", ["qwen/qwen3.6-27b@4bit", "qwen/qwen3.6-35b-a3b@4bit"])  # lmstudio-bug-tracker#2250
+def test_a_variant_key_as_model_is_the_same_mlx_model_as_in_lms_load(key):
+    """The key pasted as MODEL with --engine mlx is the model `lms load KEY` loads (was: "no such file")."""
+    loaded = _estimate("lms", "load", key, "-c", "8192")
+    rc, out, err = _cli("check", key, "--engine", "mlx", "--gpu", "M4 Max 128GB", "--json")
+    assert rc in (0, 1), err
+    pasted = json.loads(out)["estimate"]
+    assert pasted["model"]["params_total"] == loaded["model"]["params_total"]
+    # within 0.1 %: `lms load` quantizes the named model with mlx_lm.convert's rule, MoE routers at 8 bits (the
+    # models' quant_predicate); the name read as lmstudio-community's -MLX-4bit upload takes every layer at 4 bits
+    assert abs(pasted["weights_bytes"] - loaded["weights_bytes"]) <= loaded["weights_bytes"] / 1000, (pasted, loaded)
+    rc, _, err = _cli("check", key, "--gpu", "M4 Max 128GB")  # llama.cpp: the key names no GGUF
+    assert rc == 2 and "--engine mlx" in err and "@q4_k_m" in err, err

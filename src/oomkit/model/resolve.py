@@ -145,6 +145,18 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
         spec = resolve(f"{lms.group(1)}:{lms.group(2)}", weight_format, default_format, tag_formats)
         return replace(spec, labels=spec.labels + (
             f"{ref}: LM Studio's key for the {lms.group(2).upper()} GGUF of {lms.group(1)}",))
+    if lms is not None and (bits := _LMS_MLX_BITS.fullmatch(lms.group(2))) is not None:
+        # its MLX variant, "<publisher>/<model>@4bit" (engines/lms_keys.py): the model's MLX quant at those bits,
+        # as LM Studio's own MLX uploads name it (lmstudio-community/<model>-MLX-<N>bit)
+        q = f"{bits.group(1)}bit"
+        if tag_formats:  # an engine that loads GGUF files
+            raise ModelError(f"{ref} names the MLX {q} download of {lms.group(1)}, which LM Studio runs on its MLX "
+                             "engine (--engine mlx); a GGUF engine loads a GGUF: name its file type "
+                             f"({lms.group(1)}@q4_k_m)")
+        spec = resolve(f"lmstudio-community/{lms.group(1).rsplit('/', 1)[-1]}-MLX-{q}", weight_format,
+                       default_format, tag_formats)
+        return replace(spec, labels=spec.labels + (
+            f"{ref}: LM Studio's key for the MLX {q} variant of {lms.group(1)}",))
     elsewhere = _catalog_folder(ref)
     if elsewhere is not None:
         spec = resolve(elsewhere, weight_format, default_format, tag_formats)
@@ -318,6 +330,7 @@ def with_gguf_origin(spec: ModelSpec, name: str) -> ModelSpec:
 
 # A shell variable left unexpanded where the model goes: `$NAME`, `${NAME}`
 _LMS_VARIANT = re.compile(r"([^\s@:\\]+)@([A-Za-z0-9_]+)")  # LM Studio's variant key: KEY@QUANT
+_LMS_MLX_BITS = re.compile(r"(\d)bits?", re.IGNORECASE)  # its MLX variants' QUANT: @4bit
 _SHELL_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 # ExLlamaV2 / V3 quants ("turboderp/gemma-3-27b-it-exl3", "...-exl3-4.0bpw", "-exl2_6.5bpw"): their own formats, which
