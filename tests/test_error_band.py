@@ -105,7 +105,9 @@ def test_band_follows_the_architecture_kind():
     gpu_worst = DATA["llama.cpp"]["gpu_compute"]["worst"]
     assert gpu["figures"]["compute_bytes"]["relative"] == max(gpu_worst,
                                                              DATA["llama.cpp"]["by_kind"]["full"]["compute_worst"])
-    assert 0.05 < gpu_worst < 0.10  # every CUDA compute buffer within 10% (bench/accuracy_llamacpp_cuda.py)
+    # every CUDA0 compute buffer is exact since the Mamba-2 -nkvo replay (bench/accuracy_llamacpp_cuda.py): the worst
+    # is a CUDA_Host buffer, gemma-3-12b's with layers on the host (0.974 of the measured)
+    assert 0.02 < gpu_worst < 0.03
     assert "MLA" in mla["summary"] and "full-attention" in full["summary"]
     assert full["figures"]["kv_cache_bytes"]["band"] == "exact"
 
