@@ -92,6 +92,18 @@ def test_named_metal_code_wins_over_the_bare_status():
     assert d.stage != "host_ram" and not any("-c smaller" in f.summary for f in d.fixes), d.to_dict()
 
 
+def test_the_bare_status_is_the_usual_cause_not_a_proven_one():
+    """The status line alone reads as unified memory at medium confidence (janhq/jan#8206 shows the same bare line
+    gone with a llama.cpp update); with Insufficient Memory named after it, high."""
+    from oomkit.diagnose import diagnose
+
+    bare = "ggml_metal_graph_compute: command buffer 0 failed with status 5\n"
+    d = diagnose(bare)
+    assert (d.stage, d.confidence) == ("host_ram", "medium"), d.to_dict()
+    d = diagnose(bare + "error: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)\n")
+    assert (d.stage, d.confidence) == ("host_ram", "high"), d.to_dict()
+
+
 def test_vllm_startup_oom_keeps_the_capture_fixes():
     """Without a serving marker a vLLM OOM keeps the start-up advice (--enforce-eager among it)."""
     from oomkit.diagnose import diagnose

@@ -413,6 +413,19 @@ def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, A
            settings: dict[str, Any] | None = None, buffers: dict[str, Any] | None = None
            ) -> tuple[str, str, list[str]]:
     """(stage, confidence, reasons) for the failure at `anchor`."""
+    stage, confidence, why = _stage_read(doc, anchor, incident, numbers, around, settings, buffers)
+    if (anchor.sig.id == "metal_cmdbuf_status5" and confidence == "high"
+            and not _METAL_CODE.search(doc.slice(anchor.line.start, anchor.line.start + 4 * MAX_LINE_AFTER))):
+        # the status alone, no code after it: out of memory is its usual cause, not a proven one (janhq/jan#8206 saw
+        # the same bare line go away with a llama.cpp update)
+        return stage, "medium", [*why, "Metal names no error code after the status: out of memory is the usual "
+                                       "cause, not the proven one"]
+    return stage, confidence, why
+
+
+def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, Any], around: str,
+                settings: dict[str, Any] | None = None, buffers: dict[str, Any] | None = None
+                ) -> tuple[str, str, list[str]]:
     sig = anchor.sig
     if sig.id == "sglang_input_too_long":
         return _sglang_limit(numbers, settings or {}, buffers or {})
