@@ -21,8 +21,8 @@ from __future__ import annotations
 import pytest
 
 from tests.diagnose_heldout import (
-    FIXTURES,
     check_case,
+    check_cited_and_new,
     garble_tests,
     load_cases,
     params,
@@ -34,15 +34,7 @@ CASES = load_cases(NAME)
 
 def test_cases_are_cited_and_new():
     """16 cases or more, each from a GitHub thread in no other diagnose fixture."""
-    from oomkit.diagnose.signatures import ENGINES, STAGES
-
-    assert len(CASES) >= 16 and len({c["id"] for c in CASES}) == len(CASES)
-    others = "".join(p.read_text(encoding="utf-8") for p in FIXTURES.glob("*.jsonl") if p.name != NAME)
-    for c in CASES:
-        assert c["source"].startswith("https://github.com/"), c["id"]
-        assert f'"{c["source"]}"' not in others, c["id"]
-        assert c["expected"]["stage"] in STAGES and c["expected"]["engine"] in ENGINES, c["id"]
-        assert c["before"] and c["fix_that_worked"], c["id"]
+    check_cited_and_new(NAME, CASES, minimum=16, fix_required=True)
 
 
 @pytest.mark.parametrize("case", params(CASES))
