@@ -296,7 +296,7 @@ class _Turns:
         settings = replace(self.user, **kv, **dict(w.fields if w else ()), **({r[0]: r[1]} if r else {}))
         knobs = ({"kv"} if kv else set()) | ({"weights"} if w else set()) | ({r[0]} if r else set())
         user_set = sum(1 for f in kv if self._set_by_user(f)) + (1 if w and self.parsed.quant else 0) + \
-            (1 if r and self._set_by_user(r[0]) else 0)
+            (1 if r and self._set_by_user(r[0]) and not _within_typed_budget(self.user, r) else 0)
         e, args = self.eng, (self.devs, self.limits, self.goals, self.user_ctx)
         tries = [""] if extra == 0 else ["context", "offload"] if allow_offload else ["context"]
         out = []
@@ -314,6 +314,23 @@ class _Turns:
                                    weight_fields=frozenset(dict(w.fields)) if w else frozenset(),
                                    relief=None if r is None else (r[0], r[2]), relief_rank=rank))
         return out
+
+
+# The share of each GPU the engine may claim for weights and its KV pool (vLLM --gpu-memory-utilization,
+# config/cache.py CacheConfig: "the fraction of GPU memory to be used for the model executor"; SGLang
+# --mem-fraction-static, server_args.py: "the fraction of the memory used for static allocation (model weights and
+# KV cache memory pool)"). A value the user typed is a ceiling they set, not a result they asked for: a lower one
+# stays within it and costs only KV pool tokens, and it is the first fix the engine's own error names for a phase
+# allocated after the pool (SGLang cuda_graph_runner.py: "1. set --mem-fraction-static to a smaller value"; vLLM
+# gpu_model_runner.py _dummy_sampler_run: "try lowering `max_num_seqs` or `gpu_memory_utilization`"). So lowering
+# it counts as no typed knob turned (NVIDIA/srt-slurm#172: the reporter lowered 0.95), while raising it past the
+# typed ceiling still does.
+_BUDGET_FRACTIONS = frozenset({"gpu_memory_utilization", "mem_fraction_static"})
+
+
+def _within_typed_budget(user: Any, r: tuple[str, Any, str]) -> bool:
+    typed = getattr(user, r[0], None)
+    return r[0] in _BUDGET_FRACTIONS and isinstance(typed, float) and isinstance(r[1], float) and r[1] < typed
 
 
 def _distinct(dicts: Any) -> list[dict[str, Any]]:
