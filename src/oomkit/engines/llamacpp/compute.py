@@ -3146,6 +3146,66 @@ def llama_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
     return _cuda_device_peak(key, build, caches[0].cells, host, not fa16 or _f16_copies_affine([a]))
 
 
+# ggml-metal's supports_op answers no to these ops on a device without simdgroup reduction (ggml/src/ggml-metal/
+# ggml-metal.m ggml_metal_supports_op, the same from ggml-org/llama.cpp@de4c07f9 to @e54d41be, the sources Ollama
+# vendored before and after b5920: SUM_ROWS, MEAN, SOFT_MAX, GROUP_NORM, RMS_NORM, L2_NORM, NORM, MUL_MAT and
+# MUL_MAT_ID all `return has_simdgroup_reduction && ...`); has_simdgroup_reduction is supportsFamily Apple7 or Metal3
+# (ggml_backend_metal_device_acq)
+METAL_SIMDGROUP_REDUCTION_OPS = frozenset({"SUM_ROWS", "MEAN", "SOFT_MAX", "GROUP_NORM", "RMS_NORM", "L2_NORM", "NORM",
+                                           "MUL_MAT", "MUL_MAT_ID"})
+
+
+def metal_simdgroup_reduction(device: Device) -> bool:
+    """Whether ggml-metal finds simdgroup reduction on the device. The macOS virtual machine's GPU (GitHub Actions'
+    hosted runners) is named "Apple Paravirtual device" and reports MTLGPUFamilyCommon3 alone, neither Apple7 nor
+    Metal3: 'simdgroup reduction support = false' in its ggml_metal_init lines (ggml-org/llama.cpp#8617). Every
+    other name: true (Apple silicon is Apple7 or later; the Intel and AMD Macs' GPUs are not told apart here)."""
+    return "paravirtual" not in device.name.lower()
+
+
+def metal_no_simdgroup_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                             devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[int, int] | None:
+    """(the Metal buffer, the CPU's) for a dense Llama or Qwen3 graph on one Metal device without simdgroup
+    reduction (metal_simdgroup_reduction): every product, norm and softmax runs on the CPU backend
+    (METAL_SIMDGROUP_REDUCTION_OPS; ggml_backend_sched_backend_from_buffer sends an op reading a Metal weight to the
+    first backend that takes both the op and the weight's buffer, the CPU, whose supports_buft takes Metal's host
+    buffer type; the expansions leave those ops unassigned and pass 3 gives them to the CPU), which reads the Metal
+    tensors in place; Metal keeps the elementwise ops, RoPE and the stores, with copies of the CPU results they read.
+    Scheduled and allocated as ggml_backend_sched does (sched_replay.llama_graph with Graph.refused; before ERAS
+    set_rows, b5920's ggml_cpy stores and build_attn's order: the K store, the V store, then the attention). The
+    KQ scores of the whole ubatch (n_kv x T x n_head F32) are the CPU's. llama.cpp#14829 (b5920, a GitHub Actions
+    macOS runner, Qwen3-Embedding-8B with --embedding, -c 20480, 2048-token ubatch, no flash attention): Metal
+    104.01 / CPU 5344.02 MiB printed, both to the 0.01 MiB (760 graph splits printed, 579 here: the graph's
+    op count differs, 1483 nodes printed against 1374, the buffers do not). Where it holds: every layer and the
+    output on the one Metal device, one F16 cache, one stream, no flash attention (its FLASH_ATTN_EXT also needs
+    simdgroup matrix multiplication), no tensor overrides; None elsewhere. Later builds only through the same
+    graph as the ggml-cuda replays (SET_ROWS stores; since ERAS embd_input the embeddings input on the CPU): not
+    measured."""
+    if len(devices) != 1 or infer_backend(devices, s.backend).name != "metal" \
+            or metal_simdgroup_reduction(devices[0]) or ctx.flash_attn:
+        return None
+    qk_norm, ffn_norm = LLAMA_DEVICE_GRAPHS.get(spec.architecture, (None, ""))
+    if qk_norm is None or qk_norm == "rows" or placement.output_device != 0 or set(placement.layer_device) != {0}:
+        return None
+    names_ok, _ = _LLAMA_NAMES.get(spec, qk_norm, lambda: _llama_names(spec, qk_norm))
+    if not names_ok or len(caches) != 1 or caches[0].name == "SWA" or ctx.n_stream != 1 or ctx.n_rs_seq \
+            or ctx.type_k.name != "f16" or ctx.type_v.name != "f16" or _tensor_overrides(s) or s.no_kv_offload:
+        return None
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    n_outputs = reserved_outputs(ctx, s)
+    cpy_store = not ERAS.reached(ctx.build, "set_rows")
+    out = []
+    for backend in (sched_replay.DEVICE, sched_replay.HOST):
+        g = sched_replay.llama_graph(spec, T, n_outputs, caches[0].cells, {}, set(), False, False, qk_norm,
+                                     ffn_norm=ffn_norm, cpy_store=cpy_store)
+        g.refused, g.host_reads_device = METAL_SIMDGROUP_REDUCTION_OPS, True
+        if ERAS.reached(ctx.build, "embd_input"):  # build_inp_embd's embeddings input beside the token ids
+            k = next(i for i, t in enumerate(g.leafs) if t.inp)
+            g.leafs.insert(k + 1, g.input((spec.n_embd, T)))
+        out.append(galloc.peak_bytes(0, sched_replay.device_nodes(g, backend=backend)))
+    return out[0], out[1]
+
+
 # the first build seen printing "fused Gated Delta Net (chunked) enabled" on a Vulkan device (issue #21608's
 # b8770-82764d8 log: llama_context's probe of ggml-vulkan's GATED_DELTA_NET), the fused graph
 # sched_replay.qwen35_graph rebuilds; the PR that brought the op to ggml-vulkan is not dated here, so earlier
@@ -3544,6 +3604,9 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
                 if d != first and d in placement.layer_device:
                     out[d] += SCHED_MAX_COPIES * resid
         out[-1] += extra * (mask_in + 2 * T * 4)
+    nosg = metal_no_simdgroup_bytes(spec, ctx, caches, placement, devices, s)
+    if nosg is not None:  # a Metal device without simdgroup reduction: its products on the CPU, replayed
+        out[0], out[-1] = nosg
     out.update(vulkan_pipeline_split(spec, ctx, caches, placement, devices, s))  # the devices' splits, replayed
     blas = blas_compute_bytes(spec, ctx, placement, devices, s)
     if blas:  # host weights' products on the BLAS backend, its own buffer (printed as CPU)

@@ -102,6 +102,12 @@ class Graph:
         # order) and each weighted expert sum (its MUL of the experts' rows by the router weights, its last ADD)
         self.topk: list[list[T]] = []
         self.reductions: list[tuple[T, T]] = []
+        # the ops the device's supports_op refuses (they run on the CPU: ggml_backend_sched_backend_from_buffer and
+        # ggml_backend_sched_set_if_supported skip a backend that does not support the op), and whether the CPU
+        # reads the device's buffers in place (ggml_backend_cpu_device_supports_buft takes any host buffer type:
+        # Metal's, unified memory), so a CPU split copies none of the device's tensors in
+        self.refused: frozenset[str] = frozenset()
+        self.host_reads_device = False
 
     def expand(self, t: T) -> T:
         seen = self._seen
@@ -162,12 +168,25 @@ class Graph:
         return self.reshape(self.op("MUL_MAT", flat.ne, rot, flat), cur.ne)
 
     def store_kv(self, kc: T, vc: T, k_idxs: T, v_idxs: T, n_kv: int, backend: int, flash_attn: bool,
-                 n_stream: int = 1, k_type: tuple[int, int] = F16, v_type: tuple[int, int] = F16) -> tuple[T, T]:
+                 n_stream: int = 1, k_type: tuple[int, int] = F16, v_type: tuple[int, int] = F16,
+                 cpy_store: bool = False) -> tuple[T, T]:
         """A layer's K and V caches (k_type / v_type: bytes a block, elements a block) and the stores of kc
         (hd, nkv, T) and vc (hdv, nkv, T) into them (llama_kv_cache::cpy_k / cpy_v, a stream's cells after the
-        other's); without flash attention V is transposed: one row per element (v_trans). -> (K cache, V cache)"""
+        other's); without flash attention V is transposed: one row per element (v_trans). cpy_store: the stores
+        before ggml_set_rows (ERAS set_rows; llama_kv_cache_unified::cpy_k / cpy_v of b5920: ggml_cpy into a view
+        of the cells, no index inputs), one stream. -> (K cache, V cache)"""
         hd, nkv, T_, hdv = kc.ne[0], kc.ne[1], kc.ne[2], vc.ne[0]
         kc_ = self.cache((hd * nkv, n_kv, n_stream), backend, *k_type)
+        if cpy_store:
+            vv = self.cache((hdv * nkv, n_kv, n_stream), backend, *v_type)
+            self.expand(self.into("CPY", self.view(kc_, (hd * nkv * T_,)), kc))
+            v2 = self.reshape(vc, (hdv * nkv, T_))
+            if flash_attn:
+                self.expand(self.into("CPY", self.view(vv, (hdv * nkv * T_,)), v2))
+            else:
+                self.expand(self.into("CPY", self.view(vv, (T_, hdv * nkv), (vv.es, n_kv * vv.es)),
+                                      self.transpose(v2)))
+            return kc_, vv
         kst = self.reshape(kc_, (hd * nkv, n_kv * n_stream)) if n_stream > 1 else kc_
         self.expand(self.into("SET_ROWS", kst, self.view(kc, (hd * nkv, T_)), k_idxs, kst))
         vv = self.cache((hdv * nkv, n_kv, n_stream), backend, *v_type)
@@ -239,47 +258,55 @@ def _op_rows(t: T) -> int:  # ggml-cuda.cu get_op_batch_size
     return t.ne[1] * t.ne[2] * t.ne[3]
 
 
-def _backend_from_cur(t: T) -> int:  # ggml_backend_sched_backend_id_from_cur
+def _backend_from_cur(t: T, refused: frozenset[str] = frozenset()) -> int:
+    """ggml_backend_sched_backend_id_from_cur. A device that refuses the op (refused): the tensor in (or a view of) a
+    device buffer, or the op reading a device weight, goes to the next backend that takes that buffer and the op
+    (ggml_backend_sched_backend_from_buffer), the CPU (the caller's host_reads_device)."""
     b = _from_buffer(t)
     if b >= 0:
-        return b
+        return HOST if b == DEVICE and t.op in refused else b
     if t.inp:
         return HOST
     if t.op not in ("ROPE", "FLASH_ATTN_EXT"):
         for s in t.srcs:
             if s.buf and s.buf[1]:
-                if s.buf[0] == HOST and _op_rows(t) >= OP_OFFLOAD_MIN_BATCH:
+                if s.buf[0] == HOST and _op_rows(t) >= OP_OFFLOAD_MIN_BATCH and t.op not in refused:
                     return DEVICE
-                return s.buf[0]
+                return HOST if s.buf[0] == DEVICE and t.op in refused else s.buf[0]
     return -1
 
 
-def _buffer_supported(t: T, b: int) -> bool:  # ggml_backend_sched_buffer_supported, two backends of their own bufts
+def _buffer_supported(t: T, b: int, host_reads_device: bool = False) -> bool:
+    """ggml_backend_sched_buffer_supported: two backends of their own bufts, or (host_reads_device) a CPU that
+    takes the device's host-memory buffer type as well."""
     own = _from_buffer(t)
-    if own >= 0:
-        return own == b
-    be = t.backend if t.backend >= 0 or t.view_src is None else t.view_src.backend
-    return be == b
+    if own < 0:
+        own = t.backend if t.backend >= 0 or t.view_src is None else t.view_src.backend
+    return own == b or host_reads_device and b == HOST and own >= 0
 
 
 def assign(g: Graph) -> None:
-    """Passes 1-4 of ggml_backend_sched_split_graph."""
+    """Passes 1-4 of ggml_backend_sched_split_graph; an op the device refuses (g.refused) is left to the CPU by the
+    expansions (ggml_backend_sched_set_if_supported) and by pass 3 (only backends that support it)."""
+    refused, hrd = g.refused, g.host_reads_device
     for t in g.leafs + g.nodes:
-        t.backend = _backend_from_cur(t)
+        t.backend = _backend_from_cur(t, refused)
     ops = [t for t in g.nodes if t.op not in VIEW_OPS]
     for order, device_only in ((ops, True), (ops[::-1], True), (ops, False), (ops[::-1], False)):
         cur = -1
         for t in order:
             if t.backend >= 0:
                 cur = -1 if device_only and t.backend == HOST else t.backend
-            elif cur >= 0:
+            elif cur >= 0 and not (cur == DEVICE and t.op in refused):
                 t.backend = cur
     for t in ops:
         if t.backend < 0:
             best = -1
             for b in (DEVICE, HOST):
+                if b == DEVICE and t.op in refused:
+                    continue
                 n = sum(1 for s in t.srcs if (s.backend >= 0 or (s.view_src is not None and s.view_src.backend >= 0))
-                        and _buffer_supported(s, b))
+                        and _buffer_supported(s, b, hrd))
                 if n > best:
                     best, t.backend = n, b
     for t in g.nodes:
@@ -294,6 +321,7 @@ def split_graph(g: Graph) -> tuple[list[tuple[int, list[T], int]], dict[int, T]]
     """Passes 1-5: the splits (backend, the tensors copied in as inputs, the index of the first node) and the
     copies by (source, backend); the ops' sources read from another backend are replaced by their copies."""
     assign(g)
+    hrd = g.host_reads_device
     copies: dict[int, T] = {}
     splits: list[tuple[int, list[T], int]] = []  # (backend, inputs, first node); the first split starts at 0
     for i, t in enumerate(g.nodes):
@@ -303,12 +331,12 @@ def split_graph(g: Graph) -> tuple[list[tuple[int, list[T], int]], dict[int, T]]
             splits.append((t.backend, [], 0))
         b, inputs, _ = splits[-1]
         new = t.backend != b or bool(inputs) and any(
-            s.buf and s.buf[1] and s.backend != b and not _buffer_supported(s, b) for s in t.srcs)
+            s.buf and s.buf[1] and s.backend != b and not _buffer_supported(s, b, hrd) for s in t.srcs)
         if new:
             splits.append((t.backend, [], i))
             b, inputs, _ = splits[-1]
         for j, s in enumerate(t.srcs):
-            if s.backend != b and not _buffer_supported(s, b):
+            if s.backend != b and not _buffer_supported(s, b, hrd):
                 key = id(s) * 2 + b
                 if key not in copies:
                     copies[key] = T("NONE", s.ne, s.nb, s.es, size=s.nbytes, backend=b, name=s.name)
@@ -364,13 +392,15 @@ def _positions(order: list[T], deps: set[int]) -> dict[int, int]:
     return at
 
 
-def _lowered(t: T, at: dict[int, int], copied: set[int], layouts: dict[Hashable, Hashable] | None = None
-             ) -> tuple[Node, bool]:
-    """One tensor as ggml-alloc's node for the device's buffer: it allocates its bytes when the device computes it
-    (or it is an input's copy there) and it is no view; a view names its source's place. layouts: the layouts
-    made so far, each equal one shared (_interned's). -> (node, allocates)"""
+def _lowered(t: T, at: dict[int, int], copied: set[int], layouts: dict[Hashable, Hashable] | None = None,
+             backend: int = DEVICE) -> tuple[Node, bool]:
+    """One tensor as ggml-alloc's node for the device's buffer (backend HOST: the CPU's): it allocates its bytes
+    when that backend computes it (or it is an input's copy there, or, on the CPU, a graph input) and it is no view;
+    a view names its source's place. layouts: the layouts made so far, each equal one shared (_interned's).
+    -> (node, allocates)"""
     root = t.view_src
-    mine = t.backend == DEVICE and root is None and (t.op != "NONE" or id(t) in copied)
+    mine = t.backend == backend and root is None and (t.op != "NONE" or id(t) in copied
+                                                      or backend == HOST and t.inp)
     size = t.nbytes + t.extra if mine else 0
     layout = (t.es, t.ne, t.nb)
     if layouts is not None:
@@ -379,10 +409,10 @@ def _lowered(t: T, at: dict[int, int], copied: set[int], layouts: dict[Hashable,
                 at.get(id(root), -1) if root is not None else -1, t.output, layout, mine and size == 0), mine
 
 
-def device_nodes(g: Graph, names: list[str] | None = None) -> list[Node]:
+def device_nodes(g: Graph, names: list[str] | None = None, backend: int = DEVICE) -> list[Node]:
     """Pass 5 and graph_copy, lowered to galloc's nodes for the device's buffer (the host's tensors take none there
-    but their reading of device tensors still counts); names, when given, gets each node's host weight name (the
-    copies of named host weights; "" for the rest)."""
+    but their reading of device tensors still counts; backend HOST: the CPU's buffer, the device's tensors none);
+    names, when given, gets each node's host weight name (the copies of named host weights; "" for the rest)."""
     splits, copies = split_graph(g)
     nodes = g.nodes
     copied = {id(c) for c in copies.values()}
@@ -411,7 +441,7 @@ def device_nodes(g: Graph, names: list[str] | None = None) -> list[Node]:
             out.append(Node(0, tuple(at[id(s)] for s in t.srcs)))
             named.append("")
             continue
-        node, mine = _lowered(t, at, copied, layouts)
+        node, mine = _lowered(t, at, copied, layouts, backend)
         out.append(node)
         named.append(t.name if mine else "")
     if names is not None:
@@ -1219,7 +1249,8 @@ def llama4_graph(spec, T_: int, n_outputs: int, caches: list[tuple[tuple[int, ..
 def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
                 flash_attn: bool = True, host_caches: bool = False, qk_norm: bool | str = False,
                 k_type: tuple[int, int] = (2, 1), v_type: tuple[int, int] = (2, 1), k_rot: int = 0, v_rot: int = 0,
-                fa_extra: int = 0, n_stream: int = 1, ffn_norm: str = "ffn_norm", fusion_deps: bool = False) -> Graph:
+                fa_extra: int = 0, n_stream: int = 1, ffn_norm: str = "ffn_norm", fusion_deps: bool = False,
+                cpy_store: bool = False) -> Graph:
     """A dense Llama's pp graph (src/models/llama.cpp at llama.cpp@0c1e57098; qk_norm: qwen3.cpp's, Q and K
     RMS-normed by attn_q_norm / attn_k_norm before RoPE), one sequence a KV stream of n_kv cells, an F16 cache, in
     graph order: the token rows; per layer the attention norm, build_qkv's Q, K and V products and reshapes, RoPE
@@ -1288,10 +1319,11 @@ def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], 
             q, kc = hadamard(q, kr), hadamard(kc, kr)
         if vr is not None:
             vc = hadamard(vc, vr)
-        g.expand(q)
-        g.expand(vc)
-        g.expand(kc)  # build_attn: q, v, then k
-        kc_, vv = g.store_kv(kc, vc, k_idxs, v_idxs, n_kv, dev, flash_attn, n_stream, k_type, v_type)
+        if not cpy_store:  # b5920's build_attn expands the K store, the V store, then the attention (Q last)
+            g.expand(q)
+            g.expand(vc)
+            g.expand(kc)  # build_attn: q, v, then k
+        kc_, vv = g.store_kv(kc, vc, k_idxs, v_idxs, n_kv, dev, flash_attn, n_stream, k_type, v_type, cpy_store)
         att = g.attend(q, kc_, vv, mask, flash_attn, fa_extra, k_type=k_type, v_type=v_type)
         if vr is not None:
             att = hadamard(att, vr)
