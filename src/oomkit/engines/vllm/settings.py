@@ -3,6 +3,7 @@ and the two ways figures are worded in GiB."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +33,12 @@ ERAS = Eras({
     # fused_moe/layer.py determine_expert_map: PR #21497 (merged 2025-07-24; 0.10.1 is the first release after
     # it, approximate) spreads the experts left over by ep_size over the first ranks; before, the last rank
     "ep_balanced": (0, 10, 1),
+    # quantization/mxfp4.py Mxfp4MoEMethod.create_weights: the Marlin backend for MXFP4 experts on GPUs before Hopper
+    # ("round_up(intermediate_size_per_partition, 128)", hidden size to 256), read in 0.10.1's mxfp4.py (weights.py
+    # _mxfp4_expert_bytes). The gpt-oss launch build before it (vllm#22259's branch: the vllm/vllm-openai:gptoss image,
+    # the 0.10.1+gptoss wheel; parse_version reads it as 0.10.0) ran every CUDA GPU on triton_kernels, the
+    # intermediate padded to 64 only ("pad the intermediate size to be a multiple of 2 * mxfp4_block")
+    "mxfp4_marlin": (0, 10, 1),
     "v1_default": (0, 8, 0),  # VLLM_USE_V1 defaults to 1
     # model_executor/models/deepseek_v2.py: the latent cache of MLA (DeepseekV2MLAAttention: kv_lora_rank +
     # qk_rope_head_dim, one head), announced with 0.7.1 ("MLA" for DeepSeek V2/V3 in its release notes). Before,
@@ -215,8 +222,17 @@ def parse_version(version: str | None) -> Version:
     """"0.10.2", "v0.8", "0.10.1.post1", "0.11.0rc2" -> (0, 10, 2); None, "", "newest", "latest" -> NEWEST."""
     if version and not version.strip():  # blank but not empty: refused, as vLLM's version reader always did
         raise OomkitError(f"cannot read vLLM version {version!r}: expected {_VERSION_EXAMPLE}")
+    if version and _GPTOSS_BUILD.search(version.strip()):
+        return GPTOSS_BUILD_VERSION
     # anything may follow the release numbers (re.match, not fullmatch)
     return parse_release(version, NEWEST, "vLLM", _VERSION_EXAMPLE, tail=r"(?s:.*)")
+
+
+# The gpt-oss launch build (vllm#22259's branch, 2025-08-05): the vllm/vllm-openai:gptoss image and the 0.10.1+gptoss
+# wheel, whose own version reads "0.10.2.dev2+gf5635d62e.d20250807" (vllm#22793's log of that image). It predates the
+# 0.10.1 release (2025-08-18) and its MXFP4 Marlin backend (ERAS mxfp4_marlin): read as 0.10.0, the release before.
+_GPTOSS_BUILD = re.compile(r"(?i)^(?:v?[0-9.]+\+)?gptoss$|\+gf5635d62e\b")
+GPTOSS_BUILD_VERSION: Version = (0, 10, 0)
 
 
 @dataclass(frozen=True)

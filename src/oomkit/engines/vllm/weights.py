@@ -363,7 +363,12 @@ def _mxfp4_expert_bytes(t: TensorSpec, r: Resolved, moe_tp: int = 1) -> int:
     down = "ffn_down_exps" in t.name
     hidden, inter = (n, k) if down else (k, n)
     cc = r.cc or (9, 0)
-    if cc[0] >= 10:
+    if cc[0] < 9 and not r.at_least("mxfp4_marlin"):
+        # the gpt-oss launch build (settings.py GPTOSS_BUILD_VERSION), vllm#22259's mxfp4.py: triton_kernels on every
+        # GPU, "intermediate_size_per_partition_after_pad = round_up(intermediate_size_per_partition, 64)", the
+        # hidden size as it is; before Hopper swizzle_mxfp4 keeps the strided layout (no further padding)
+        inter = round_up(cdiv(inter, moe_tp), 64) * moe_tp
+    elif cc[0] >= 10:
         hidden, inter = round_up(hidden, 256), round_up(inter, 256)
     elif cc[0] == 9 and r.version >= TRITON_KERNELS_FROM:
         if down:
