@@ -1002,9 +1002,13 @@ ROWS += [
         "62160028882: Qwen3ForCausalLM, 36 layers, embed_tokens Embedding(151665, 4096)), a Trainium port's config "
         "of Qwen/Qwen3-Embedding-8B (id 15467466393: vocab_size 151665) and a table of the published config.json "
         "values (id 26539802567); llama.cpp's output buffer for it agrees (ggml-org/llama.cpp#14829, b5920: 0.59 MiB "
-        "of output buffer, (151,665 + 4,096) x 4 B; 151,936 rows would print 0.60).",
+        "of output buffer, (151,665 + 4,096) x 4 B; 151,936 rows would print 0.60). Its context is 40,960 "
+        "positions, not the 32,768 the model card rounds to 32K: the GGUF of the checkpoint carries "
+        "qwen3.context_length 40960 (llama.cpp's converter writes config.json's max_position_embeddings there), and "
+        "llama-server -c 0 sizes its cache to it (ROCm/ROCm#4903, b5618: n_ctx_train 40960, 40960 cells, 5760.00 MiB "
+        "of KV).",
         ("qwen3-embedding:8b", "qwen3-embedding"), family="embedding", name="Qwen3 Embedding 8B",
-        text={"tie_word_embeddings": True, "vocab_size": 151665}),
+        text={"tie_word_embeddings": True, "vocab_size": 151665, "max_position_embeddings": 40960}),
     Row("gemma-3n-e2b-it", "gemma-3n-e4b-it", "google/gemma-3n-E2B-it", _GEMMA3N_E2B_WHY,
         ("gemma3n:e2b", "google/gemma-3n-e2b", "google/gemma-3n-e2b-it"),
         text={"num_hidden_layers": 30, "intermediate_size": 8192, "num_kv_shared_layers": 10,
