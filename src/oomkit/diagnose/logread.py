@@ -382,6 +382,9 @@ MARKERS: tuple[tuple[str, str], ...] = (
     # weights' buffers), before any context; read after a failure whose own line names no buffer
     ("llama_model_load: error loading model", "weights"),
     ("Model loading took", "compute"),  # vLLM profiles next
+    # V0 engine/async_llm_engine.py _log_task_completion: the engine's background loop (started for requests, after
+    # start-up) died, and its exception is logged through it; AsyncEngineDeadError is what requests get afterwards
+    ("_log_task_completion", "compute"), ("AsyncEngineDeadError", "compute"),
     # vLLM's profile run itself (V0 worker/enc_dec_model_runner.py profile_run "Starting profile run for multi-modal
     # models"; multimodal/profiling.py's warning, printed while the profile run builds its dummy multi-modal batch)
     ("Starting profile run", "compute"),
@@ -539,6 +542,9 @@ HOSTS: tuple[tuple[str, str], ...] = (
     ("text_generation_server", "tgi"), ("text_generation_launcher", "tgi"), ("text-generation-launcher", "tgi"),
     ("text_generation_client", "tgi"), ("text_generation_router", "tgi"), ("text_generation_inference", "tgi"),
     ("sglang", "sglang"), ("Scheduler hit an exception", "sglang"),
+    # srt/model_executor/cuda_graph_runner.py CudaGraphRunner.__init__: raise Exception(f"Capture cuda graph failed:
+    # {e}...") - SGLang's own wording, quoted by wrappers that spell the name otherwise ("SGlang")
+    ("Capture cuda graph failed", "sglang"),
     # SGLang's own option in its dashed spelling (server_args.py; no other engine has it): its start-up notes
     # ("Automatically reduce --mem-fraction-static to 0.836 because this is a multimodal model") relayed by a
     # wrapper's logger that names no engine
@@ -555,6 +561,11 @@ HOSTS: tuple[tuple[str, str], ...] = (
     ("multiproc_executor.py", "vllm"), ("(Worker_TP", "vllm"), ("vllm", "vllm"), ("vLLM", "vllm"), ("# GPU blocks", "vllm"),
     ("GPU KV cache size", "vllm"), ("Maximum concurrency for", "vllm"), ("Model loading took", "vllm"),
     ("Loading model weights took", "vllm"),
+    # V0 worker/model_runner.py capture_model's two notes before it captures ("Capturing the model for CUDA graphs.
+    # ... use '--enforce-eager' in the CLI." and "CUDA graphs can take additional 1~3 GiB memory per GPU. ..."),
+    # relayed by wrappers (Xinference) whose lines never name vLLM
+    ("Capturing the model for CUDA graphs", "vllm"), ("CUDA graphs can take additional 1~3 GiB", "vllm"),
+    ("'enforce_eager=True'", "vllm"),  # the first note's own quoting, one word however the line is wrapped
     # vllm/multimodal/profiling.py: the profile run's warning that its dummy sequence cannot hold the worst-case
     # multi-modal embeddings (vLLM's own option names in it)
     ("is too short to hold the multi-modal embeddings", "vllm"), ("The sequence length used for profiling", "vllm"),

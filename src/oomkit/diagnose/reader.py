@@ -476,6 +476,14 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
             return "weights", "high", ["num_gpu forces the number of layers on the GPU, so Ollama cannot back off"]
         return "kv_cache", "medium", ["no layout of the layers and the context's KV cache fits; the context is the "
                                       "usual cause (large defaults, clients sending num_ctx)"]
+    if sig.id == "trtllm_executor":
+        # _torch/pyexecutor/py_executor_creator.py (1.0+): the executor is built component by component, each in
+        # _ExecutorMemoryMonitor.observe_creation_stage, and the one whose allocation raised is named by its
+        # memory_type_friendly_names entry ("Model", "KV cache", "Sampler", ...)
+        part = _TRTLLM_COMPONENT_STAGE.get(str(numbers.get("component", "")).split(" (")[0].strip())
+        if part:
+            return part, "high", [f"TensorRT-LLM names the component that could not be created: "
+                                  f"{numbers['component']}"]
     if sig.id == "tgi_prefill":
         if numbers.get("total_tokens") or numbers.get("max_total_tokens"):
             return "kv_cache", "high", ["the batch's total tokens (the KV cache) do not fit"]
@@ -553,6 +561,10 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
     for e in near:
         if e.sig.stage and e.role in OOM_ROLES:
             return e.sig.stage, "medium", []
+    method = _V0_WORKER_METHOD.search(doc.slice(max(0, anchor.line.start - 400), anchor.line.start + MAX_LINE_AFTER))
+    if method:
+        return _V0_METHOD_STAGE[method.group(1)], "medium", [f"vLLM's worker names the method that raised: "
+                                                             f"{method.group(1)}"]
     names = frames(around)
     if any(n in _VIT_ATTN for n in names):
         return "compute", "medium", [VIT_ATTN_CAUSE]
@@ -573,12 +585,43 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
     st = stage_from_markers("\n".join(after.split("\n")[1: STAGE_WINDOW + 1]))
     if st:
         return st, "low", ["placed by the step the engine names right after the failure"]
+    if _VLLM_SERVING.search(doc.slice(anchor.line.start, anchor.line.start + 2 * MAX_LINE_AFTER)):
+        # the engine's serving loop reports the failure right after it (a message re-wrapped over many lines puts
+        # the report past the line window above)
+        return "compute", "low", ["vLLM's serving loop reports the failure right after it: a step run while serving"]
+    moved = _after_message(doc, anchor)
+    st = stage_from_markers(moved)
+    if st:
+        return st, "low", ["placed by the step the engine names right after the failure (the message re-wrapped)"]
     ub = (settings or {}).get("n_ubatch")
     if sig.engine == "llama.cpp" and isinstance(ub, int) and ub > LLAMA_DEFAULT_UBATCH:
         return "compute", "low", [f"no line names the buffer; the micro-batch is {ub:,} tokens (-ub), "
                                   f"{ub / LLAMA_DEFAULT_UBATCH:g} x the default {LLAMA_DEFAULT_UBATCH}: the compute "
                                   "buffer grows with it, the weights and the KV cache do not"]
     return "unknown", "low", []
+
+
+# V0 executor/multiproc_worker_utils.py _run_worker_process: "Exception in worker %s while processing method %s"
+# names the worker method that raised (worker/worker.py): load_model builds and loads the weights, initialize_cache
+# allocates the KV cache (determine_num_available_blocks, the profile run, is read by its own progress lines)
+_V0_WORKER_METHOD = re.compile(r"while\s{1,4}processing\s{1,4}method\s{1,4}(load_model|initialize_cache)\b")
+_V0_METHOD_STAGE = {"load_model": "weights", "initialize_cache": "kv_cache"}
+
+
+def _after_message(doc: Text, anchor: Event) -> str:
+    """What follows the failure's line within 2 lines' worth of bytes, its whitespace (a re-wrap's line ends)
+    folded to single spaces, so that a progress line cut at a space still reads whole."""
+    return re.sub(r"\s+", " ", doc.slice(anchor.line.start + len(anchor.line.text),
+                                          anchor.line.start + 2 * MAX_LINE_AFTER))
+
+
+# py_executor_creator.py ExecutorMemoryType's memory_type_friendly_names (the "(temporary for KV cache size
+# estimation)" suffix cut): the weights, the KV cache (its first, estimation-sized pool included: sized by
+# max_num_tokens) and the runtime's working buffers
+_TRTLLM_COMPONENT_STAGE = {"Model": "weights", "Draft model for speculative decoding": "weights",
+                           "KV cache": "kv_cache", "Initial KV cache": "kv_cache", "Sampler": "compute",
+                           "Drafter": "compute", "Additional executor resources": "compute",
+                           "Model resources created during usage": "compute"}
 
 
 # The phases that run after the KV cache is allocated (vLLM v1/worker/gpu_worker.py compile_or_warm_up_model:
@@ -646,6 +689,18 @@ def _phase(doc: Text, anchor: Event, incident: list[Event], around: str, runner:
         if p > at:
             best, at = phase, p
     if best is None:
+        # none before: a paste that put the error first and the log after it (a wrapper's "error message:" block
+        # above the engine's lines), read as _stage_read reads the step named right after the failure
+        after = doc.slice(anchor.line.start, anchor.line.start + STAGE_WINDOW * MAX_LINE_AFTER)
+        after = "\n".join(after.split("\n")[1: STAGE_WINDOW + 1])
+        if not any(k in after for k in _SERVING):
+            hit = min(((after.find(k), phase) for k, phase in _PHASE_MARKERS if k in after), default=None)
+            if hit is None:  # the same lines, the failure's own message re-wrapped over many of them
+                moved = _after_message(doc, anchor)
+                hit = min(((moved.find(k), phase) for k, phase in _PHASE_MARKERS if k in moved
+                           and not any(s in moved for s in _SERVING)), default=None)
+            if hit and not (hit[1] == "sampler warm-up" and runner != "vllm"):
+                return hit[1]
         return serving
     # (Ray folds and reorders the workers' lines: only a new start-up's first step puts the marker in the past)
     later = max(before.rfind(k) for k in ("Starting to load model", "Load weight begin",
@@ -896,6 +951,11 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...], predi
         if hit:
             causes.append(f"the traceback runs through `{hit[0]}` ({hit[1]}, after the KV cache is allocated) but "
                           "the exception's own line is not in the text: paste the lines that follow it")
+        joined = _unwrap_logged(tail)
+        build = next((k for k in _BUILD_FRAMES if any(k in n for n in frames(joined))), None) \
+            if 'File "' in tail and not hit else None
+        if build and seen and not warns and _cut_in_traceback(joined):
+            return _cut_in_build(build, host, settings, buffers, recognised, predict)
     if notices and not seen and not warns and not _EXC_LINE.search(doc.slice(0, SETTINGS_REGION)) \
             and 'File "' not in doc.slice(0, SETTINGS_REGION):
         # only an engine's routine notices (--fit's first projection, vLLM's capture notices): nothing failed
@@ -914,11 +974,12 @@ _VLLM_STEP_DUMP = "Dumping input data for V1 LLM engine"
 # error." (a start-up failure logs "EngineCore failed to start.") from run_busy_loop / _process_engine_step;
 # v1/engine/exceptions.py EngineDeadError ("EngineCore encountered an issue"), raised to the API server's
 # output_handler / get_output_async; V0 engine/multiprocessing MQEngineDeadError ("Engine loop is not running");
+# V0 engine/async_llm_engine.py _log_task_completion (the request loop's task ended on an exception, AsyncEngineDeadError);
 # v1/engine/core.py execute_model_with_error_logging's batch dump
 _VLLM_SERVING = re.compile(r"EngineCore\s{1,4}encountered\s{1,4}(?:a\s{1,4}fatal\s{1,4}error|an\s{1,4}issue)|"
                            r"EngineDeadError|Engine\s{1,4}loop\s{1,4}is\s{1,4}not\s{1,4}running|\bin\s{1,4}"
                            r"(?:run_busy_loop|_process_engine_step|execute_model_with_error_logging|get_output_async|"
-                           r"output_handler)\b|" + re.escape(_VLLM_STEP_DUMP))
+                           r"output_handler)\b|\b_log_task_completion\b|AsyncEngineDeadError|" + re.escape(_VLLM_STEP_DUMP))
 _PROC_PREFIX = re.compile(r"\((?:Worker|VllmWorker|EngineCore|RayWorkerWrapper|APIServer)[\w ]{0,40}pid=[0-9]{1,9}")
 
 
@@ -945,6 +1006,7 @@ VIT_ATTN_CAUSE = ("the traceback runs through vLLM's vision-encoder attention (v
                   "attention over its patches, which grows with the square of the image's patch count")
 _CARETS = re.compile(r"(?:^|\s)[\^~]{2,}[\s^~]*$")  # a caret line, after any process or log prefix
 _FRAME_LINE = re.compile(r'File "[^"\n]{1,400}", line [0-9]{1,20}, in \w{1,100}')
+_CUT_FRAME = re.compile(r'^(?:[^"\n]{0,120}\]|\([^)\n]{0,80}\))?\s{1,8}File "[^"\n]{0,400}$')  # a frame line cut in its path
 
 
 def _cut_in_traceback(tail: str) -> bool:
@@ -957,7 +1019,9 @@ def _cut_in_traceback(tail: str) -> bool:
     if last is None:
         return False
     # (Python 3.11+ prints a line of carets under the source line: part of the frame, not a message)
-    rest = [ln for ln in tail[last.end():].split("\n")[1:] if ln.strip() and not _CARETS.search(ln)]
+    # (a frame line cut before its line number - 'File "/usr/.../vl' - ends a paste inside the next frame)
+    rest = [ln for ln in tail[last.end():].split("\n")[1:] if ln.strip() and not _CARETS.search(ln)
+            and not _CUT_FRAME.search(ln)]
     return len(rest) <= 1 and not any(_EXC_WORD.search(ln) for ln in rest)
 
 
@@ -975,6 +1039,45 @@ def _cut_after_kv(hit: tuple[str, str], host: str, settings: dict[str, Any], buf
     d = Diagnosis(engine=host, stage="compute", confidence="low", settings=settings, recognised=recognised,
                   engine_version=_version(settings, host), buffers=buffers, phase=phase)
     return Diagnosis(**{**d.__dict__, "causes": tuple(why), "fixes": fixes_for(d, BY_ID["torch_cuda_oom"], predict)})
+
+
+# the model's construction and weight loading, before any KV cache or profile run: vLLM model_loader
+# (utils.py initialize_model / loader.py _initialize_model, models/utils.py init_vllm_registered_model, each
+# model's load_weights) and SGLang model_loader/loader.py load_model's _initialize_model: the layers' parameters are
+# allocated on the device as they are built
+_BUILD_FRAMES = ("_initialize_model", "initialize_model", "init_vllm_registered_model", "load_weights")
+
+
+_LOG_PREFIX = re.compile(r"^(?:\S{1,40}\s)?(?:ERROR|INFO|WARNING|DEBUG)\s[0-9]{2}-[0-9]{2}\s[0-9:]{8}\s\[[\w./-]{1,80}:[0-9]{1,6}\]")
+
+
+def _unwrap_logged(tail: str) -> str:
+    """A vLLM log re-wrapped at a narrower width: where its lines carry the logger's prefix ("ERROR 05-13 21:09:41
+    [core.py:396]"), a line without one is the previous line's remainder, joined back with a space (a wrap at a
+    space dropped one) so that its frame reads whole."""
+    lines = tail.split("\n")
+    if sum(1 for ln in lines if _LOG_PREFIX.match(ln)) < 3:
+        return tail
+    out: list[str] = []
+    for ln in lines:
+        if out and ln.strip() and not _LOG_PREFIX.match(ln) and _LOG_PREFIX.match(out[-1]):
+            out[-1] += " " + ln.strip()
+        else:
+            out.append(ln)
+    return "\n".join(out)
+
+
+def _cut_in_build(frame: str, host: str, settings: dict[str, Any], buffers: dict[str, Any],
+                  recognised: tuple[str, ...], predict: bool) -> Diagnosis:
+    """A vLLM / SGLang traceback cut before its exception's line inside the model's construction, in a text that
+    says it ran out of memory (an issue's title, the user's words): the layers' parameters are allocated as they are
+    built, so the weights did not fit (confidence low: the message is missing)."""
+    why = (f"the traceback runs through `{frame}` (the model is being built and its weights allocated, before any "
+           "KV cache) and the text says it ran out of memory, but the exception's own line is not in the text: read "
+           "as the weights not fitting; paste the lines that follow it to confirm",)
+    d = Diagnosis(engine=host, stage="weights", confidence="low", settings=settings, recognised=recognised,
+                  engine_version=_version(settings, host), buffers=buffers)
+    return Diagnosis(**{**d.__dict__, "causes": why, "fixes": fixes_for(d, BY_ID["torch_cuda_oom"], predict)})
 
 
 # vLLM's KV checks: every error these raise is the KV cache's (V0 worker.py raise_if_cache_size_invalid: "No

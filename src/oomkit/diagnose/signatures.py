@@ -534,7 +534,10 @@ SIGNATURES: tuple[Signature, ...] = (
         # the same raise with a cause that is no allocation failure (a kernel illegal under capture, a shape check):
         # CUDA-graph capture failed for a reason the memory knobs its advice lists do not touch
         "sglang_capture_failed", "sglang", ("Capture cuda graph failed",),
-        r"Capture cuda graph failed: (?![^\n]{0,80}?(?:out of memory|Out of memory|OutOfMemory))", role="not_oom",
+        # the error after the colon decides: an out-of-memory is sglang_capture_oom's, and CUDA's own errors that have
+        # a signature of their own (no kernel image for the device, an illegal memory access) are read as those
+        r"Capture cuda graph failed: (?![^\n]{0,80}?(?:out of memory|Out of memory|OutOfMemory|no kernel image is "
+        r"available|illegal memory access))", role="not_oom",
         priority=4,
         message="Exception: Capture cuda graph failed: {cause}",
         versions="SGLang 0.3-current",
@@ -1303,8 +1306,12 @@ SIGNATURES: tuple[Signature, ...] = (
                "kv_cache_free_gpu_mem_fraction lower")),
     Signature(
         "trtllm_executor", "tensorrt-llm", ("Executor creation failed due to insufficient GPU memory",),
-        r"Executor creation failed due to insufficient GPU memory", priority=6,
-        fields=(Field("component", r"could not be created: ([A-Za-z ]{1,60})", "str"),
+        r"Executor creation failed due to insufficient GPU memory", priority=6, span=6,
+        # _torch/pyexecutor/py_executor_creator.py _ExecutorMemoryMonitor._maybe_explain_if_oom (1.0+): the message,
+        # a blank line, then "The following component could not be created: <friendly name>" and the totals, one a
+        # line; a paste joined on one line runs the name into "Total GPU memory"
+        fields=(Field("component", r"could not be created: ([A-Za-z][A-Za-z ()]{0,90}?)(?=\s{0,4}Total GPU memory|\s*$)",
+                      "str"),
                 Field("total_bytes", r"Total GPU memory \(GiB\): ([0-9.]{1,24})", "GiB"),
                 Field("free_bytes", r"Free GPU memory before component creation attempt \(GiB\): ([0-9.]{1,24})", "GiB")),
         message="Executor creation failed due to insufficient GPU memory. The following component could not be "
