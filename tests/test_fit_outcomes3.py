@@ -18,7 +18,9 @@ written as the repository the thread names.
 The fix (src/oomkit/plan/fit.py _within_typed_budget): a fraction of the GPU the user typed (vLLM
 --gpu-memory-utilization, SGLang --mem-fraction-static) is a ceiling they set, not a result they asked for; a lower
 one stays within it and is the first move SGLang's capture failure names, so lowering it counts as no typed knob
-turned, and fit no longer prefers an untyped knob that costs decode speed (fewer CUDA-graph batch sizes).
+turned, and fit no longer prefers an untyped knob that costs decode speed (fewer CUDA-graph batch sizes). Where the
+engine's own words for the failure name another knob first (vLLM's sampler warm-up: "lower --max-num-seqs to N"
+before the utilization, tests/test_plan.py), the typed fraction is kept as before.
 
 Threads searched and left out (already used in tests/, no fix stated, or not a start-up memory bound):
 vllm#14992 (the model is not in the stored excerpts), vllm#5993 (the GPUs are not named), vllm#16551 and vllm#16570

@@ -14,6 +14,7 @@ other token of the user's as typed (the engine record's rewrite_command).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -135,7 +136,8 @@ def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None
         return Fit(tuple(argv), tuple(argv), (), before, before, 1,
                    rating=_rate(eng, before, user, spec, goals), notes=(*typed, *_past_training(eng, spec, before)))
     best, new_argv, reparsed, sizing = None, None, None, []
-    for cand in _search(eng, parsed, spec, devs, limits, goals, dict(before.settings)):
+    for cand in _search(eng, parsed, spec, devs, limits, goals, dict(before.settings),
+                        tuple(before.engine_view.get("fixes") or ())):
         try:  # the best change the command can carry (lms load has flags for the context and --gpu only)
             new_argv = _rename_model(eng.rewrite_command(list(argv), user, cand.settings), parsed.model, cand.model,
                                      parsed.quant, cand.quant)
@@ -197,12 +199,13 @@ class _Weights:
 
 
 def _search(eng: EngineModule, parsed: Any, spec: ModelSpec, devs: tuple[Device, ...],
-            limits: dict[str, int | None], goals: Goals, effective: dict[str, Any]) -> Iterator[_Candidate]:
+            limits: dict[str, int | None], goals: Goals, effective: dict[str, Any],
+            named_fixes: tuple[str, ...] = ()) -> Iterator[_Candidate]:
     """Knob turns level by level (one knob, then two, then three), all on the GPUs before part in system RAM.
     Within a tier a fix that leaves every flag the user typed wins over one with fewer knobs that changes one.
     The fixes best first (lazily: the ones with part in system RAM are searched only when the caller asks past
     those on the GPUs)."""
-    turns = _Turns(eng, parsed, spec, devs, limits, goals, effective)
+    turns = _Turns(eng, parsed, spec, devs, limits, goals, effective, named_fixes)
     for allow_offload in (False, True):
         found: list[_Candidate] = []
         for level in (1, 2, 3):
@@ -235,8 +238,10 @@ class _Turns:
     the offload field, each applied to the user's own settings."""
 
     def __init__(self, eng: EngineModule, parsed: Any, spec: ModelSpec, devs: tuple[Device, ...],
-                 limits: dict[str, int | None], goals: Goals, effective: dict[str, Any] | None = None):
+                 limits: dict[str, int | None], goals: Goals, effective: dict[str, Any] | None = None,
+                 named_fixes: tuple[str, ...] = ()):
         self.eng, self.parsed, self.spec, self.devs, self.limits, self.goals = eng, parsed, spec, devs, limits, goals
+        self.named_first = _named_field(named_fixes[0]) if named_fixes else None
         self.user = parsed.settings
         self.defaults = eng.settings()
         choices = eng.knobs(parsed.model, spec, devs, self.user, concurrency=1, reserve_bytes=goals.most_held,
@@ -296,7 +301,7 @@ class _Turns:
         settings = replace(self.user, **kv, **dict(w.fields if w else ()), **({r[0]: r[1]} if r else {}))
         knobs = ({"kv"} if kv else set()) | ({"weights"} if w else set()) | ({r[0]} if r else set())
         user_set = sum(1 for f in kv if self._set_by_user(f)) + (1 if w and self.parsed.quant else 0) + \
-            (1 if r and self._set_by_user(r[0]) and not _within_typed_budget(self.user, r) else 0)
+            (1 if r and self._set_by_user(r[0]) and not _within_typed_budget(self.user, r, self.named_first) else 0)
         e, args = self.eng, (self.devs, self.limits, self.goals, self.user_ctx)
         tries = [""] if extra == 0 else ["context", "offload"] if allow_offload else ["context"]
         out = []
@@ -324,13 +329,22 @@ class _Turns:
 # allocated after the pool (SGLang cuda_graph_runner.py: "1. set --mem-fraction-static to a smaller value"; vLLM
 # gpu_model_runner.py _dummy_sampler_run: "try lowering `max_num_seqs` or `gpu_memory_utilization`"). So lowering
 # it counts as no typed knob turned (NVIDIA/srt-slurm#172: the reporter lowered 0.95), while raising it past the
-# typed ceiling still does.
+# typed ceiling still does. Where the engine's own words for the failure name another knob first (the estimate's
+# engine_view["fixes"], in the engine's order: vLLM's sampler warm-up "lower --max-num-seqs to N" before the
+# utilization), the typed fraction is kept and that knob turned, as vLLM's message puts it.
 _BUDGET_FRACTIONS = frozenset({"gpu_memory_utilization", "mem_fraction_static"})
 
 
-def _within_typed_budget(user: Any, r: tuple[str, Any, str]) -> bool:
+def _within_typed_budget(user: Any, r: tuple[str, Any, str], named_first: str | None = None) -> bool:
     typed = getattr(user, r[0], None)
-    return r[0] in _BUDGET_FRACTIONS and isinstance(typed, float) and isinstance(r[1], float) and r[1] < typed
+    return (r[0] in _BUDGET_FRACTIONS and isinstance(typed, float) and isinstance(r[1], float) and r[1] < typed
+            and named_first in (None, r[0]))
+
+
+def _named_field(fix: str) -> str | None:
+    """The settings field a fix in the engine's words names: "lower --max-num-seqs to 512" -> max_num_seqs."""
+    m = re.search(r"--([a-z0-9][a-z0-9-]*)", fix)
+    return m.group(1).replace("-", "_") if m else None
 
 
 def _distinct(dicts: Any) -> list[dict[str, Any]]:
