@@ -27,6 +27,7 @@ from .settings import (
     FP4_SCALE_BLOCK,
     KV_CACHE_DTYPES,
     SGLangSettings,
+    aiter_fraction,
     algorithm,
     default_mem_fraction_static,
     model_dtype,
@@ -592,10 +593,11 @@ MM_KV_RESERVATION_MIB = 100  # environ.py SGLANG_VLM_CACHE_SIZE_MB (0.5.14-0.5.2
 
 
 def profile_available_bytes(s: SGLangSettings, lay: CacheLayout, avail_after_load: float | None,
-                            pre_load_free: float | None, kv_budget: int | None, gpu_mib: int | None
-                            ) -> tuple[float, float | None]:
+                            pre_load_free: float | None, kv_budget: int | None, gpu_mib: int | None,
+                            context_len: int = 0) -> tuple[float, float | None]:
     """kv_cache_configurator.py KVCacheConfigurator._profile_available_bytes (profile_max_num_token before 0.5.14):
-    -> (the rest for the pools in GiB, the mem_fraction_static used; None with a --kv-memory budget)."""
+    -> (the rest for the pools in GiB, the mem_fraction_static used; None with a --kv-memory budget).
+    context_len: the served context (settings.py aiter_fraction); 0: not known, no cut."""
     if kv_budget is not None:
         return kv_budget / GiB, None
     if avail_after_load is None or pre_load_free is None:
@@ -610,6 +612,7 @@ def profile_available_bytes(s: SGLangSettings, lay: CacheLayout, avail_after_loa
         mfs = default_mem_fraction_static(gpu_mib, s, mla=lay.mla, vit=lay.vit, mm_off=lay.mm_off).mem_fraction_static
     elif not 0 < mfs <= 1:
         raise OomkitError(f"--mem-fraction-static must be in (0, 1], got {mfs}")
+    mfs = aiter_fraction(mfs, s.attention_backend, context_len, parse_version(s.engine_version))
     # profile_max_num_token: rest_memory = available_gpu_memory - total_gpu_memory * (1 - mem_fraction_static),
     # both in GiB as floats
     rest = avail_after_load / GiB - pre_load_free / GiB * (1 - mfs)
@@ -801,7 +804,7 @@ def profile_max_num_token(spec: ModelSpec, lay: CacheLayout, s: SGLangSettings, 
 
 def size_pool(spec: ModelSpec, s: SGLangSettings, *, avail_after_load: float | None = None,
               pre_load_free: float | None = None, kv_budget: int | None = None, gpu_mib: int | None = None,
-              lay: CacheLayout | None = None, draft_layers: int = 0) -> Pool:
+              lay: CacheLayout | None = None, draft_layers: int = 0, context_len: int = 0) -> Pool:
     """The KV (and Mamba state) pool of one rank (model_runner.py init_memory_pool).
 
     avail_after_load / pre_load_free: free bytes after and before the weights loaded (the "Load weight end/begin.
@@ -810,7 +813,7 @@ def size_pool(spec: ModelSpec, s: SGLangSettings, *, avail_after_load: float | N
     """
     v = parse_version(s.engine_version)
     lay = lay or cache_layout(spec, s)
-    rest_gib, mfs = profile_available_bytes(s, lay, avail_after_load, pre_load_free, kv_budget, gpu_mib)
+    rest_gib, mfs = profile_available_bytes(s, lay, avail_after_load, pre_load_free, kv_budget, gpu_mib, context_len)
     max_mamba = None
     conv_state = ssm_state = 0
     spec_state = 0

@@ -77,6 +77,7 @@ from .settings import (
     BackendModel,
     Defaults,
     SGLangSettings,
+    aiter_fraction,
     default_attention_backend,
     default_mem_fraction_static,
     multimodal_off,
@@ -298,7 +299,7 @@ def load_model(spec: ModelSpec, s: SGLangSettings, stages: list[tuple[LayerSpec,
         rope = rope_cache_bytes(spec, s, layers, FLOAT_BYTES[lay.model_dtype], hip)
         towers = i == 0 or spec.architecture in ENCODER_EVERY_STAGE_ARCHS
         w, labels = rank_weights(spec, s, lay, stage_tensors(spec, layers, i == 0, i == len(stages) - 1),
-                                 towers=towers, cc=cc, shared_whole=shared_whole, rope=rope)
+                                 towers=towers, cc=cc, shared_whole=shared_whole, rope=rope, hip=hip)
         out.append(Stage(layers, lay, w, tuple(labels), whole or lay))
     return tuple(out)
 
@@ -330,7 +331,8 @@ def init_memory_pool(spec: ModelSpec, s: SGLangSettings, stages: tuple[Stage, ..
                               draft_layers=draft_layers)
             elif pre_free is not None:
                 p = size_pool(spec, s, avail_after_load=pre_free - st.weights_bytes - draft_w, pre_load_free=pre_free,
-                              gpu_mib=gpu_mib, lay=st.pool_lay, draft_layers=draft_layers)
+                              gpu_mib=gpu_mib, lay=st.pool_lay, draft_layers=draft_layers,
+                              context_len=derive_context_length(spec, s))
             else:
                 p = None
         except NotEnoughMemory as e:
@@ -862,6 +864,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
     mfs = (runner_fraction(s.mem_fraction_static, lay_all.vit, v, mm_off=lay_all.mm_off)
            if s.mem_fraction_static is not None
            else defaults.mem_fraction_static)
+    mfs = aiter_fraction(mfs, s.attention_backend, context_len, v)  # the fraction in force (kv.py uses the same)
     if chunked_prefill_off(spec, lay_all.vit, v, enable_multimodal=s.enable_multimodal):
         # after mem_fraction_static is set from it (see chunked_prefill_off); a given --chunked-prefill-size too
         defaults = replace(defaults, chunked_prefill_size=-1)

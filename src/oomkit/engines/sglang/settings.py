@@ -201,6 +201,13 @@ ERAS = Eras({
     # (qwen3_moe.py 0.4.6.post5-0.5.8, deepseek_v2.py 0.4.6.post5; LazyValue after): see weights.py
     # experts_held_before_quantization. Wheels 0.4.6 to 0.4.6.post5, 0.4.7 to 0.5.10 read
     "experts_dict_eager": (0, 4, 6, 5),
+    # mem_fraction_static x 0.85 with the aiter attention backend and context_len > 8192: see aiter_fraction
+    "aiter_fraction_cut": (0, 4, 7),
+    # layers/quantization/unquant.py UnquantizedFusedMoEMethod.process_weights_after_loading: on ROCm with
+    # SGLANG_USE_AITER (set by the ROCm images, docker/Dockerfile.rocm ENV SGLANG_USE_AITER=1) w13 / w2 are replaced
+    # by aiter shuffle_weight copies (0.5.3-0.5.9 read; 0.4.6.post5 gates it on SGLANG_AITER_MOE instead, releases
+    # between not read): see weights.py aiter_shuffled_experts_held
+    "aiter_moe_shuffle": (0, 5, 3),
     "experts_dict_lazy_deepseek": (0, 4, 7),
     "experts_dict_lazy_qwen3": (0, 5, 9),
     "tp4_small_80": (0, 4, 1),
@@ -693,6 +700,22 @@ def runner_fraction(mfs: float, vit: tuple[int | None, int | None] | None, v: Ve
     if vit is None or mm_off or reached(v, "vlm_fraction"):
         return mfs
     return mfs * (0.90 if reached(v, "vlm_runner_090") else 0.95)  # 0.4.3-0.4.4 read: x 0.95
+
+
+AITER_FRACTION_CUT = 0.85
+
+
+def aiter_fraction(mfs: float, backend: str | None, context_len: int, v: Version) -> float:
+    """ROCm's aiter attention backend lowers whatever fraction is in force, given or default: `if attention_backend
+    == "aiter": if model_config.context_len > 8192: mem_fraction_static *= 0.85` (0.4.7-0.5.4 model_runner.py
+    ModelRunner.model_specific_adjustment; 0.5.5-0.5.22 server_args.py _handle_attention_backend_compatibility;
+    0.5.23 arg_groups/attention_hook.py, which keeps a given fraction only with SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION,
+    off by default; 0.4.6.post5 has no such cut; wheels 0.4.7-0.4.10, 0.5.2-0.5.10, 0.5.14, 0.5.18, 0.5.23 read). It
+    reserves room for the backend's own buffers (aiter_backend.py), which SGLang PR #18263 calls a longstanding
+    hotfix. sglang#18262 (MI355X, 0.5.7 image, 262,144-token context): 0.911 x 0.85 = 0.774 reproduces its pool."""
+    if backend == "aiter" and context_len > 8192 and reached(v, "aiter_fraction_cut"):
+        return mfs * AITER_FRACTION_CUT
+    return mfs
 
 
 def vlm_fraction(mfs: float, vit: tuple[int | None, int | None], v: Version) -> float:

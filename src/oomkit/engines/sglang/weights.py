@@ -94,10 +94,11 @@ def rope_cache_bytes(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec
 
 def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: tuple[TensorSpec, ...] | None = None,
                  towers: bool = True, cc: tuple[int, int] | None = None, shared_whole: bool = False,
-                 rope: int = 0) -> tuple[int, list[str]]:
+                 rope: int = 0, hip: bool = False) -> tuple[int, list[str]]:
     """Bytes one TP rank loads ("Load weight end. ... mem usage"), and labels; `towers`: this rank holds the
     multimodal encoders (the first pipeline stage); `cc`: the GPUs' compute capability (MXFP4 expert padding);
-    `shared_whole`: the shared experts are fused into the routed ones as tp_size replicas (shared_experts_replicated)."""
+    `shared_whole`: the shared experts are fused into the routed ones as tp_size replicas (shared_experts_replicated);
+    `hip`: a ROCm GPU (aiter_shuffled_experts_held)."""
     labels: list[str] = []
     tensors = tuple(t for t in spec.weights.tensors if t.name not in _NOT_LOADED) if tensors is None else tensors
     src = float_bytes(spec.weights.format)  # None: a quantized checkpoint, loaded as stored
@@ -110,6 +111,10 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
     if held:
         labels.append(f"--quantization fp8: the {lay.model_dtype} routed experts stay referenced "
                       "(routed_experts_weights_of_layer) beside their fp8 copies")
+    shuffled = src is not None and quant is None and aiter_shuffled_experts_held(spec, s, hip)
+    if shuffled:
+        labels.append("ROCm, AITER MoE: the routed experts stay referenced (routed_experts_weights_of_layer) beside "
+                      "their shuffled copies")
     params: dict[tuple, int] = {}  # the fused parameter (qkv_proj, gate_up_proj, w13 ...) -> one rank's bytes
     for t in tensors:
         b = tensor_rank_bytes(t, spec, s, lay.attn_tp, shared_whole)
@@ -121,6 +126,8 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
             if held and "_exps" in t.name:
                 total += b  # the unquantized parameter, still referenced
             b = b * _ONLINE_QUANT[quant] // dst
+        if shuffled and "_exps" in t.name:
+            total += b  # the unshuffled parameter, still referenced
         total += b + mla_absorbed_bytes(t, spec, s, lay, src is None, quant)
         key = (t.layer, param_key(t.name)) if t.layer is not None else (None, t.name)
         params[key] = params.get(key, 0) + b
@@ -236,6 +243,18 @@ def experts_held_before_quantization(spec: ModelSpec, s: SGLangSettings) -> bool
     if spec.architecture == "deepseek2":
         return not reached(v, "experts_dict_lazy_deepseek")
     return False
+
+
+def aiter_shuffled_experts_held(spec: ModelSpec, s: SGLangSettings, hip: bool) -> bool:
+    """On ROCm with SGLANG_USE_AITER (the ROCm images' default) UnquantizedFusedMoEMethod.process_weights_after_loading
+    (layers/quantization/unquant.py, 0.5.3-0.5.9 read) replaces w13_weight / w2_weight by aiter shuffle_weight copies
+    and empties the cache; the originals stay referenced where the model keeps them eagerly
+    (experts_held_before_quantization: routed_experts_weights_of_layer holds their `x.data`, filled in load_weights,
+    which model_loader/loader.py runs before process_weights_after_loading), so a bf16 MoE holds its routed experts
+    twice. sglang#18262 (5 layers of Qwen3-30B-A3B on an MI355X, 0.5.7 image): mem usage=12.79 GB against 7.03 GiB
+    without them. Unquantized checkpoints only: the fp8 MoE methods' ROCm paths were not read for this."""
+    return hip and reached(parse_version(s.engine_version), "aiter_moe_shuffle") \
+        and experts_held_before_quantization(spec, s)
 
 
 def shared_experts_replicated(spec: ModelSpec, s: SGLangSettings, cc: tuple[int, int] | None, hip: bool) -> bool:
