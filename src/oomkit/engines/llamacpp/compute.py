@@ -3206,6 +3206,77 @@ def metal_no_simdgroup_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache],
     return out[0], out[1]
 
 
+# ggml-vulkan.cpp ggml_backend_vk_device_supports_op (tensor_size_supported, at llama.cpp@a731805ce, the build Ollama
+# v0.30.0 runs): an op whose result or any source is larger than the device's maxStorageBufferRange (without
+# VK_EXT_shader_64bit_indexing) or max_buffer_size is refused and runs on the CPU. Intel's Windows driver, whose
+# device names read "Intel(R) Arc(TM)" (Mesa's ANV: "Intel(R) Arc(tm) ... (MTL)"), reports 1073741820 on Arc
+# (KhronosGroup/Vulkan-Profiles#621, "maxStorageBufferRange >= 1073741824 (Arc: 1073741820)"); taken here for its
+# integrated Arc Graphics too, which only ollama/ollama#16447's sums attest
+VK_INTEL_WINDOWS_STORAGE_RANGE = 1073741820
+
+
+def vulkan_storage_range(device: Device) -> int:
+    """The largest tensor ggml-vulkan's supports_op takes on the device (0: not known here, no limit applied)."""
+    return VK_INTEL_WINDOWS_STORAGE_RANGE if "Arc(TM)" in device.name else 0
+
+
+def vulkan_refused_logits_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                                devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[int, int] | None:
+    """(the Vulkan buffer, the host's) when the device refuses the logits' product for its size
+    (vulkan_storage_range): n_outputs x n_vocab F32 above the limit (every token an output: an embedding context,
+    or a program without n_outputs_max). ggml_backend_sched_backend_from_buffer finds no backend for it (the CPU
+    does not take a Vulkan buffer), the expansions skip it and pass 3 gives it to the CPU, which copies in the
+    output weight (the token embeddings' duplicate on the device where the model ties them) and the normed rows:
+    the host's buffer replayed (sched_replay.llama_graph with Graph.max_tensor); the device's is its split without
+    the logits, in ggml_vk_graph_optimize's order (sched_replay.vk_device_nodes). ollama/ollama#16447 (v0.30.0's
+    llama-server, qwen3-embedding:8b, Intel Arc iGPU, 32768 cells, 2048-token ubatch, flash attention): Vulkan0
+    480.05 MiB exact; Vulkan_Host 1734.88 against 1830.92 printed (-5.2%: the log's sum is the logits, the weight's
+    copy, the rows' copy and the 128 MiB F16 mask, which this replay frees after its copy to the device).
+    Where it holds: a dense Llama or Qwen3 wholly on the one Vulkan device, one F16 cache, one stream, flash
+    attention, the F16-mask and set_rows graph (ERAS kq_mask_f16), graph_optimize on (vk_reorders), the logits the
+    only op refused; None elsewhere."""
+    if len(devices) != 1 or infer_backend(devices, s.backend).name != "vulkan" or not ctx.flash_attn \
+            or not vk_reorders(ctx) or not ERAS.reached(ctx.build, "kq_mask_f16"):
+        return None
+    limit = vulkan_storage_range(devices[0])
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    n_outputs = reserved_outputs(ctx, s)
+    if not limit or n_outputs * spec.n_vocab * 4 <= limit:
+        return None
+    qk_norm, ffn_norm = LLAMA_DEVICE_GRAPHS.get(spec.architecture, (None, ""))
+    if qk_norm is None or qk_norm == "rows" or placement.output_device != 0 or set(placement.layer_device) != {0}:
+        return None
+    names_ok, _ = _LLAMA_NAMES.get(spec, qk_norm, lambda: _llama_names(spec, qk_norm))
+    if not names_ok or len(caches) != 1 or caches[0].name == "SWA" or ctx.n_stream != 1 or ctx.n_rs_seq \
+            or ctx.type_k.name != "f16" or ctx.type_v.name != "f16" or _tensor_overrides(s) or s.no_kv_offload:
+        return None
+    out_w = next((t for t in spec.weights.tensors if t.name == "output.weight"), None) \
+        or next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
+    if out_w is None:
+        return None
+
+    def build(logits: bool) -> sched_replay.Graph:
+        g = sched_replay.llama_graph(spec, T, n_outputs, caches[0].cells, {}, set(), True, False, qk_norm,
+                                     ffn_norm=ffn_norm)
+        head = g.nodes[-1]  # output_head's logits, reading the output weight (on the device)
+        head.srcs[0].size = out_w.nbytes
+        if not logits:
+            g.nodes.pop()
+            g.leafs.remove(head.srcs[0])
+        g.max_tensor = limit
+        if ERAS.reached(ctx.build, "embd_input"):  # build_inp_embd's embeddings input beside the token ids
+            k = next(i for i, t in enumerate(g.leafs) if t.inp)
+            g.leafs.insert(k + 1, g.input((spec.n_embd, T)))
+        return g
+
+    g = build(True)
+    if [t for t in g.nodes if t.op not in sched_replay.VIEW_OPS and g.refuses(t)] != [g.nodes[-1]]:
+        return None
+    host = galloc.peak_bytes(0, sched_replay.device_nodes(g, backend=sched_replay.HOST))
+    device = galloc.peak_bytes(0, sched_replay.vk_device_nodes(build(False))[1])
+    return device, host
+
+
 # the first build seen printing "fused Gated Delta Net (chunked) enabled" on a Vulkan device (issue #21608's
 # b8770-82764d8 log: llama_context's probe of ggml-vulkan's GATED_DELTA_NET), the fused graph
 # sched_replay.qwen35_graph rebuilds; the PR that brought the op to ggml-vulkan is not dated here, so earlier
@@ -3604,6 +3675,9 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
                 if d != first and d in placement.layer_device:
                     out[d] += SCHED_MAX_COPIES * resid
         out[-1] += extra * (mask_in + 2 * T * 4)
+    vk_big = vulkan_refused_logits_bytes(spec, ctx, caches, placement, devices, s)
+    if vk_big is not None:  # logits too large for the Vulkan device: on the CPU, replayed
+        out[0], out[-1] = vk_big
     nosg = metal_no_simdgroup_bytes(spec, ctx, caches, placement, devices, s)
     if nosg is not None:  # a Metal device without simdgroup reduction: its products on the CPU, replayed
         out[0], out[-1] = nosg

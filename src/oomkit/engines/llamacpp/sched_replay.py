@@ -108,6 +108,16 @@ class Graph:
         # Metal's, unified memory), so a CPU split copies none of the device's tensors in
         self.refused: frozenset[str] = frozenset()
         self.host_reads_device = False
+        # the largest tensor the device's supports_op takes as an op's result or source (0: no limit; ggml-vulkan.cpp
+        # ggml_backend_vk_device_supports_op tensor_size_supported: maxStorageBufferRange without 64-bit indexing)
+        self.max_tensor = 0
+
+    def refuses(self, t: T) -> bool:
+        """Whether the device's supports_op refuses t's op (a view op is never asked: the scheduler skips them)."""
+        if t.op in self.refused:
+            return True
+        m = self.max_tensor  # a device weight of no given size (size -1: the replays size the host's) is not asked
+        return bool(m) and (t.nbytes > m or any(s.nbytes > m for s in t.srcs if not (s.buf and s.size < 0)))
 
     def expand(self, t: T) -> T:
         seen = self._seen
@@ -258,21 +268,25 @@ def _op_rows(t: T) -> int:  # ggml-cuda.cu get_op_batch_size
     return t.ne[1] * t.ne[2] * t.ne[3]
 
 
-def _backend_from_cur(t: T, refused: frozenset[str] = frozenset()) -> int:
-    """ggml_backend_sched_backend_id_from_cur. A device that refuses the op (refused): the tensor in (or a view of) a
-    device buffer, or the op reading a device weight, goes to the next backend that takes that buffer and the op
-    (ggml_backend_sched_backend_from_buffer), the CPU (the caller's host_reads_device)."""
+def _backend_from_cur(t: T, g: Graph | None = None) -> int:
+    """ggml_backend_sched_backend_id_from_cur. An op the device refuses (g.refuses): the tensor in (or a view of) a
+    device buffer goes to the CPU where it reads the device's buffers (Metal's), the op reading a device weight
+    to the next backend that takes that buffer and the op (ggml_backend_sched_backend_from_buffer): the CPU where it
+    reads them, else none (-1: the expansions and pass 3 place it)."""
+    refused = g is not None and t.op not in VIEW_OPS and g.refuses(t)
     b = _from_buffer(t)
     if b >= 0:
-        return HOST if b == DEVICE and t.op in refused else b
+        return HOST if b == DEVICE and refused else b
     if t.inp:
         return HOST
     if t.op not in ("ROPE", "FLASH_ATTN_EXT"):
         for s in t.srcs:
             if s.buf and s.buf[1]:
-                if s.buf[0] == HOST and _op_rows(t) >= OP_OFFLOAD_MIN_BATCH and t.op not in refused:
+                if s.buf[0] == HOST and _op_rows(t) >= OP_OFFLOAD_MIN_BATCH and not refused:
                     return DEVICE
-                return HOST if s.buf[0] == DEVICE and t.op in refused else s.buf[0]
+                if s.buf[0] == DEVICE and refused:
+                    return HOST if g.host_reads_device else -1
+                return s.buf[0]
     return -1
 
 
@@ -288,22 +302,23 @@ def _buffer_supported(t: T, b: int, host_reads_device: bool = False) -> bool:
 def assign(g: Graph) -> None:
     """Passes 1-4 of ggml_backend_sched_split_graph; an op the device refuses (g.refused) is left to the CPU by the
     expansions (ggml_backend_sched_set_if_supported) and by pass 3 (only backends that support it)."""
-    refused, hrd = g.refused, g.host_reads_device
+    hrd = g.host_reads_device
     for t in g.leafs + g.nodes:
-        t.backend = _backend_from_cur(t, refused)
+        t.backend = _backend_from_cur(t, g)
     ops = [t for t in g.nodes if t.op not in VIEW_OPS]
+    refused = {id(t) for t in ops if g.refuses(t)}
     for order, device_only in ((ops, True), (ops[::-1], True), (ops, False), (ops[::-1], False)):
         cur = -1
         for t in order:
             if t.backend >= 0:
                 cur = -1 if device_only and t.backend == HOST else t.backend
-            elif cur >= 0 and not (cur == DEVICE and t.op in refused):
+            elif cur >= 0 and not (cur == DEVICE and id(t) in refused):
                 t.backend = cur
     for t in ops:
         if t.backend < 0:
             best = -1
             for b in (DEVICE, HOST):
-                if b == DEVICE and t.op in refused:
+                if b == DEVICE and id(t) in refused:
                     continue
                 n = sum(1 for s in t.srcs if (s.backend >= 0 or (s.view_src is not None and s.view_src.backend >= 0))
                         and _buffer_supported(s, b, hrd))
