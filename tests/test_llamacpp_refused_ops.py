@@ -1,0 +1,59 @@
+"""Ops a device's supports_op refuses, run on the CPU by ggml_backend_sched (sched_replay.Graph.refused / max_tensor):
+the device capabilities that decide them and the scheduler's placement of such an op and its sources. The buffers
+they give are checked against the logs: llama.cpp#14829 (tests/test_llamacpp_heldout13_logs.py, Metal without
+simdgroup reduction) and ollama/ollama#16447 (tests/test_ollama_heldout4_logs.py, logits over Vulkan's
+maxStorageBufferRange)."""
+
+from __future__ import annotations
+
+from oomkit.engines.llamacpp import compute
+from oomkit.engines.llamacpp import sched_replay as sr
+from oomkit.memory import Device
+
+
+def test_metal_simdgroup_reduction_by_device_name():
+    """The macOS VM's GPU (GitHub Actions runners) reports MTLGPUFamilyCommon3 alone: 'simdgroup reduction support
+    = false' (llama.cpp#8617); Apple silicon is Apple7 or later."""
+    assert not compute.metal_simdgroup_reduction(Device(id="MTL0", name="Apple Paravirtual device"))
+    assert compute.metal_simdgroup_reduction(Device(id="MTL0", name="Apple M1"))
+
+
+def test_vulkan_storage_range_by_driver_name():
+    """Intel's Windows driver (its "(TM)" names) reports maxStorageBufferRange 1073741820 on Arc
+    (KhronosGroup/Vulkan-Profiles#621); Mesa's names, and other vendors', get no limit here."""
+    assert compute.vulkan_storage_range(Device(id="Vulkan0", name="Intel(R) Arc(TM) Graphics")) == 1073741820
+    assert compute.vulkan_storage_range(Device(id="Vulkan0", name="Intel(R) Arc(tm) Graphics (MTL)")) == 0
+    assert compute.vulkan_storage_range(Device(id="Vulkan0", name="AMD Radeon RX 7900 XTX")) == 0
+
+
+def _tiny(refused: frozenset[str], host_reads_device: bool, max_tensor: int = 0):
+    """x = rows (an input); y = MUL_MAT(a 4 KiB quantized weight on the device, x), 16 KiB of F32; z = MUL(y, a norm
+    weight on the device)."""
+    g = sr.Graph()
+    x = g.input((64, 32))
+    w = g.weight((64, 128), sr.DEVICE, size=4096)
+    y = g.op("MUL_MAT", (128, 32), w, x)
+    z = g.expand(g.op("MUL", y.ne, y, g.weight((128,), sr.DEVICE)))
+    g.refused, g.host_reads_device, g.max_tensor = refused, host_reads_device, max_tensor
+    return g, w, y, z
+
+
+def test_refused_product_on_a_host_memory_device_reads_the_weight_in_place():
+    """Metal: ggml_backend_sched_backend_from_buffer gives the product to the CPU, whose supports_buft takes Metal's
+    host buffer type: no copy of the weight; the MUL by a device weight goes back to the device, with a copy of y."""
+    g, w, y, z = _tiny(frozenset({"MUL_MAT"}), True)
+    splits, copies = sr.split_graph(g)
+    assert (y.backend, z.backend) == (sr.HOST, sr.DEVICE)
+    assert [b for b, _, _ in splits] == [sr.HOST, sr.DEVICE]
+    assert [(c.backend, c.nbytes) for c in copies.values()] == [(sr.DEVICE, y.nbytes)]
+
+
+def test_product_refused_for_its_size_copies_the_device_weight_in():
+    """Vulkan: no backend takes the op and the weight's buffer (-1 in pass 1); the expansions skip the device and
+    pass 3 gives it to the CPU, which copies the weight in (its bytes, the size given). The limit (ggml-vulkan's
+    tensor_size_supported) reads the result and every source: the MUL of y is refused too, its weight copied."""
+    g, w, y, z = _tiny(frozenset(), False, max_tensor=128 * 32 * 4 - 1)
+    assert g.refuses(y) and g.refuses(z)
+    _, copies = sr.split_graph(g)
+    assert (y.backend, z.backend) == (sr.HOST, sr.HOST)
+    assert [c.nbytes for c in copies.values() if c.backend == sr.HOST] == [w.nbytes, 128 * 4]  # and the norm's
