@@ -975,7 +975,9 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
                 phase, needed = last
             left = needed - rest
         after_kv = True
-        fix = round(mfs - short / pre_free - 0.005, 2) if pre_free else None
+        # the flag's value: aiter cuts a given fraction too (settings.py aiter_fraction), so it is asked for uncut
+        cut = aiter_fraction(1.0, s.attention_backend, context_len, v)
+        fix = round((mfs - short / pre_free) / cut - 0.005, 2) if pre_free else None
         what = (f"KV pool allocated, then {phase} needs {needed / MiB:,.0f} MiB with {max(left, 0) / MiB:,.0f} MiB "
                 f"left (an estimate): lower --mem-fraction-static to {fix:.2f}"
                 + {"CUDA graph capture": f", lower {flag_of('cuda_graph_max_bs', s.engine_version)}, or add "
