@@ -793,12 +793,16 @@ def _offload_line(est: LayerEstimate, f: dict[str, Any]) -> str:
         lib = _BACKEND_NAMES.get(lib, lib)  # the ggml backend's own name (ollama/ollama#12912: library=Metal)
     avail = " ".join(hb(gp.free) for gp in est.gpus if gp.free != _UNKNOWN_FREE)
     alloc = " ".join(hb(a) for a in est.gpu_sizes)
+    # llm/memory.go estimateGPULayers (v0.1.45-v0.12.10): with layerCount == 0 it returns ("insufficient VRAM to
+    # load any model layers") before estimate.TensorSplit is set, so the split prints empty whatever the GPU count
+    # (ollama/ollama#12305, v0.11.11: layers.offload=0 layers.split=[])
+    placed = est.tensor_split if est.layers > 0 else []
     if est.version >= V_NEW_ESTIMATES_OPTIN:
-        # d5a0d8d90 (v0.11.5): TensorSplit []int, printed by slog as a Go slice whatever the GPU count
-        split = "[" + " ".join(map(str, est.tensor_split)) + "]"
+        # d5a0d8d90 (v0.11.5): TensorSplit []int, printed by slog as a Go slice whatever the GPU count (nil: [])
+        split = "[" + " ".join(map(str, placed)) + "]"
     else:
         # a string, set only with several GPUs; slog quotes it only when empty
-        split = ",".join(map(str, f["layers.split"])) or '""'
+        split = (",".join(map(str, f["layers.split"])) if est.layers > 0 else "") or '""'
     proj = (f'projector.weights="{hb(f["projector.weights"])}" projector.graph="{hb(f["projector.graph"])}"'
             if "projector.weights" in f else "")
     body = (f'layers.requested={f["layers.requested"]} layers.model={f["layers.model"]} '
