@@ -96,6 +96,8 @@ def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
         layers = tuple(replace(la, kind=LayerKind.SLIDING if la.attention.window else LayerKind.FULL)
                        if la.attention is not None else la for la in spec.layers)
         spec = replace(spec, architecture="gemma3", layers=layers, labels=spec.labels + (GEMMA3_EMBED_LABEL,))
+    if not spec.weights.exact and _fused_qkv_own_rule(spec):
+        spec = _pre_qkv_as_v_quantizer(spec)
     if not spec.weights.exact and _quantized_in_spring_2025(spec):
         spec = _spring_2025_quantizer(spec)
     if not spec.weights.exact and _quantized_in_file_order(spec):
@@ -307,6 +309,35 @@ def publishers_gguf(spec: ModelSpec) -> bool:
     the pre-#9935 llama-quantize of its 2024 Qwen2.5 tags, server/quantization.go's Go quantizer: each only ever
     quantized the blobs ollama.com's library serves). library_arch reads it the same way."""
     return bool(spec.weights.publisher)
+
+
+# The library's phi3-architecture GGUFs (phi3, phi3.5, phi4, phi4-mini, phi4-reasoning: 2024-2025 tags) hold one
+# fused attn_qkv a block, quantized long before llama.cpp's b8266 (1dab5f5a4), which sends attn_qkv through attn_v's
+# rules; the library's other fused-QKV archs (chatglm, falcon, gpt2, bloom, ...) are likely alike, unverified
+_FUSED_QKV_LIBRARY_ARCHS = {"phi3"}
+
+
+def _fused_qkv_own_rule(spec: ModelSpec) -> bool:
+    fmt = spec.weights.format.upper()
+    return (spec.architecture in _FUSED_QKV_LIBRARY_ARCHS and not publishers_gguf(spec)
+            and fmt not in ("F32", "F16", "BF16", "FLOAT16", "BFLOAT16", "FLOAT32")
+            and any(t.name.endswith("attn_qkv.weight") for t in spec.weights.tensors))
+
+
+def _pre_qkv_as_v_quantizer(spec: ModelSpec) -> ModelSpec:
+    """attn_qkv as the library's llama-quantize typed it: llama.cpp@1dab5f5a4~1 src/llama-quant.cpp
+    llama_tensor_get_type's own attn_qkv branch (Q3_K_M / Q3_K_L / IQ3_M -> Q4_K, Q4_K_M -> Q5_K, Q5_K_M -> Q6_K),
+    not attn_v's use_more_bits halves (b8266 on, quant.gguf_recipes QKV_AS_V_BUILD); Ollama's Go quantizer
+    (server/quantization.go getTensorNewType, v0.7.0-v0.13.5) has the same Q4_K_M -> Q5_K branch. phi4:14b
+    (ollama/ollama#13552, v0.13.5): q4_K 101 / q5_K 40 / q6_K 21 tensors, CUDA0 model buffer 8354.71 MiB (the
+    b8266 rules: 20 attn_qkv at q4_K and 20 at q6_K, 8360.57 MiB)."""
+    from ...quant.gguf_recipes import QKV_AS_V_BUILD, recipe_types  # lazy: only this quirk needs the recipe
+
+    types = recipe_types(spec.weights.format, [(t.name, t.shape) for t in spec.weights.tensors],
+                         spec.architecture, build=QKV_AS_V_BUILD - 1)
+    return _retyped(spec, lambda t: types.get(t.name, t.dtype) if t.name.endswith("attn_qkv.weight") else t.dtype,
+                    "weights as in Ollama's library GGUF: attn_qkv by llama-quantize's own rule of its day "
+                    "(Q4_K_M -> Q5_K), not attn_v's (llama.cpp b8266 on)")
 
 
 def _quantized_in_spring_2025(spec: ModelSpec) -> bool:
