@@ -1401,7 +1401,43 @@ def _lmstudio(d: Diagnosis) -> list[Fix]:
                         f"the cache); `{cmd}`", flags=("--context-length", str(half)), command=cmd)]
 
 
+def _ollama_held(d: Diagnosis) -> list[Fix]:
+    """The GPU was full before the runner allocated anything (reader.py: CUDA's free-memory query failed): what holds
+    it is to be freed, or left alone by Ollama's layout (envconfig OLLAMA_GPU_OVERHEAD, bytes reserved per GPU;
+    num_gpu, the layers it puts there), as the maintainers advise (ollama#9562)."""
+    return [Fix(summary="free the GPU first: `nvidia-smi` shows what holds it (another program, a model still loaded: "
+                        "`ollama ps`, `ollama stop <model>`)",
+                command="nvidia-smi --query-compute-apps=pid,used_memory --format=csv"),
+            Fix(summary="OLLAMA_GPU_OVERHEAD=1073741824: leave 1 GiB per GPU that Ollama's layout does not count on",
+                env=(("OLLAMA_GPU_OVERHEAD", "1073741824"),)),
+            Fix(summary="num_gpu lower (fewer layers on the GPU)")]
+
+
+# TensorRT-LLM _torch/pyexecutor/py_executor_creator.py _ExecutorMemoryMonitor.memory_type_tuning_suggestion
+# (1.0+): the engine's own advice, per component, printed under "Possible options include:" after the component
+# that could not be created (its friendly name, memory_type_friendly_names); the KV cache is sized from
+# KvCacheConfig.free_gpu_memory_fraction (0.9 by default) of the memory left after the model
+_TRTLLM_TUNING = (
+    ("Initial KV cache", "reduce max_num_tokens (the temporary KV cache used to estimate the real one's size)"),
+    ("KV cache", "kv_cache_config.free_gpu_memory_fraction lower (trtllm-serve --kv_cache_free_gpu_memory_fraction; "
+                 "0.9 by default): TensorRT-LLM's own advice for the KV cache, 'reduce free_gpu_memory_fraction'"),
+    ("Draft model", "reduce max_num_tokens and/or shard the draft model's weights (--tp_size / --pp_size)"),
+    ("Model resources created during usage", "reduce max_num_tokens"),
+    ("Model", "reduce max_num_tokens and/or shard the model weights across GPUs (--tp_size / --pp_size)"),
+    ("Sampler", "reduce max_seq_len and/or max_attention_window_size"),
+    ("Drafter", "reduce max_seq_len and/or max_draft_len"),
+    ("Additional executor resources", "reduce max_num_tokens"),
+)
+
+
+def _trtllm_executor(d: Diagnosis) -> list[Fix]:
+    comp = str(d.numbers.get("component") or "")
+    return [Fix(summary=advice, flags=("--kv_cache_free_gpu_memory_fraction",) if name == "KV cache" else ())
+            for name, advice in _TRTLLM_TUNING if comp.startswith(name)][:1]
+
+
 _BY_SIGNATURE = {
+    "trtllm_executor": _trtllm_executor,
     "vllm_v1_kv_insufficient": _vllm_kv_v1,
     "vllm_v0_kv_insufficient": _vllm_kv_v0,
     "vllm_free_memory_startup": _vllm_free_startup,
@@ -1446,6 +1482,7 @@ _BY_STAGE: dict[tuple[str | None, str], Any] = {
     ("llama.cpp", "host_ram"): _llama_host_kv,
     ("ollama", "weights"): _llama_weights,
     ("ollama", "host_ram"): _ollama_host_ram,
+    ("ollama", "other_process"): _ollama_held,
     ("lmstudio", "weights"): _lmstudio_llama,
     ("lmstudio", "kv_cache"): _lmstudio_llama,
     ("lmstudio", "compute"): _lmstudio_llama,

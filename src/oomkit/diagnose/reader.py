@@ -171,6 +171,14 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | N
         # description): in an MLX program's log it is MLX's failure, not llama.cpp's ggml-metal
         engine = "mlx"
     stage, confidence, why = _stage(doc, anchor, incident, numbers, around, settings, buffers)
+    if anchor.sig.id == "ollama_runner_terminated" and stage == "other_process" and _CUDA_MEMINFO.search(around):
+        # ggml-cuda's own failure carried in the runner's error: llama.cpp's, in Ollama's runner (as read from its line)
+        engine, host = "llama.cpp", "ollama"
+    if anchor.sig.id == "ollama_runner_terminated" and stage == "not_oom" and \
+            "invalid device function" in str(numbers.get("reason", "")).lower():
+        # the CUDA / ROCm error carried in the runner's error is read as on its own line (invalid_device_function:
+        # the GPU build's, in Ollama's runner)
+        engine, host = "cuda", "ollama"
     if stage == "weights" and any(e.sig.id == "ggml_vulkan_buffer_limit" for e in incident[:STAGE_WINDOW]):
         # ggml-alloc.c ggml_backend_alloc_ctx_tensors_from_buft packs a context's tensors into buffers of at most the
         # buffer type's max size (ggml-vulkan.cpp: the device's max allocation size), so a weights buffer the driver
@@ -334,6 +342,7 @@ def _cause(evs: list[Event]) -> Event | None:
     return ooms[0]
 
 
+_CUDA_MEMINFO = re.compile(r"in function ggml_backend_cuda_device_get_memory|cudaMemGetInfo\(free, total\)")
 _RPC_ACCEPTED = re.compile(r"Accepted client connection, free_mem=([0-9]{1,20}), total_mem=([0-9]{1,20})")
 
 
@@ -347,6 +356,9 @@ def _advice(anchor: Event, incident: list[Event], stage: str) -> Signature:
                     and e.line.no <= anchor.line.no + STAGE_WINDOW), None)
         if gal is not None:
             return gal.sig
+    if anchor.sig.id == "ggml_cuda_error_oom" and stage == "other_process":
+        # the free-memory query failed before any buffer (_stage_read): the pool's and the batch's advice is moot
+        return dataclasses.replace(anchor.sig, causes=(), fixes=())
     if anchor.sig.id == "metal_cmdbuf_status5" and stage != anchor.sig.stage:
         # Metal named another failure after the status (_stage): none of the working-set advice applies
         return dataclasses.replace(anchor.sig, causes=(), fixes=())
@@ -437,6 +449,16 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
                                    "printed unsigned, an integer overflow in the program (a tensor of 2^31 or more "
                                    "elements, a size computed in 32 bits), not a memory shortage; no memory "
                                    "setting helps: split the work into smaller tensors, or a release with the fix"]
+    if sig.id == "ggml_cuda_error_oom" and _CUDA_MEMINFO.search(
+            doc.slice(anchor.line.start, anchor.line.start + 4 * MAX_LINE_AFTER)):
+        # ggml-cuda.cu ggml_backend_cuda_device_get_memory: CUDA_CHECK(cudaMemGetInfo(free, total)) aborts with the
+        # device's out-of-memory when CUDA cannot even create this process's context on it; llama.cpp asks it before
+        # any buffer (src/llama.cpp llama_model_load_from_file_impl: "using device ... - N MiB free", 2025+; Ollama's
+        # runners the same): the memory was already held when the runner started (ollama#9562)
+        return "other_process", "medium", ["CUDA failed its free-memory query (cudaMemGetInfo in "
+                                           "ggml_backend_cuda_device_get_memory), which llama.cpp makes before any "
+                                           "buffer: the GPU was already full when the runner started (another "
+                                           "program, or a model still loaded)"]
     if sig.id == "metal_cmdbuf_status5":
         # ggml-metal prints Metal's own error for the failed command buffer right after the status (llama.cpp#7010+:
         # "error: <localizedDescription> (<code>:<name>)"): a code that is not Insufficient Memory (8) is no shortage
@@ -523,6 +545,12 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
                          and e.role in ("oom", "stage")), key=lambda e: e.sig.stage != "host_ram", default=None)
             if named is not None:
                 return named.sig.stage, "high", [f"the runner's own line names it: {named.line.text.strip()[:160]}"]
+            if "out of memory" in around.lower() and _CUDA_MEMINFO.search(around):
+                # the runner's CUDA error run into its line: the free-memory query failed (see ggml_cuda_error_oom)
+                return "other_process", "medium", ["CUDA failed its free-memory query (cudaMemGetInfo in "
+                                                   "ggml_backend_cuda_device_get_memory), which llama.cpp makes "
+                                                   "before any buffer: the GPU was already full when the runner "
+                                                   "started"]
         return placed
     wrapper = next((e for e in incident if e is not anchor and e.sig.stage and e.role == "oom"
                     and e.sig.engine not in ("pytorch", "cuda")), None)
@@ -872,6 +900,20 @@ def _projector_warmup(doc: Text, anchor: Event) -> bool:
 
 def _ollama_reason(reason: str) -> tuple[str, str, list[str]]:
     r = reason.lower()
+    # ggml-cuda.cu's CUDA_CHECK text for cudaErrorInvalidDeviceFunction / hipErrorInvalidDeviceFunction, carried into
+    # Ollama's error (llm/status.go keeps the runner's stderr from "CUDA error" on): no kernel for this GPU; read
+    # first, as the function it names (ggml_cuda_compute_forward) would read as a stage
+    if "invalid device function" in r:
+        return "not_oom", "high", ["the runner's GPU build has no kernels for this device's architecture ('invalid "
+                                   "device function'): not memory"]
+    # Windows NTSTATUS (ntstatus.h) STATUS_ENTRYPOINT_NOT_FOUND 0xC0000139 / STATUS_DLL_NOT_FOUND 0xC0000135 as the
+    # runner's exit status (llm/server.go "llama runner process has terminated: exit status 0x..."): a GPU library
+    # of another version than the runner was built against (likelovewant/ollama-for-amd#41: ROCm 5.7 libraries
+    # for a HIP 6.1.2 build), before any memory is asked for
+    if "0xc0000139" in r or "0xc0000135" in r:
+        return "not_oom", "high", ["exit status 0xc0000139 / 0xc0000135 is Windows' entry point / DLL not found: "
+                                   "the runner's GPU libraries are of another version than it was built for (the "
+                                   "ROCm / CUDA libraries next to it), not memory"]
     if "kv cache" in r:
         return "kv_cache", "high", []
     if "compute" in r:

@@ -709,14 +709,15 @@ SIGNATURES: tuple[Signature, ...] = (
         # wraps every cudaMalloc: the pool (ggml_cuda_pool_malloc, compute), ggml_cuda_transform_tensor (weights),
         # ggml_cuda_assign_buffers_impl (KV cache, scratch). The line alone names none of them
         "ggml_cuda_error_oom_2023", "llama.cpp", ("CUDA error 2 at",),
-        r"(?<!Error: )CUDA error 2 at \S{1,200}: out of memory", backend="CUDA", priority=2,
+        # the path may be broken by a re-wrap (a narrow terminal, a paste): anything up to the line's ": out of memory"
+        r"(?<!Error: )CUDA error 2 at \S[^\n]{0,300}?: out of memory", backend="CUDA", priority=2,
         fields=(Field("device", r"current device: ([0-9]{1,4})", "int"),),
         message="CUDA error 2 at ggml-cuda.cu:{LINE}: out of memory / current device: {DEV}",
         versions="llama.cpp ggml-cuda.cu, 2023 (before backend buffers); also in Ollama 0.1.x runners",
         causes=("a cudaMalloc failed: the weights offloaded, the KV cache or the compute pool (this build's "
                 "message does not say which)",),
-        fixes=("-ngl fewer layers on the GPU (Ollama: num_gpu lower)", "-c smaller (Ollama: num_ctx)",
-               "-ub smaller")),
+        fixes=("-ngl fewer layers on the GPU (Ollama: num_gpu lower; llama-cpp-python and text-generation-webui: "
+               "n_gpu_layers)", "-c smaller (Ollama: num_ctx; llama-cpp-python: n_ctx)", "-ub smaller")),
     Signature(
         "ggml_vulkan_alloc", "llama.cpp", ("ggml_vulkan: Device memory allocation of size",
                                            "ErrorOutOfDeviceMemory", "VK_ERROR_OUT_OF_DEVICE_MEMORY"),
@@ -1218,6 +1219,19 @@ SIGNATURES: tuple[Signature, ...] = (
         versions="LM Studio 0.2.x (GB decimal)",
         causes=("the context (n_ctx) and the layers offloaded (n_gpu_layers) need more than RAM / VRAM has",),
         fixes=("Context Length smaller", "GPU Offload lower", "a smaller quant")),
+    Signature(
+        # LM Studio's own load error when its system-resources monitor cannot answer (the app, closed source; its
+        # words in lmstudio-bug-tracker#1584, 0.4.5): "Attempt to pull a snapshot of system resources failed. Error:
+        # 'System resources observer shutdown requested.'" - no model was loaded and nothing was measured, whatever
+        # its size; a reinstall brought the monitor back
+        "lmstudio_resources_snapshot", "lmstudio", ("snapshot of system resources failed",),
+        r"Attempt to pull a snapshot of system resources failed", role="not_oom", priority=3,
+        message="Failed to load the model / Attempt to pull a snapshot of system resources failed. Error: 'System "
+                "resources observer shutdown requested.'",
+        versions="LM Studio 0.4.x",
+        causes=("LM Studio's system-resources monitor had stopped, so it refused every load before measuring "
+                "anything: not a memory shortage",),
+        fixes=("restart LM Studio; if every model still fails this way, reinstall it",)),
     Signature(
         "lmstudio_failed_load", "lmstudio", ("Failed to load model", "Failed to load the model"),
         r"Failed to load (?:the )?model", role="warn", priority=1,
