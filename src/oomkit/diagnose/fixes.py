@@ -72,6 +72,12 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
         computed += _by_estimate(d)
     if runner == "vllm":
         computed[:0] = _vllm_offload_ignored(d)
+    if d.engine == "llama.cpp" and any("under WSL 2 pinned host memory" in c for c in d.causes):
+        # reader.py: a ggml CUDA error under WSL 2, where pinned memory is limited (ggml-cuda.cu
+        # ggml_cuda_host_malloc reads GGML_CUDA_NO_PINNED: no pinned host buffers)
+        computed[:0] = [Fix(summary="GGML_CUDA_NO_PINNED=1: under WSL 2 pinned host memory is limited; without pinned "
+                                    "buffers llama.cpp loads (a slower host-to-GPU copy)",
+                            env=(("GGML_CUDA_NO_PINNED", "1"),))]
     computed[:0] = _backend_twice(d)
     # nothing useful fits: the change of hardware or model is the answer; a context under MIN_USEFUL_CONTEXT is none
     tier = _next_tier(d, computed)

@@ -620,10 +620,17 @@ _OLLAMA_WORD = re.compile(r"(?<![\w-])[Oo]llama(?![A-Za-z]|_(?!llama_server))")
 _LMSTUDIO_ELSEWHERE = re.compile(r"\.lmstudio[/\\]models[/\\]|lmstudio-community")
 
 
+# Hugging Face accelerate as a name (its package, "accelerate/" in a path, `accelerate launch`), not the English word
+# inside another ("accelerated prompt processing", llama.cpp#1735)
+_ACCELERATE_WORD = re.compile(r"(?<![\w-])accelerate(?![\w])")
+
+
 def host_of(region: str) -> str | None:
     for key, host in HOSTS:
         if key in region:
             if key in ("ollama", "Ollama") and not _OLLAMA_WORD.search(region):
+                continue
+            if key == "accelerate" and not _ACCELERATE_WORD.search(region):
                 continue
             if key == "lmstudio" and region.count("lmstudio") == len(_LMSTUDIO_ELSEWHERE.findall(region)):
                 continue

@@ -174,6 +174,12 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | N
     if anchor.sig.id == "ollama_runner_terminated" and stage == "other_process" and _CUDA_MEMINFO.search(around):
         # ggml-cuda's own failure carried in the runner's error: llama.cpp's, in Ollama's runner (as read from its line)
         engine, host = "llama.cpp", "ollama"
+    if anchor.sig.id in ("ggml_cuda_error_oom", "ggml_cuda_error_oom_2023") and _WSL.search(doc.slice(0, 200_000)):
+        # NVIDIA's CUDA on WSL User Guide (Known Limitations): pinned system memory available to applications is
+        # limited under WSL 2; ggml-cuda.cu ggml_cuda_host_malloc pins its host buffers unless GGML_CUDA_NO_PINNED is
+        # set (2023+), and its CUDA errors then say out of memory with the card's memory free (llama.cpp#1230, #1735)
+        why = [*why, "under WSL 2 pinned host memory is limited (NVIDIA's CUDA on WSL guide): llama.cpp's pinned "
+                     "buffers can run out with the GPU's memory free"]
     if anchor.sig.id == "ollama_runner_terminated" and stage == "not_oom" and \
             "invalid device function" in str(numbers.get("reason", "")).lower():
         # the CUDA / ROCm error carried in the runner's error is read as on its own line (invalid_device_function:
@@ -342,6 +348,7 @@ def _cause(evs: list[Event]) -> Event | None:
     return ooms[0]
 
 
+_WSL = re.compile(r"\bWSL ?2?\b|microsoft-standard-WSL")
 _CUDA_MEMINFO = re.compile(r"in function ggml_backend_cuda_device_get_memory|cudaMemGetInfo\(free, total\)")
 _RPC_ACCEPTED = re.compile(r"Accepted client connection, free_mem=([0-9]{1,20}), total_mem=([0-9]{1,20})")
 
