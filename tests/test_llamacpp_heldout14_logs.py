@@ -11,10 +11,10 @@ measured error (the fixture's known_miss).
 Before -> after (oomkit's figures recorded before any rule was looked at):
 - ROCm/ROCm#4903 Qwen3-Embedding-8B Q8_0, ROCm, -c 0: KV 4608.00 -> 5760.00 MiB, exact (the catalog's
   max_position_embeddings 32768 -> 40960: the GGUF's qwen3.context_length, which -c 0 takes). Model ROCm0 7668.64 /
-  ROCm_Host 629.47 exact before and after. Output 0.59 against 0.00 printed (strict xfail: b5618 keeps no logits
-  with --embeddings and no rows with mean pooling; oomkit's output_buffer_bytes in compute.py counts the later
-  builds' rows). Compute ROCm0 1248.88 against 1552.90 (0.804, strict xfail), ROCm_Host 288.00 -> 352.00 against
-  368.02.
+  ROCm_Host 629.47 exact before and after. Output 0.59 -> 0.00, exact (b5618 keeps no logits with --embeddings and
+  no rows with mean pooling: output_reserve before PR #14208). Compute ROCm0 1248.88 -> 1552.90 against 1552.90 (the
+  n_tokens x n_tokens mean input held above the device's input block to the graph's end, the logits above it:
+  compute.mean_pooling_input), ROCm_Host 288.00 -> 352.00 -> 368.00 against 368.02.
 - TrashCanLLM Llama 4 Scout UD-Q2_K_XL, 2x Vulkan (MoltenVK) + BLAS, -ngl 11 -nkvo: CPU KV 48000.00 (256000 cells)
   and 12000.00 (64000) exact, output 0.77 exact; compute CPU 404.62 exact and Vulkan_Host 0.976 / 0.977, Vulkan0
   857.00 against 616.06 (1.391) and Vulkan1 88.00 against 72.00 (1.222) (strict xfail): the log's device buffers
@@ -129,3 +129,19 @@ def test_cuda_tensor_split_10_6():
 def test_fixture_estimates_without_error(path):
     """Every fixture's run goes through oomkit's estimate with its own flags and build."""
     held_out_estimate(json.loads(path.read_text()))
+
+
+def test_pooling_flag_and_the_output_buffer_eras():
+    """--pooling takes none|mean|cls|last|rank (common/arg.cpp; anything else stops llama.cpp). ROCm/ROCm#4903's
+    b5618 reserves no output rows with --embeddings --pooling mean (output_reserve before PR #14208, b5680); from
+    b5680 the logits and the embeddings both (n_vocab + n_embd floats: llama.cpp#14829's 0.59 MiB at b5920)."""
+    from oomkit.engines.llamacpp.args import parse_args
+    from oomkit.errors import OomkitError
+
+    assert parse_args(["--embeddings", "--pooling", "mean"])[2].pooling == "mean"
+    with pytest.raises(OomkitError, match="--pooling avg"):
+        parse_args(["--pooling", "avg"])
+    fx = _fixture("qwen3-embedding-8b")
+    assert held_out_estimate(fx).engine_view["output_buffer_bytes"] == 0
+    later = held_out_estimate({**fx, "engine_version": "b5920"}).engine_view
+    assert _mib(later["output_buffer_bytes"]) == 0.59

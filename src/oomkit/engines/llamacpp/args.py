@@ -91,6 +91,18 @@ def _split_mode(flag: str, value: str) -> str:
     return value
 
 
+_POOLINGS = ("none", "mean", "cls", "last", "rank")
+
+
+def _pooling(flag: str, value: str) -> str:
+    """common/arg.cpp --pooling {none,mean,cls,last,rank}; anything else throws std::invalid_argument("invalid
+    value"), which common_params_parse_ex prints as `error while handling argument "--pooling": invalid value`."""
+    if value not in _POOLINGS:
+        raise OomkitError(f"{flag} {value}: llama.cpp takes none, mean, cls, last or rank (it stops: error while "
+                          f'handling argument "{flag}": invalid value)')
+    return value
+
+
 def _by_flag(table: dict[tuple[str, ...], Any]) -> dict[str, Any]:
     return {flag: entry for flags, entry in table.items() for flag in flags}
 
@@ -104,6 +116,7 @@ _VALUED = _by_flag({
     ("-ncmoed", "--n-cpu-moe-draft", "--spec-draft-n-cpu-moe", "--spec-draft-ncmoe"): ("n_cpu_moe_draft", _int),
     ("-ctk", "--cache-type-k"): ("cache_type_k", _text), ("-ctv", "--cache-type-v"): ("cache_type_v", _text),
     ("-sm", "--split-mode"): ("split_mode", _split_mode),
+    ("--pooling",): ("pooling", _pooling),
     # the draft model (common/arg.cpp; the --spec-draft-* names of 2026 builds alias the older ones)
     ("-md", "--model-draft", "--spec-draft-model"): ("model_draft", _text),
     ("-ctkd", "--cache-type-k-draft", "--spec-draft-type-k"): ("cache_type_k_draft", _text),
@@ -517,6 +530,7 @@ OPTIONS = (
         aliases=("-cmoed", "--spec-draft-cpu-moe")),
     Opt("mmap", "--no-mmap", switch=("--mmap", "--no-mmap"), foreign=("-lm", "--load-mode")),
     Opt("embeddings", "--embeddings", switch=("--embeddings", None), aliases=("--embedding",)),
+    Opt("pooling", "--pooling", lambda v: v or None),
     Opt("repack", "--no-repack", switch=("--repack", "--no-repack"), aliases=("-nr",)),
     Opt("no_host", "--no-host", switch=("--no-host", None)),
     Opt("mmproj", "--mmproj", _text_or_none, aliases=("-mm",)),

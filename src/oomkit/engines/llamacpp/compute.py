@@ -35,8 +35,50 @@ def output_buffer_bytes(spec: ModelSpec, ctx: Context, s: LlamaCppSettings) -> i
     # encoder-decoder T5 always reserves the embeddings too ("hacky enc-dec support": has_embd = true for LLM_ARCH_T5).
     # n_outputs_max (speculation's 1 + n_max rows per slot) does not size it at load: it grows at the first batch
     # with more outputs (measured: 1.96 MiB at 4 slots for n_outputs_max 4, 16, 68 and n_batch)
+    # Before PR #14208 (ERAS embd_rework, src/llama-context.cpp output_reserve to b5679): no logits with
+    # --embeddings (has_logits = !cparams.embeddings) and the embedding rows only with no pooling (has_embd =
+    # embeddings && pooling_type == NONE): --embeddings --pooling mean reserves nothing (ROCm/ROCm#4903, b5618:
+    # 'output buffer size = 0.00 MiB')
+    if s.embeddings and spec.architecture != "t5" and not ERAS.reached(ctx.build, "embd_rework"):
+        return spec.n_embd * max(1, ctx.n_seq_max) * 4 if pooling_type(spec, s) == "none" else 0
     per_output = spec.n_vocab + (spec.n_embd if s.embeddings or spec.architecture == "t5" else 0)
     return per_output * max(1, ctx.n_seq_max) * 4
+
+
+def mean_pooling_input(spec: ModelSpec, ctx: Context, s: LlamaCppSettings) -> int:
+    """The mean-pooling graph input of --embeddings --pooling mean before PR #14217 (ERAS mean_by_seq, b5713):
+    src/llama-graph.cpp build_inp_mean, an n_tokens x n_tokens F32 input (later builds: n_tokens x n_seqs_unq), which
+    llm_graph_context::build_pooling multiplies with the last hidden state at the graph's very end, after the output
+    layer (the lm_head still built: the logits, n_vocab x n_tokens, are in the buffer). A graph input, it is on the
+    host and copied to the device; ggml-alloc places a split's inputs first (ggml_gallocr_alloc_graph_impl:
+    "allocate all graph inputs first"), in graph order: the hidden-state rows, the positions, the F32 KQ mask, the
+    output ids, then the mean input, which stays alive to the last node. The logits, allocated once the layers have
+    freed the inputs below it, cannot go under it: they sit above the whole input block. ROCm/ROCm#4903 (b5618,
+    Qwen3-Embedding-8B, -ub 2048 at 40960 cells, -fa): ROCm0 1552.90 MiB = 32 (rows) + 320 (the F32 mask) + 16 (the
+    mean input) + 1184.88 (151665 x 2048 logits) + the small inputs; ROCm_Host 368.02 = the inputs, the mean's 16
+    among them. 0 elsewhere."""
+    if not s.embeddings or pooling_type(spec, s) != "mean" or ERAS.reached(ctx.build, "mean_by_seq") \
+            or spec.architecture in NO_CACHE_GRAPHS or spec.architecture == "t5":
+        return 0
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    return T * T * 4
+
+
+def pooling_type(spec: ModelSpec, s: LlamaCppSettings) -> str:
+    """The context's pooling: --pooling, else the GGUF's <arch>.pooling_type (src/llama-context.cpp llama_context:
+    an unspecified cparams.pooling_type takes hparams.pooling_type, none for a file without the key). The ModelSpec
+    carries no pooling: the catalog's embedding family (converted with a sentence-transformers Pooling module,
+    which the converter writes as <arch>.pooling_type) reads as pooled, its kind not known ("gguf")."""
+    if s.pooling:
+        return s.pooling
+    src = spec.source or ""
+    if src.startswith("catalog: "):
+        from ...model import catalog  # lazy: only catalog models reach here
+
+        entry = catalog.lookup(src[len("catalog: "):].split(" ", 1)[0])
+        if entry and entry.family == "embedding":
+            return "gguf"
+    return "none"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -3681,6 +3723,12 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     nosg = metal_no_simdgroup_bytes(spec, ctx, caches, placement, devices, s)
     if nosg is not None:  # a Metal device without simdgroup reduction: its products on the CPU, replayed
         out[0], out[-1] = nosg
+    mean = mean_pooling_input(spec, ctx, s)
+    if mean:  # --pooling mean before PR #14217: the T x T mean input held to the graph's end, the logits above it
+        out[-1] += mean
+        if len(whole) == 1 and placement.output_device >= 0 and placement.output_device in attending:
+            d = placement.output_device
+            out[d] = max(out[d], p.inputs + 2 * T * 4 + mean + spec.n_vocab * reserved_outputs(ctx, s) * 4)
     out.update(vulkan_pipeline_split(spec, ctx, caches, placement, devices, s))  # the devices' splits, replayed
     blas = blas_compute_bytes(spec, ctx, placement, devices, s)
     if blas:  # host weights' products on the BLAS backend, its own buffer (printed as CPU)

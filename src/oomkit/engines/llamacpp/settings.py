@@ -126,6 +126,15 @@ ERAS = Eras({
     # split buffers" for a -sm row device whose backend lacks it (before: its default buffer type, no error). SYCL
     # keeps its split buffer type (ggml-sycl.cpp ggml_backend_sycl_reg_get_proc_address); split.row_split_refusal
     "sm_row_split_buffers_required": 9890,
+    # PR #14208 "llama : rework embeddings logic" (d3e64b9f, 2025-06-16, b5680): logits and embeddings together.
+    # Before it src/llama-context.cpp llama_context::output_reserve kept no logits with --embeddings (has_logits =
+    # !cparams.embeddings) and embedding rows only without pooling (has_embd = embeddings && pooling_type == NONE);
+    # from it has_logits = true and has_embd = cparams.embeddings (b5920, llama.cpp#14829: 0.59 MiB, n_vocab +
+    # n_embd floats, with --embedding)
+    "embd_rework": 5680,
+    # PR #14217 "ubatch : new splitting logic" (4c9fdfbe, 2025-06-20, b5713): src/llama-graph.cpp build_inp_mean
+    # makes the mean-pooling input n_tokens x ubatch.n_seqs_unq (before: n_tokens x n_tokens)
+    "mean_by_seq": 5713,
 })
 NEWEST = "b9999"
 DEFAULT_GGUF_TYPE = "Q4_K_M"
@@ -191,6 +200,9 @@ class LlamaCppSettings:
     mmap: bool = True  # --no-mmap
     n_rs_seq: int = 0  # recurrent-state snapshots per sequence (MTP rollback)
     embeddings: bool = False  # --embeddings
+    # --pooling none|mean|cls|last|rank; "" = unspecified, the GGUF's <arch>.pooling_type (llama_context: cparams.
+    # pooling_type = hparams.pooling_type when LLAMA_POOLING_TYPE_UNSPECIFIED; none for a model without the key)
+    pooling: str = ""
     backend: str = ""  # oomkit --backend cuda|rocm|metal|vulkan|sycl|opencl|cpu; "" = from the devices (backends.py)
     repack: bool = True  # --repack / -nr --no-repack: the CPU backend's extra buffer types (CPU_REPACK)
     no_host: bool = False  # --no-host: CPU weights skip the GPU's pinned host buffer (and may be repacked)
