@@ -21,7 +21,8 @@ Before -> after (oomkit's figures recorded before any rule was looked at):
   are the same at 64000 cells (616.06, 72.00) where oomkit's Vulkan0 shrinks to 482.00, a context-sized tensor
   oomkit's replay keeps on the device while -nkvo leaves the attention on the CPU.
 - #11200 Qwen2.5-Coder-32B Q8_0, 2x CUDA, -ts 10,6, q8_0 K/V, 32768 cells: KV 2788.00 / 1564.00 exact, output 0.58
-  exact; compute CUDA0 201.00 against 233.00 (0.863, strict xfail), CUDA1 1.017, CUDA_Host 1.000.
+  exact; compute CUDA0 201.00 -> 233.00 against 233.00 (pipeline parallelism keeps the F32 mask copy the cast
+  reads, marked input and output, under the layers' peak), CUDA1 1.017, CUDA_Host 1.000.
 - #5207 Llama-2-13B-chat Q2_K, Metal, 8 GB Mac, ./main defaults: Metal KV 400.00 exact (40 layers x 512 cells);
   compute Metal 85.00 against 82.50 (1.030), CPU 11.00 against 11.00.
 - #11204 CodeLlama-13B, Vulkan iGPU, 27 of 40 layers: KV 2160.00 / CPU 1040.00 exact, CPU output 0.12 exact;

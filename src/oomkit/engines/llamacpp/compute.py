@@ -3586,6 +3586,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     attending = {placement.layer_device[layer.index] for layer in attention_layers(spec)
                  if layer.index < len(placement.layer_device)}
     cast_on = mask_cast_device(spec, ctx, placement)
+    pp = pipeline_parallel(spec, placement, devices, s)
     out: dict[int, int] = {}
     host_rows = device_host_rows(spec, ctx, infer_backend(devices, s.backend).name)
     fa_host = device_fa_on_host(spec, ctx, caches, placement, devices, s)
@@ -3608,8 +3609,14 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
             # layers' own peak is not raised. The b9026 RTX 3090 log of Qwen3.6-27B at 262144 x 4 unified, q4_0
             # cache: CUDA0 836 MiB = the 512 MiB F32 copy + the 256 MiB F16 mask + the rows
             # (tests/test_llamacpp_heldout_logs.py); a 32K MoE's peak stays its layer's (the b5380 ROCm log of
-            # Qwen3-30B-A3B, tests/test_llamacpp_rpc_logs.py)
-            need = max(need, mask_in + masks + 3 * resid)
+            # Qwen3-30B-A3B, tests/test_llamacpp_rpc_logs.py).
+            # With pipeline parallelism the F32 copy is marked input and output (ggml_backend_sched_split_graph with
+            # n_copies > 1), so ggml-alloc never frees it: it stays under the layers' peak too (the copies beyond
+            # the first are added below). llama.cpp#11200 (b4462, -ts 10,6 over two RTX 3090 Ti, 256-token
+            # ubatch at 32768 cells): CUDA0 233.00 MiB = the layers' 90 + four 32 MiB F32 masks + three more
+            # 5 MiB row copies, where the freed copy gave 201
+            held = mask_in if pp else 0
+            need = max(need + held, mask_in + masks + 3 * resid)
         if d == placement.output_device:
             need = max(need, (ph[d].split_output or ph[d].output) if d >= 0 else ph[d].output)
         out[d] = need
