@@ -136,6 +136,14 @@ def _mlx_metal_fault(sid: str, code: int, error: str, description: str, causes: 
                      causes=causes, fixes=fixes)
 
 
+def _lmstudio_notice(sid: str, key: str, pattern: str, message: str, causes: tuple[str, ...],
+                     fixes: tuple[str, ...] = (), priority: int = 3, ignore_case: bool = False) -> Signature:
+    """A line LM Studio 0.4.x's app (closed source; its words in its bug tracker) prints that is no memory
+    shortage: a note about its own estimate, or a refusal that measured nothing."""
+    return Signature(sid, "lmstudio", (key,), pattern, role="not_oom", priority=priority, ignore_case=ignore_case,
+                     message=message, versions="LM Studio 0.4.x", causes=causes, fixes=fixes)
+
+
 SIGNATURES: tuple[Signature, ...] = (
     # ------------------------------------------------------------------------------------ PyTorch allocators
     Signature(
@@ -1184,26 +1192,24 @@ SIGNATURES: tuple[Signature, ...] = (
         message="Not enough resources to load the model with the current settings",
         causes=("the estimate does not fit the free memory (an already loaded model counts)",),
         fixes=("unload other models", "Context Length smaller", "GPU Offload lower")),
-    Signature(
+    _lmstudio_notice(
         # LM Studio 0.4's model loader when it has no estimate for a model: its guardrail then refuses on no figure
         # (the refusal that follows is not a measured shortage; the model loads when the guardrail is overridden)
-        "lmstudio_estimate_unavailable", "lmstudio", ("memory estimate unavailable",),
-        r"memory estimate unavailable", role="not_oom", priority=5, ignore_case=True,
-        message="memory estimate unavailable for this model",
-        versions="LM Studio 0.4.x",
-        causes=("LM Studio could not estimate this model's memory, so its guardrail refuses without a figure: not a "
-                "shortage",),
-        fixes=("load it with the guardrail relaxed (Settings: model loading guardrails), or a newer LM Studio",)),
-    Signature(
+        "lmstudio_estimate_unavailable", "memory estimate unavailable", r"memory estimate unavailable",
+        "memory estimate unavailable for this model",
+        ("LM Studio could not estimate this model's memory, so its guardrail refuses without a figure: not a "
+         "shortage",),
+        ("load it with the guardrail relaxed (Settings: model loading guardrails), or a newer LM Studio",),
+        priority=5, ignore_case=True),
+    _lmstudio_notice(
         # LM Studio 0.4.x's loader notes which context it used for its VRAM overflow estimate on one GPU (it then
         # loads with the context asked for): a notice, no failure (lmstudio-bug-tracker#1902)
-        "lmstudio_overflow_estimate_note", "lmstudio", ("for VRAM overflow calculations",),
-        r"Not using full context length for VRAM overflow calculations", role="not_oom", priority=4,
-        message="Not using full context length for VRAM overflow calculations due to single GPU setup. Instead, using "
-                "'{N}' as context length for the calculation. Original context length: '{M}'.",
-        versions="LM Studio 0.4.x",
-        causes=("LM Studio's estimate of the VRAM overflow used a shorter context than the one loaded: a note about "
-                "its estimate, not a failure",)),
+        "lmstudio_overflow_estimate_note", "for VRAM overflow calculations",
+        r"Not using full context length for VRAM overflow calculations",
+        "Not using full context length for VRAM overflow calculations due to single GPU setup. Instead, using '{N}' "
+        "as context length for the calculation. Original context length: '{M}'.",
+        ("LM Studio's estimate of the VRAM overflow used a shorter context than the one loaded: a note about its "
+         "estimate, not a failure",), priority=4),
     Signature(
         "lmstudio_failed_load_json", "lmstudio", ('"title": "Failed to load model"',),
         r'"title": "Failed to load model"', priority=3, span=30,
@@ -1219,19 +1225,18 @@ SIGNATURES: tuple[Signature, ...] = (
         versions="LM Studio 0.2.x (GB decimal)",
         causes=("the context (n_ctx) and the layers offloaded (n_gpu_layers) need more than RAM / VRAM has",),
         fixes=("Context Length smaller", "GPU Offload lower", "a smaller quant")),
-    Signature(
+    _lmstudio_notice(
         # LM Studio's own load error when its system-resources monitor cannot answer (the app, closed source; its
         # words in lmstudio-bug-tracker#1584, 0.4.5): "Attempt to pull a snapshot of system resources failed. Error:
         # 'System resources observer shutdown requested.'" - no model was loaded and nothing was measured, whatever
         # its size; a reinstall brought the monitor back
-        "lmstudio_resources_snapshot", "lmstudio", ("snapshot of system resources failed",),
-        r"Attempt to pull a snapshot of system resources failed", role="not_oom", priority=3,
-        message="Failed to load the model / Attempt to pull a snapshot of system resources failed. Error: 'System "
-                "resources observer shutdown requested.'",
-        versions="LM Studio 0.4.x",
-        causes=("LM Studio's system-resources monitor had stopped, so it refused every load before measuring "
-                "anything: not a memory shortage",),
-        fixes=("restart LM Studio; if every model still fails this way, reinstall it",)),
+        "lmstudio_resources_snapshot", "snapshot of system resources failed",
+        r"Attempt to pull a snapshot of system resources failed",
+        "Failed to load the model / Attempt to pull a snapshot of system resources failed. Error: 'System resources "
+        "observer shutdown requested.'",
+        ("LM Studio's system-resources monitor had stopped, so it refused every load before measuring anything: not "
+         "a memory shortage",),
+        ("restart LM Studio; if every model still fails this way, reinstall it",)),
     Signature(
         "lmstudio_failed_load", "lmstudio", ("Failed to load model", "Failed to load the model"),
         r"Failed to load (?:the )?model", role="warn", priority=1,
