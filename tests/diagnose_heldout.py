@@ -20,6 +20,13 @@ from oomkit.diagnose.signatures import ENGINES, STAGES
 FIXTURES = Path(__file__).parent / "fixtures" / "diagnose"
 
 
+# TensorRT-LLM's executor refusing a component (_torch/pyexecutor/py_executor_creator.py
+# _ExecutorMemoryMonitor._maybe_explain_if_oom, 1.0+), `{c}` its friendly name; sets 15 and 16 put their own head on it
+TRTLLM_EXECUTOR_OOM = ("Executor creation failed due to insufficient GPU memory.\n\nThe following component could not "
+                       "be created: {c}\nTotal GPU memory (GiB): 79.19\nFree GPU memory before component creation "
+                       "attempt (GiB): 12.50\n")
+
+
 def load_cases(name: str) -> list[dict]:
     return [json.loads(line) for line in (FIXTURES / name).read_text(encoding="utf-8").splitlines() if line.strip()]
 

@@ -18,28 +18,9 @@ says the same when an allocation fails). The checks: tests/diagnose_heldout.py c
 
 from __future__ import annotations
 
-import pytest
+from tests.diagnose_heldout import garble_tests, heldout_tests
 
-from tests.diagnose_heldout import (
-    check_case,
-    check_cited_and_new,
-    garble_tests,
-    load_cases,
-    params,
-)
-
-NAME = "heldout12.jsonl"
-CASES = load_cases(NAME)
-
-
-def test_cases_are_cited_and_new():
-    """16 cases or more, each from a GitHub thread in no other diagnose fixture."""
-    check_cited_and_new(NAME, CASES, minimum=16, fix_required=True)
-
-
-@pytest.mark.parametrize("case", params(CASES))
-def test_heldout_case(case):
-    check_case(case)
+CASES, test_cases_are_cited_and_new, test_heldout_case = heldout_tests("heldout12.jsonl", minimum=16, fix_required=True)
 
 
 def test_notices_hide_no_failure():

@@ -24,30 +24,9 @@ tests/diagnose_heldout.py check_case; the garble pass as in sets 6 to 13."""
 
 from __future__ import annotations
 
-import pytest
+from tests.diagnose_heldout import garble_tests, heldout_tests
 
-from tests.diagnose_heldout import (
-    check_case,
-    check_cited_and_new,
-    garble_tests,
-    load_cases,
-    params,
-)
-
-NAME = "heldout14.jsonl"
-CASES = load_cases(NAME)
-
-
-def test_cases_are_cited_and_new():
-    """10 cases or more, each from a GitHub thread in no other diagnose fixture."""
-    check_cited_and_new(NAME, CASES, minimum=10, fix_required=True)
-
-
-@pytest.mark.parametrize("case", params(CASES))
-def test_heldout_case(case):
-    check_case(case)
-
-
+CASES, test_cases_are_cited_and_new, test_heldout_case = heldout_tests("heldout14.jsonl", minimum=10, fix_required=True)
 test_garbled_log_exits_cleanly, test_readable_garbles_keep_the_reading = garble_tests(CASES)
 
 
