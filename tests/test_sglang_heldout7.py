@@ -93,6 +93,19 @@ def line_value(est, prefix: str, key: str) -> float:
     return float(line.split(key)[1].split(" GB")[0])
 
 
+def assert_avail_mem(est, prefix: str, printed: str) -> None:
+    """The "avail mem=" of oomkit's log line starting with `prefix` against the printed figure, within GPU_BAND of
+    the GPU."""
+    err = (line_value(est, prefix, "avail mem=") * GiB - gb(printed)) / est.devices[0].memory_bytes
+    assert abs(err) < GPU_BAND, f"{err:+.2%}"
+
+
+def assert_weights(est, printed: str) -> None:
+    """The first rank's weights against the printed load, within WEIGHTS_LIMIT of it."""
+    err = (est.devices[0].weights_bytes - gb(printed)) / gb(printed)
+    assert abs(err) < WEIGHTS_LIMIT, f"{err:+.2%}"
+
+
 def test_every_fixture_cites_its_thread():
     for path in sorted(HERE.glob("*.json")):
         fx = json.loads(path.read_text(encoding="utf-8"))
@@ -122,10 +135,7 @@ def _r5():
 
 def test_mi355x_free_memory_before_the_weights():
     # the catalog MI355X less oomkit's pre-load overhead: 287.20 GiB against the printed 287.20
-    est = _r5()
-    before = line_value(est, "Load weight begin.", "avail mem=") * GiB
-    err = (before - gb(fixture(R5)["printed"]["weights_avail_before_gb"])) / est.devices[0].memory_bytes
-    assert abs(err) < GPU_BAND, f"{err:+.2%}"
+    assert_avail_mem(_r5(), "Load weight begin.", fixture(R5)["printed"]["weights_avail_before_gb"])
 
 
 def test_mi355x_five_layer_pool_at_the_printed_tokens():
@@ -151,10 +161,7 @@ def test_mi355x_five_layer_weights():
     # UnquantizedFusedMoEMethod.process_weights_after_loading replaces w13 / w2 by shuffled copies while
     # routed_experts_weights_of_layer (qwen3_moe.py, eager up to 0.5.8) still holds the originals: 12.65 GiB against
     # 12.79 (7.03 before, -45 %)
-    est = _r5()
-    printed = gb(fixture(R5)["printed"]["weights_mem_usage_gb"])
-    err = (est.devices[0].weights_bytes - printed) / printed
-    assert abs(err) < WEIGHTS_LIMIT, f"{err:+.2%}"
+    assert_weights(_r5(), fixture(R5)["printed"]["weights_mem_usage_gb"])
 
 
 def test_mi355x_suggested_fraction_is_asked_for_before_the_aiter_cut():
@@ -190,17 +197,12 @@ def _next(**kw):
 
 def test_qwen3_next_weights_per_rank():
     # the 512 experts split over 4, the attention and Gated DeltaNet projections a TP4 shard each: 37.31 GiB
-    err = (_next().devices[0].weights_bytes - gb(fixture(NEXT)["printed"]["weights_mem_usage_gb"])) \
-        / gb(fixture(NEXT)["printed"]["weights_mem_usage_gb"])
-    assert abs(err) < WEIGHTS_LIMIT, f"{err:+.2%}"
+    assert_weights(_next(), fixture(NEXT)["printed"]["weights_mem_usage_gb"])
 
 
 def test_qwen3_next_free_memory_after_the_weights():
     # end to end on the catalog MI300X: 152.17 GiB against TP0's printed 152.87 (the ranks print 152.85-152.91)
-    est = _next()
-    after = line_value(est, "Load weight end.", "avail mem=") * GiB
-    err = (after - gb(fixture(NEXT)["printed"]["weights_avail_after_gb"])) / est.devices[0].memory_bytes
-    assert abs(err) < GPU_BAND, f"{err:+.2%}"
+    assert_avail_mem(_next(), "Load weight end.", fixture(NEXT)["printed"]["weights_avail_after_gb"])
 
 
 def test_qwen3_next_state_pool_at_the_printed_slots():
@@ -241,9 +243,7 @@ def test_qwen35_27b_fp8_weights():
     # MTP layer as SGLang loads them: 28.35 GiB against 28.73
     est = sg.ENGINE.estimate(resolve("Qwen/Qwen3.5-27B-FP8"), gpus(MUSA_80G, 1),
                              sg.SGLangSettings(engine_version="0.5.10"))
-    printed = gb(fixture(Q35)["printed"]["weights_mem_usage_gb"])
-    err = (est.devices[0].weights_bytes - printed) / printed
-    assert abs(err) < WEIGHTS_LIMIT, f"{err:+.2%}"
+    assert_weights(est, fixture(Q35)["printed"]["weights_mem_usage_gb"])
 
 
 # ---------------------------------------------------------------------------------------------------------
