@@ -444,9 +444,11 @@ def cudagraph_estimate_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_la
 
 
 def piecewise_only_ampere_geforce(r: Resolved, pw: int, full: int) -> bool:
-    """vLLM's estimate of a run that captures PIECEWISE graphs alone, on model runner V1, on an Ampere GeForce part
-    (SM 8.6, the driver's name says GeForce): CG_EST_PW_FIRST_AMPERE and CG_EST_PW_PER_LAYER_AMPERE."""
-    return pw > 0 and full == 0 and r.v1 and not r.runner_v2 and r.cc == (8, 6) and geforce_capture(r)
+    """vLLM's estimate of a run that captures PIECEWISE graphs alone, on model runner V1 from 0.19 (the first
+    release with profile_cudagraph_memory) to 0.33, on an Ampere GeForce part (SM 8.6, the driver's name says
+    GeForce): CG_EST_PW_FIRST_AMPERE and CG_EST_PW_PER_LAYER_AMPERE."""
+    return pw > 0 and full == 0 and r.v1 and not r.runner_v2 and (0, 19, 0) <= r.version < (0, 34, 0) and \
+        r.cc == (8, 6) and geforce_capture(r)
 
 
 def flashinfer_workspace_in_estimate(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
