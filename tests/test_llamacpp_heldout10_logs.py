@@ -27,7 +27,6 @@ counted none of it on the host (0 -> 24.93 MiB: projector.clip_host_input_bytes,
 programs.with_projector when clip runs on a GPU)."""
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -35,21 +34,11 @@ import oomkit
 from oomkit.engines.llamacpp.args import parse_args
 from oomkit.engines.llamacpp.projector import clip_compute_bytes, clip_host_input_bytes
 from oomkit.memory import Device
-from tests.test_llamacpp_heldout_logs import (
-    assert_cited_and_checked,
-    check,
-    figures,
-    held_out_estimate,
-    params,
-)
+from tests.llamacpp_heldout import MiB, assert_cited_and_quoted, fixture_from, set_fixtures
+from tests.test_llamacpp_heldout_logs import check, figures, held_out_estimate, params
 from tests.test_llamacpp_projector import write_qwen_vl_mmproj
 
-FIXTURES = sorted((Path(__file__).parent / "fixtures" / "engine_logs" / "llamacpp_heldout10").glob("*.json"))
-MiB = 1 << 20
-
-
-def _fixture(prefix: str) -> dict:
-    return json.loads(next(p for p in FIXTURES if p.name.startswith(prefix)).read_text())
+FIXTURES = set_fixtures("llamacpp_heldout10")
 
 
 @pytest.mark.parametrize(("path", "what"), params(FIXTURES))
@@ -61,27 +50,13 @@ def test_arrow_lake_vulkan_buffer_within_one_percent():
     """#21608's Vulkan0 (574.02 MiB printed at b8770) from the b8770 graph (out_ids' rows in the last layer) in
     ggml_vk_graph_optimize's order with its topk-MoE keep patterns: within 1% (0.859 with the closed forms, 0.925 with
     the t_h_nextn graph)."""
-    fx = _fixture("qwen3.5-35b-a3b-ud-q2kxl-intel-arl-igpu-vulkan")
+    fx = fixture_from(FIXTURES, "qwen3.5-35b-a3b-ud-q2kxl-intel-arl-igpu-vulkan")
     got = figures(fx, held_out_estimate(fx).engine_view)["compute"]["Vulkan0"]
     assert abs(got / fx["printed"]["buffers"]["compute_mib"]["Vulkan0"] - 1) < 0.01, got
 
 
 def test_held_out_logs_are_cited_and_checked():
-    assert_cited_and_checked(FIXTURES, 4)
-    for path in FIXTURES:
-        fx = json.loads(path.read_text())
-        assert fx["source"].startswith("https://github.com/"), path.name
-        b = fx["printed"].get("buffers", {})
-        kinds = (("kv_mib", "KV"), ("compute_mib", "compute"))
-        for key, what in kinds:
-            for dev, mib in (b.get(key) or {}).items():  # a device's lines of that kind, summed (gpt-oss: SWA + full)
-                lines = [x for x in fx["quoted"].splitlines() if f" {dev} {what} buffer size" in x]
-                assert lines, (path.name, dev, what)
-                assert round(sum(float(x.split("=")[1].split()[0]) for x in lines), 2) == mib, (path.name, dev)
-        if "output_mib" in b:
-            assert f"output buffer size = {b['output_mib']:8.2f} MiB" in fx["quoted"], path.name
-        for dev, mib in (fx["printed"].get("rs_mib") or {}).items():
-            assert f"{dev} RS buffer size = {mib:8.2f} MiB" in fx["quoted"], path.name
+    assert_cited_and_quoted(FIXTURES, 4, summed=True)
 
 
 def _projector_meta(fx: dict) -> dict:
@@ -96,7 +71,7 @@ def test_projector_buffers_on_vulkan():
     """clip's two warmup buffers of the qwen3vl tower on Vulkan0: the device's is the CPU-only peak (248.10 MiB, as
     before), the CPU's the graph inputs (the F32 image of 1472 x 1472 x 3 and the 4 x 8464 int32 M-RoPE positions:
     24.93 MiB, which oomkit did not count before)."""
-    fx = _fixture("qwen3.6-35b-a3b-mmproj")
+    fx = fixture_from(FIXTURES, "qwen3.6-35b-a3b-mmproj")
     meta, printed = _projector_meta(fx), fx["printed"]["projector"]
     assert f"warmup with image size = {printed['warmup_px']} x {printed['warmup_px']}" in fx["quoted"]
     assert round(clip_compute_bytes(meta, True) / MiB, 2) == printed["Vulkan0"]
@@ -110,7 +85,7 @@ def test_projector_inputs_join_the_host_on_a_gpu(tmp_path):
     """Through the estimate: a Qwen3.6-35B-A3B run with a qwen3vl mmproj of the tower's shape on a Vulkan device adds
     the device buffer to the device and the inputs to the host; with --no-mmproj-offload clip runs on the CPU,
     whose one buffer already holds its inputs, so nothing more is added there."""
-    fx = _fixture("qwen3.6-35b-a3b-mmproj")
+    fx = fixture_from(FIXTURES, "qwen3.6-35b-a3b-mmproj")
     h, printed = fx["printed"]["hparams"], fx["printed"]["projector"]
     mmproj = write_qwen_vl_mmproj(tmp_path / "mmproj.gguf", "qwen3vl_merger", e=h["n_embd"], f=h["n_ff"],
                                   h=h["n_head"], t=2048, patch=h["patch_size"], deepstack=False)

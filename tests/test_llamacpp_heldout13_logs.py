@@ -57,44 +57,19 @@ buffer lines are already held by earlier fixtures. Searched (the issues corpus) 
   #24476, #27680."""
 
 import json
-from pathlib import Path
 
 import pytest
 
-from tests.test_llamacpp_heldout_logs import assert_cited_and_checked, check, held_out_estimate, params
+from tests.llamacpp_heldout import assert_cited_and_quoted, fixture_from, mib, set_fixtures
+from tests.test_llamacpp_heldout_logs import check, held_out_estimate, params
 
-MiB = 1 << 20
-FIXTURES = sorted((Path(__file__).parent / "fixtures" / "engine_logs" / "llamacpp_heldout13").glob("*.json"))
-
-
-def _fixture(prefix: str) -> dict:
-    return json.loads(next(p for p in FIXTURES if p.name.startswith(prefix)).read_text())
-
-
-def _mib(b: int) -> float:
-    return round(b / MiB, 2)
+FIXTURES = set_fixtures("llamacpp_heldout13")
 
 
 def test_held_out_logs_are_cited():
     """Each fixture cites its llama.cpp issue or pull request, quotes its lines, and every figure it checks is a
     line it quotes."""
-    assert_cited_and_checked(FIXTURES, 3)
-    for path in FIXTURES:
-        fx = json.loads(path.read_text())
-        assert fx["source"].startswith("https://github.com/"), path.name
-        b = fx["printed"].get("buffers", {})
-        for dev, mib in b.get("model_mib", {}).items():
-            assert f"{dev} model buffer size = {mib:8.2f} MiB" in fx["quoted"], (path.name, dev)
-        for dev, mib in b.get("kv_mib", {}).items():
-            assert f"{dev} KV buffer size = {mib:8.2f} MiB" in fx["quoted"], (path.name, dev)
-        if "output_mib" in b:
-            assert f"output buffer size = {b['output_mib']:8.2f} MiB" in fx["quoted"], path.name
-        for dev, mib in b.get("compute_mib", {}).items():
-            assert f"{dev} compute buffer size = {mib:8.2f} MiB" in fx["quoted"], (path.name, dev)
-        line = fx["printed"].get("kv_size_line")
-        if line:
-            assert f"size = {line['total_mib']:.2f} MiB (" in fx["quoted"], path.name
-            assert f"{line['cells']} cells,  {line['layers']} layers" in fx["quoted"], path.name
+    assert_cited_and_quoted(FIXTURES, 3)
 
 
 @pytest.mark.parametrize(("path", "what"), params(FIXTURES))
@@ -107,14 +82,14 @@ def test_kv_size_line(prefix):
     """The cache's size line: cells, K and V (#14829: f16, 36 layers x 20480 cells; #18585: q8_0 at 34 bytes a
     block of 32, 92 KV layers - block 92 is GLM-4.7's next-n layer, which holds no cache - x 200192 cells, the
     -c 200000 padded to 256)."""
-    fx = _fixture(prefix)
+    fx = fixture_from(FIXTURES, prefix)
     line = fx["printed"]["kv_size_line"]
     v = held_out_estimate(fx).engine_view
     (cache,) = v["kv_caches"]
     assert cache["cells"] == line["cells"]
-    assert (_mib(cache["k_bytes"]), _mib(cache["v_bytes"])) == (line["k_mib"], line["v_mib"])
-    assert _mib(cache["k_bytes"] + cache["v_bytes"]) == line["total_mib"]
-    assert _mib(sum(v["kv_buffer_bytes"].values())) == line["total_mib"]
+    assert (mib(cache["k_bytes"]), mib(cache["v_bytes"])) == (line["k_mib"], line["v_mib"])
+    assert mib(cache["k_bytes"] + cache["v_bytes"]) == line["total_mib"]
+    assert mib(sum(v["kv_buffer_bytes"].values())) == line["total_mib"]
 
 
 def test_gemma3_separate_slots_pad_each_stream():
@@ -122,13 +97,13 @@ def test_gemma3_separate_slots_pad_each_stream():
     with 3 separate slots and 1024 cells / 18.0 MiB with 4. Each stream gets n_ctx_seq = GGML_PAD(n_ctx / n_seq_max,
     256) (512 for 3 slots, 256 for 4) and n_ctx is n_ctx_seq x n_seq_max; the SWA cache,
     min(n_ctx_seq, GGML_PAD(n_swa + n_ubatch, 256)) a stream, is as large, so all 18 layers hold n_ctx cells."""
-    fx = _fixture("gemma-3-270m")
+    fx = fixture_from(FIXTURES, "gemma-3-270m")
     assert "1536 cells / 27.0 MiB" in fx["quoted"] and "1024 cells / 18.0 MiB" in fx["quoted"]
     for n_seq, key in (("3", "np3"), ("4", "np4")):
         want = fx["printed"]["kv_total"][key]
         v = held_out_estimate({**fx, "argv": ["-c", "1024", "-np", n_seq]}).engine_view
         assert v["n_ctx"] == want["cells"], (n_seq, v["n_ctx"])
-        assert _mib(sum(v["kv_buffer_bytes"].values())) == want["mib"], (n_seq, v["kv_buffer_bytes"])
+        assert mib(sum(v["kv_buffer_bytes"].values())) == want["mib"], (n_seq, v["kv_buffer_bytes"])
 
 
 @pytest.mark.parametrize("swa", ["swa_off", "swa_full"])
@@ -136,14 +111,14 @@ def test_gemma4_e4b_shared_kv_caches(swa):
     """qualcomm/GenieX#1346: Gemma 4 E4B at 4096 cells keeps a cache for its first 24 layers only (the last 18 reuse
     them): the 4 global layers' 64.00 MiB, and the 20 SWA layers' 60.00 MiB at 1536 cells (swa_full off), 160.00 MiB
     at 4096 (on), all on the NPU device (HTP0)."""
-    fx = _fixture("gemma-4-e4b")
+    fx = fixture_from(FIXTURES, "gemma-4-e4b")
     want = fx["printed"]["kv_caches"][swa]
     argv = fx["argv"] + (["--swa-full"] if swa == "swa_full" else [])
     v = held_out_estimate({**fx, "argv": argv}).engine_view
     caches = {c["name"]: c for c in v["kv_caches"]}
     assert caches["SWA"]["cells"] == want["SWA"]["cells"]
     for name in ("SWA", "non-SWA"):
-        assert _mib(caches[name]["k_bytes"] + caches[name]["v_bytes"]) == want[name]["mib"], name
+        assert mib(caches[name]["k_bytes"] + caches[name]["v_bytes"]) == want[name]["mib"], name
         assert f"{want[name]['mib']:.2f} MiB" in fx["quoted"]
     assert set(v["kv_buffer_bytes"]) == {"HTP0"}
 

@@ -44,43 +44,18 @@ repositories (found by exact string) gave the rest. Searched and not used:
   #23321, #24476, ontouchstart/rabbit-holes (gpt-oss-20b on an M5, held-out set 9)."""
 
 import json
-from pathlib import Path
 
 import pytest
 
-from tests.test_llamacpp_heldout_logs import assert_cited_and_checked, check, held_out_estimate, params
+from tests.llamacpp_heldout import MiB, assert_cited_and_quoted, fixture_from, mib, set_fixtures
+from tests.test_llamacpp_heldout_logs import check, held_out_estimate, params
 
-MiB = 1 << 20
-FIXTURES = sorted((Path(__file__).parent / "fixtures" / "engine_logs" / "llamacpp_heldout14").glob("*.json"))
-
-
-def _fixture(prefix: str) -> dict:
-    return json.loads(next(p for p in FIXTURES if p.name.startswith(prefix)).read_text())
-
-
-def _mib(b: int) -> float:
-    return round(b / MiB, 2)
+FIXTURES = set_fixtures("llamacpp_heldout14")
 
 
 def test_held_out_logs_are_cited():
     """Each fixture cites its page, quotes its lines, and every figure it checks is a line it quotes."""
-    assert_cited_and_checked(FIXTURES, 5)
-    for path in FIXTURES:
-        fx = json.loads(path.read_text())
-        assert fx["source"].startswith("https://github.com/"), path.name
-        b = fx["printed"].get("buffers", {})
-        for dev, mib in b.get("model_mib", {}).items():
-            assert f"{dev} model buffer size = {mib:8.2f} MiB" in fx["quoted"], (path.name, dev)
-        for dev, mib in b.get("kv_mib", {}).items():
-            assert f"{dev} KV buffer size = {mib:8.2f} MiB" in fx["quoted"], (path.name, dev)
-        if "output_mib" in b:
-            assert f"output buffer size = {b['output_mib']:8.2f} MiB" in fx["quoted"], path.name
-        for dev, mib in b.get("compute_mib", {}).items():
-            assert f"{dev} compute buffer size = {mib:8.2f} MiB" in fx["quoted"], (path.name, dev)
-        line = fx["printed"].get("kv_size_line")
-        if line:
-            assert f"size = {line['total_mib']:.2f} MiB (" in fx["quoted"], path.name
-            assert f"{line['cells']} cells,  {line['layers']} layers" in fx["quoted"], path.name
+    assert_cited_and_quoted(FIXTURES, 5)
 
 
 @pytest.mark.parametrize(("path", "what"), params(FIXTURES))
@@ -91,36 +66,36 @@ def test_held_out_log(path, what):
 def test_qwen3_embedding_takes_the_gguf_context():
     """ROCm/ROCm#4903: -c 0 is the GGUF's qwen3.context_length, 40960 (the checkpoint's max_position_embeddings,
     not the model card's '32K'); 36 layers x 40960 cells x 1024 (8 KV heads x 128) x 2 B for K and V."""
-    fx = _fixture("qwen3-embedding-8b")
+    fx = fixture_from(FIXTURES, "qwen3-embedding-8b")
     assert "qwen3.context_length u32              = 40960" in fx["quoted"]
     line = fx["printed"]["kv_size_line"]
     v = held_out_estimate(fx).engine_view
     assert v["n_ctx"] == line["cells"]
     (cache,) = v["kv_caches"]
-    assert (_mib(cache["k_bytes"]), _mib(cache["v_bytes"])) == (line["k_mib"], line["v_mib"])
-    assert _mib(sum(v["kv_buffer_bytes"].values())) == line["total_mib"]
+    assert (mib(cache["k_bytes"]), mib(cache["v_bytes"])) == (line["k_mib"], line["v_mib"])
+    assert mib(sum(v["kv_buffer_bytes"].values())) == line["total_mib"]
 
 
 def test_llama4_scout_nkvo_64000():
     """lukewp/TrashCanLLM, the same command at --ctx-size 64000: the CPU cache 12000.00 MiB (48 layers x 64000 cells x
     1024 x 2 B, K and V) and the 202048-row output exact; the host-side compute (CPU 404.62, Vulkan_Host 5264.01)
     within 10%. (The two devices' compute buffers are the 256000-cell run's known miss, the same there.)"""
-    fx = _fixture("llama-4-scout")
+    fx = fixture_from(FIXTURES, "llama-4-scout")
     want = fx["printed"]["ctx_64000"]
     argv = fx["argv"][:-1] + ["64000"]
     assert argv[-2:] == ["--ctx-size", "64000"]
     v = held_out_estimate({**fx, "argv": argv}).engine_view
-    assert {k: _mib(b) for k, b in v["kv_buffer_bytes"].items()} == want["kv_mib"]
+    assert {k: mib(b) for k, b in v["kv_buffer_bytes"].items()} == want["kv_mib"]
     assert f"CPU KV buffer size = {want['kv_mib']['CPU']:8.2f} MiB" in fx["quoted"]
-    assert _mib(v["output_buffer_bytes"]) == want["output_mib"]
+    assert mib(v["output_buffer_bytes"]) == want["output_mib"]
     for dev in ("CPU", "Vulkan_Host"):
-        assert 0.9 <= _mib(v["compute_buffer_bytes"][dev]) / want["compute_mib"][dev] <= 1.1, dev
+        assert 0.9 <= mib(v["compute_buffer_bytes"][dev]) / want["compute_mib"][dev] <= 1.1, dev
 
 
 def test_cuda_tensor_split_10_6():
     """#11200: -ts 10,6 over two RTX 3090 Ti puts 41 of Qwen2.5-Coder-32B's 64 cache layers on CUDA0 and 23 on
     CUDA1 (68 MiB a layer at 32768 cells, q8_0's 34 bytes a block of 32 for K and V)."""
-    fx = _fixture("qwen2.5-coder-32b")
+    fx = fixture_from(FIXTURES, "qwen2.5-coder-32b")
     v = held_out_estimate(fx).engine_view
     per_layer = 68 * MiB
     assert {k: b // per_layer for k, b in v["kv_buffer_bytes"].items()} == {"CUDA0": 41, "CUDA1": 23}
@@ -142,7 +117,7 @@ def test_pooling_flag_and_the_output_buffer_eras():
     assert parse_args(["--embeddings", "--pooling", "mean"])[2].pooling == "mean"
     with pytest.raises(OomkitError, match="--pooling avg"):
         parse_args(["--pooling", "avg"])
-    fx = _fixture("qwen3-embedding-8b")
+    fx = fixture_from(FIXTURES, "qwen3-embedding-8b")
     assert held_out_estimate(fx).engine_view["output_buffer_bytes"] == 0
     later = held_out_estimate({**fx, "engine_version": "b5920"}).engine_view
-    assert _mib(later["output_buffer_bytes"]) == 0.59
+    assert mib(later["output_buffer_bytes"]) == 0.59
