@@ -876,6 +876,13 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
                         "are not bounded by the chunk the memory left outside the pool was sized for, and are not "
                         "estimated here")
     algo = spec_algorithm(s)
+    if algo in EAGLE_FAMILY and not reached(v, "capture_spec_list"):
+        # server_args.py __post_init__ before cuda_graph_runner.py had a speculative list (0.4.3 and 0.4.3.post1 read:
+        # "EAGLE", and "NEXTN" from 0.4.3.post1): disable_cuda_graph_padding = True and chunked_prefill_size = -1, so
+        # get_batch_sizes_to_capture takes list(range(1, 33)) + [64, 128] (phases.py _default_list) for the target's
+        # verify graphs, not the padded [1, 2, 4, 8..160]
+        s = replace(s, disable_cuda_graph_padding=True)
+        defaults = replace(defaults, chunked_prefill_size=-1)
     if s.max_running_requests is None and (
             (algo in EAGLE_FAMILY and reached(v, "spec_running_48"))
             or (algo == "NGRAM" and reached(v, "spec_running_48_ngram"))):
