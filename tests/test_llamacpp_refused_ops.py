@@ -57,3 +57,32 @@ def test_product_refused_for_its_size_copies_the_device_weight_in():
     _, copies = sr.split_graph(g)
     assert (y.backend, z.backend) == (sr.HOST, sr.HOST)
     assert [c.nbytes for c in copies.values() if c.backend == sr.HOST] == [w.nbytes, 128 * 4]  # and the norm's
+
+
+def test_metal_simdgroup_mm_by_device_name():
+    """has_simdgroup_mm is supportsFamily MTLGPUFamilyApple7; the macOS VM's GPU reports MTLGPUFamilyCommon3 alone
+    (llama.cpp#8617), so ggml-metal's supports_op refuses its FLASH_ATTN_EXT (`return has_simdgroup_mm;`)."""
+    assert not compute.metal_simdgroup_mm(Device(id="MTL0", name="Apple Paravirtual device"))
+    assert compute.metal_simdgroup_mm(Device(id="MTL0", name="Apple M1"))
+
+
+def _qwen3_8b(gpu: str, **kw):
+    import oomkit
+    return oomkit.estimate("Qwen/Qwen3-8B", "llama.cpp", quant="Q4_K_M", gpu=gpu, find_max_context=False,
+                           n_ctx=4096, **kw)
+
+
+def test_fa_auto_resolves_off_on_a_metal_device_without_simdgroup_mm():
+    """Against the source rule, no printed log: llama_context's -fa auto check (llama-context.cpp, from PR #15434,
+    ERAS fa_auto) reserves a one-token graph with flash attention and finds each layer's FLASH_ATTN_EXT on the CPU
+    (ggml-metal refuses it without simdgroup matrix multiplication) while the layer's KV cache is on MTL0: "Flash
+    Attention was auto, set to disabled". On Apple silicon (Apple7 and later) it stays on; -fa on keeps it on (the
+    op then runs on the CPU); builds before -fa auto have it off by default."""
+    auto = _qwen3_8b("Apple Paravirtual device")
+    assert auto.engine_view["flash_attn"] is False
+    assert any(w.startswith("-fa auto") and "simdgroup matrix multiplication" in w for w in auto.warnings)
+    assert _qwen3_8b("M1").engine_view["flash_attn"] is True
+    forced = _qwen3_8b("Apple Paravirtual device", flash_attn="on")
+    assert forced.engine_view["flash_attn"] is True
+    assert any("simdgroup matrix multiplication): with -fa on" in w for w in forced.warnings)
+    assert _qwen3_8b("Apple Paravirtual device", engine_version="b6300").engine_view["flash_attn"] is False

@@ -1783,8 +1783,9 @@ def device_auto_fa_off(spec: ModelSpec, ctx: Context, placement: Placement, devi
     """The context with -fa auto resolved as llama_context::resolve_fused_ops does (llama-context.cpp, since PR
     #15434 "-fa auto", ERAS fa_auto): it reserves a graph with flash attention and turns it off when the scheduler
     put a layer's FLASH_ATTN_EXT on another device than the layer's ("usually due to missing support"): on a
-    ggml-cuda device whose kernels lack the layer's head sizes or a ggml-metal one without a kernel for the heads or
-    whose K and V types differ (device_fa_supported), the op goes to the CPU. A quantized V cache forces it on before
+    ggml-cuda device whose kernels lack the layer's head sizes or a ggml-metal one without a kernel for the heads,
+    whose K and V types differ or without simdgroup matrix multiplication (the Apple Paravirtual device;
+    device_fa_supported), the op goes to the CPU. A quantized V cache forces it on before
     (llama_init_from_model), and the KV cache is made before the check, for flash attention (cparams.flash_attn is
     true for auto: V not transposed): Context.fa_auto_off. Measured on an
     H200 with the DeepSeek-V3 GGUF converted before llama.cpp's MLA layout (heads of 192 / 128, one K head per Q
@@ -1798,10 +1799,10 @@ def device_auto_fa_off(spec: ModelSpec, ctx: Context, placement: Placement, devi
     backend = infer_backend(devices, s.backend).name
     if backend not in _FA_REFUSING or spec.architecture in HC_ATTN_ARCHS:
         return ctx
-    on_device = [la.attention for la in attention_layers(spec) if la.index < len(placement.layer_device)
-                 and 0 <= placement.layer_device[la.index] < len(devices)
+    on_device = [(la.attention, devices[placement.layer_device[la.index]]) for la in attention_layers(spec)
+                 if la.index < len(placement.layer_device) and 0 <= placement.layer_device[la.index] < len(devices)
                  and not devices[placement.layer_device[la.index]].id.startswith("RPC")]
-    if all(device_fa_supported(a, ctx, backend) for a in on_device):
+    if all(device_fa_supported(a, ctx, backend, dev) for a, dev in on_device):
         return ctx
     return replace(ctx, flash_attn=False, fa_auto_off=True)
 
@@ -1855,12 +1856,17 @@ _FA_REFUSING = (*_GGML_CUDA, "metal", "sycl")
 SYCL_FA_BUILD = llamacpp_build_on("2026-03-07")
 
 
-def device_fa_supported(a: Attention, ctx: Context, backend: str) -> bool:
-    """Whether the device's backend runs the layer's flash attention (cuda_fa_supported, metal_fa_supported; a SYCL
-    device from SYCL_FA_BUILD on)."""
+def device_fa_supported(a: Attention, ctx: Context, backend: str, device: Device | None = None) -> bool:
+    """Whether the device's backend runs the layer's flash attention (cuda_fa_supported, metal_fa_supported and a
+    Metal device with simdgroup matrix multiplication, metal_simdgroup_mm; a SYCL device from SYCL_FA_BUILD on).
+    ggml-cuda's refusal is by kernel only: FLASH_ATTN_AVAILABLE (ggml-cuda/common.cuh) is a build switch
+    (GGML_CUDA_NO_FA, MUSA before arch 220), not the card's compute capability, so no CUDA / ROCm card is refused
+    for its age."""
     if backend == "sycl":
         return ctx.build >= SYCL_FA_BUILD
-    return metal_fa_supported(a, ctx) if backend == "metal" else cuda_fa_supported(a, ctx)
+    if backend == "metal":
+        return metal_fa_supported(a, ctx) and (device is None or metal_simdgroup_mm(device))
+    return cuda_fa_supported(a, ctx)
 
 
 def device_fa_on_host(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
@@ -1886,7 +1892,8 @@ def device_fa_on_host(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     for la in attention_layers(spec):
         d = placement.layer_device[la.index] if la.index < len(placement.layer_device) else -1
         a = la.attention
-        if not 0 <= d < len(devices) or devices[d].id.startswith("RPC") or device_fa_supported(a, ctx, backend):
+        if not 0 <= d < len(devices) or devices[d].id.startswith("RPC") \
+                or device_fa_supported(a, ctx, backend, devices[d]):
             continue
         devs.add(d)
         n_kv = cells.get(la.index, 0)
@@ -3205,6 +3212,18 @@ def metal_simdgroup_reduction(device: Device) -> bool:
     return "paravirtual" not in device.name.lower()
 
 
+def metal_simdgroup_mm(device: Device) -> bool:
+    """Whether ggml-metal finds simdgroup matrix multiplication on the device (has_simdgroup_mm: supportsFamily
+    MTLGPUFamilyApple7, ggml_metal_device_init / ggml_backend_metal_device_acq). Its supports_op ends the
+    GGML_OP_FLASH_ATTN_EXT case with `return has_simdgroup_mm;` (ggml-metal.m ggml_metal_supports_op from the op's
+    first Metal kernels, ggml-metal-device.m ggml_metal_device_supports_op to llama.cpp@0c1e57098), so under -fa auto
+    (ERAS fa_auto) llama_context's check finds the op on the CPU and turns flash attention off
+    (device_auto_fa_off). The macOS VM's GPU reports MTLGPUFamilyCommon3 alone (llama.cpp#8617), not Apple7: false.
+    Every other name: true, as metal_simdgroup_reduction (the Intel and AMD Macs' GPUs, also without Apple7, are
+    not told apart here)."""
+    return metal_simdgroup_reduction(device)
+
+
 def metal_no_simdgroup_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                              devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[int, int] | None:
     """(the Metal buffer, the CPU's) for a dense Llama or Qwen3 graph on one Metal device without simdgroup
@@ -3223,8 +3242,10 @@ def metal_no_simdgroup_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache],
     simdgroup matrix multiplication), no tensor overrides; None elsewhere. Later builds only through the same
     graph as the ggml-cuda replays (SET_ROWS stores; since ERAS embd_input the embeddings input on the CPU): not
     measured."""
+    # -fa auto turned off (device_auto_fa_off: FLASH_ATTN_EXT refused too) leaves V untransposed in the cache, and
+    # build_attn_mha's ggml_cont(ggml_transpose(v)) per layer is not in this replay: not modelled
     if len(devices) != 1 or infer_backend(devices, s.backend).name != "metal" \
-            or metal_simdgroup_reduction(devices[0]) or ctx.flash_attn:
+            or metal_simdgroup_reduction(devices[0]) or ctx.flash_attn or ctx.fa_auto_off:
         return None
     qk_norm, ffn_norm = LLAMA_DEVICE_GRAPHS.get(spec.architecture, (None, ""))
     if qk_norm is None or qk_norm == "rows" or placement.output_device != 0 or set(placement.layer_device) != {0}:
