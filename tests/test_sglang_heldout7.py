@@ -59,7 +59,6 @@ against 5,091,015 and 2,914, but the excerpt does not show it.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -70,47 +69,28 @@ from oomkit.model.catalog import lookup
 from oomkit.model.hf_config import spec_from_config
 from oomkit.model.resolve import resolve
 from oomkit.units import GiB, MiB
+from tests.sglang_heldout import (
+    assert_avail_mem,
+    assert_every_fixture_cites_its_thread,
+    assert_weights,
+    gb,
+    line_value,
+    load,
+)
 from tests.test_sglang_heldout4 import gpus, pool_at, two
 from tests.test_vllm_startup import spec_of
 
 HERE = Path(__file__).parent / "fixtures" / "engine_logs" / "sglang" / "heldout7"
-WEIGHTS_LIMIT = 0.03  # weights per rank, relative to the printed load
-GPU_BAND = 0.03  # free memory end to end, as a share of the GPU (the earlier sets' band)
 H100 = ("NVIDIA H100 80GB HBM3", 81559 * MiB)
 MUSA_80G = ("NVIDIA H100 80GB HBM3", 81559 * MiB)  # an 80 GB device: only the weights are held, which do not depend on it
 
 
 def fixture(stem: str) -> dict:
-    return json.loads((HERE / f"{stem}.json").read_text(encoding="utf-8"))
-
-
-def gb(text: str) -> int:
-    return int(round(float(text) * GiB))
-
-
-def line_value(est, prefix: str, key: str) -> float:
-    line = next(x for x in est.engine_view["log"].split("\n") if x.startswith(prefix))
-    return float(line.split(key)[1].split(" GB")[0])
-
-
-def assert_avail_mem(est, prefix: str, printed: str) -> None:
-    """The "avail mem=" of oomkit's log line starting with `prefix` against the printed figure, within GPU_BAND of
-    the GPU."""
-    err = (line_value(est, prefix, "avail mem=") * GiB - gb(printed)) / est.devices[0].memory_bytes
-    assert abs(err) < GPU_BAND, f"{err:+.2%}"
-
-
-def assert_weights(est, printed: str) -> None:
-    """The first rank's weights against the printed load, within WEIGHTS_LIMIT of it."""
-    err = (est.devices[0].weights_bytes - gb(printed)) / gb(printed)
-    assert abs(err) < WEIGHTS_LIMIT, f"{err:+.2%}"
+    return load(HERE, stem)
 
 
 def test_every_fixture_cites_its_thread():
-    for path in sorted(HERE.glob("*.json")):
-        fx = json.loads(path.read_text(encoding="utf-8"))
-        assert fx["source"].startswith("https://github.com/"), path.name
-        assert fx["quoted"] and fx["printed"], path.name
+    assert_every_fixture_cites_its_thread(HERE)
 
 
 # ---------------------------------------------------------------------------------------------------------

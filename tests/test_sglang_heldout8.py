@@ -35,38 +35,23 @@ sglang: sglang#32830, PR #23933; on Ascend NPUs). sglang PR #3582's NEXTN commen
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from oomkit.engines import sglang as sg
 from oomkit.hardware.catalog import devices_for_names
-from oomkit.units import GiB
+from tests.sglang_heldout import assert_avail_mem, assert_every_fixture_cites_its_thread, assert_weights, load
 from tests.test_sglang_heldout4 import pool_at, two
 from tests.test_vllm_startup import spec_of
 
 HERE = Path(__file__).parent / "fixtures" / "engine_logs" / "sglang" / "heldout8"
-WEIGHTS_LIMIT = 0.03  # weights per rank, relative to the printed load
-GPU_BAND = 0.03  # free memory end to end, as a share of the GPU (the earlier sets' band)
 
 
 def fixture(stem: str) -> dict:
-    return json.loads((HERE / f"{stem}.json").read_text(encoding="utf-8"))
-
-
-def gb(text: str) -> int:
-    return int(round(float(text) * GiB))
-
-
-def line_value(est, prefix: str, key: str) -> float:
-    line = next(x for x in est.engine_view["log"].split("\n") if x.startswith(prefix))
-    return float(line.split(key)[1].split(" GB")[0])
+    return load(HERE, stem)
 
 
 def test_every_fixture_cites_its_thread():
-    for path in sorted(HERE.glob("*.json")):
-        fx = json.loads(path.read_text(encoding="utf-8"))
-        assert fx["source"].startswith("https://github.com/"), path.name
-        assert fx["quoted"] and fx["printed"], path.name
+    assert_every_fixture_cites_its_thread(HERE)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -84,17 +69,12 @@ def _pd(**kw):
 
 def test_pd_worker_weights():
     # 36 layers, tied embeddings, bf16: 7.57 GiB against 7.56
-    printed = gb(fixture(PD)["printed"]["weights_mem_usage_gb"])
-    err = (_pd().devices[0].weights_bytes - printed) / printed
-    assert abs(err) < WEIGHTS_LIMIT, f"{err:+.2%}"
+    assert_weights(_pd(), fixture(PD)["printed"]["weights_mem_usage_gb"])
 
 
 def test_pd_worker_free_memory_after_the_weights():
     # the 48 GB-class card (46,068 MiB) less oomkit's pre-load overhead and the weights: 36.62 GiB against 36.61
-    est = _pd()
-    after = line_value(est, "Load weight end.", "avail mem=") * GiB
-    err = (after - gb(fixture(PD)["printed"]["weights_avail_after_gb"])) / est.devices[0].memory_bytes
-    assert abs(err) < GPU_BAND, f"{err:+.2%}"
+    assert_avail_mem(_pd(), "Load weight end.", fixture(PD)["printed"]["weights_avail_after_gb"])
 
 
 def test_pd_worker_pool_at_the_printed_tokens():
@@ -122,8 +102,7 @@ def test_pd_worker_free_memory_after_the_pool():
     p = fixture(PD)["printed"]
     for prefix, key, printed in (("Memory pool end.", "avail mem=", p["memory_pool_end_avail_gb"]),
                                  ("max_total_num_tokens=", "available_gpu_mem=", p["available_gpu_mem_gb"])):
-        err = (line_value(est, prefix, key) * GiB - gb(printed)) / est.devices[0].memory_bytes
-        assert abs(err) < GPU_BAND, (prefix, f"{err:+.2%}")
+        assert_avail_mem(est, prefix, printed, key)
 
 
 # ---------------------------------------------------------------------------------------------------------
