@@ -589,6 +589,13 @@ def _image_entrypoint(image: str) -> tuple[str, ...] | None:
     return None
 
 
+def _engine_image_without_entrypoint(image: str) -> bool:
+    """An engine's own image that has no ENTRYPOINT (_image_entrypoint is None for it): SGLang's (lmsysorg/sglang,
+    docker/Dockerfile: no ENTRYPOINT) and llama.cpp's with a tag other than server / light / full."""
+    repo = (image.rpartition(":")[0] if ":" in image.rpartition("/")[2] else image).lower()
+    return repo.endswith("lmsysorg/sglang") or repo.endswith("/llama.cpp") or repo == "llama.cpp"
+
+
 @dataclass(frozen=True)
 class Wrapped:
     """A command line split at its wrapper: prefix (the `sudo ...` / `docker run ... IMAGE` tokens, as typed),
@@ -721,6 +728,14 @@ def unwrap(argv: Sequence[str]) -> Wrapped:
         if not rest:
             raise OomkitError(f"the image {image!r} names no engine oomkit knows: give the engine command after the "
                               "image, or the engine's own command line")
+        if rest[0].startswith("-") and not _engine_image_without_entrypoint(image):
+            # `docker run [OPTIONS] IMAGE [COMMAND] [ARG...]` (docker/cli run.go): words after the image that open
+            # with a flag are arguments to the image's own ENTRYPOINT, which this image does not name
+            # (NVIDIA-NeMo/Curator#1653: `... nvcr.io/nvidian/curator-qwen3-omni:latest --input_path ...`); an
+            # engine's image with no ENTRYPOINT (SGLang's, llama.cpp's untagged) runs the flag as its command
+            raise OomkitError(f"the image {image!r} names no engine oomkit knows, and {rest[0]!r} after it is an "
+                              "argument to the image's own entrypoint: give the engine command after the image, or "
+                              "the engine's own command line")
         return Wrapped(prefix, (), tuple(rest), tuple(env), image)
     if own == ("vllm", "serve") and rest and re.match(r"(python[\d.]*|vllm)$", rest[0].rpartition("/")[2]):
         # the image's ENTRYPOINT already is `vllm serve`: a command after the image becomes its arguments
