@@ -36,9 +36,9 @@ from ..command import (
     values_of,
 )
 from ..release_flags import at_release_read, known_in, release_key, unique_readings, varies, why_not
-from .config import CACHE_DTYPES
+from .config import CACHE_DTYPES, SERVE_CLI_FIRST
 from .drafter import config_known
-from .settings import VllmSettings
+from .settings import VllmSettings, parse_version
 
 PROG = "vllm serve"
 
@@ -834,11 +834,20 @@ def _program_len(argv: list[str]) -> int:
 SYNTAX = Syntax(_program_len, flag_takes_value, _resolve)
 
 
+def server_program(release: str, model: str) -> list[str]:
+    """The program and model as the release runs them: `vllm serve MODEL` from 0.5.2, else the api_server module
+    (config.SERVE_CLI_FIRST)."""
+    if parse_version(release) < SERVE_CLI_FIRST:
+        return ["python", "-m", "vllm.entrypoints.openai.api_server", "--model", model]
+    return ["vllm", "serve", model]
+
+
 def format_command(model: str, settings: VllmSettings, quant: str | None = None) -> list[str]:
-    """`[VLLM_*=1 ...] vllm serve MODEL [flags]`: only what differs from vLLM's defaults. A weight format
-    (quant) joins the model as oomkit's `:QUANT` suffix; vLLM itself is given the repo of that format."""
+    """`[VLLM_*=1 ...] vllm serve MODEL [flags]` (`python -m vllm.entrypoints.openai.api_server --model MODEL` before
+    0.5.2: server_program): only what differs from vLLM's defaults. A weight format (quant) joins the model as
+    oomkit's `:QUANT` suffix; vLLM itself is given the repo of that format."""
     env, flags = format_flags(options_for(settings.engine_version), values_of(settings), _DEFAULTS)
-    return [*env, "vllm", "serve", f"{model}:{quant}" if quant else model, *flags]
+    return [*env, *server_program(settings.engine_version, f"{model}:{quant}" if quant else model), *flags]
 
 
 def rewrite_command(argv: list[str], old: VllmSettings, new: VllmSettings) -> list[str]:

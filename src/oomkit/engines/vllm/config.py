@@ -40,13 +40,44 @@ KV_DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "fp8": 1, "fp8_e4m3": 1, "fp8_e5m
 # nvfp4 0.20.0, absent in 0.19.1; int4_per_token_head 0.25.0; nvfp4_4over6 0.28.0; nvfp4_ds_mla 0.30.0;
 # ultraquant_4bit 0.32.0; the Octave presets 0.33.0)
 CACHE_DTYPES: tuple[tuple[str, Version], ...] = (
-    ("auto", (0, 0, 0)), ("float16", (0, 18, 0)), ("bfloat16", (0, 11, 0)), ("fp8", (0, 0, 0)),
-    ("fp8_e4m3", (0, 0, 0)), ("fp8_e5m2", (0, 0, 0)), ("fp8_inc", (0, 10, 0)), ("fp8_ds_mla", (0, 12, 0)),
+    ("auto", (0, 3, 0)), ("float16", (0, 18, 0)), ("bfloat16", (0, 11, 0)), ("fp8", (0, 4, 1)),
+    ("fp8_e4m3", (0, 4, 3)), ("fp8_e5m2", (0, 3, 0)), ("fp8_inc", (0, 10, 0)), ("fp8_ds_mla", (0, 12, 0)),
     ("nvfp4_ds_mla", (0, 30, 0)), ("turboquant_k8v4", (0, 20, 0)), ("turboquant_4bit_nc", (0, 20, 0)),
     ("turboquant_k3v4_nc", (0, 20, 0)), ("turboquant_3bit_nc", (0, 20, 0)), ("octave_k3v4", (0, 33, 0)),
     ("octave_k3v3", (0, 33, 0)), ("octave_k3v3_compact", (0, 33, 0)), ("ultraquant_4bit", (0, 32, 0)),
     ("int4_per_token_head", (0, 25, 0)), ("int8_per_token_head", (0, 20, 0)), ("fp8_per_token_head", (0, 20, 0)),
     ("nvfp4", (0, 20, 0)), ("nvfp4_4over6", (0, 28, 0)))
+# Before config/cache.py, engine/arg_utils.py EngineArgs.add_cli_args' --kv-cache-dtype `choices` (by the PR that set
+# them; the wheels read start at 0.5.4): absent before 0.3.0; ['auto', 'fp8_e5m2'] from 0.3.0 (vllm#2279, FP8-E5M2 KV
+# cache) to 0.4.0.post1; ['auto', 'fp8'] in 0.4.1-0.4.2 (vllm#3290: "fp8" is E5M2 on CUDA, E4M3 on ROCm; fp8_e5m2
+# gone); ['auto', 'fp8', 'fp8_e5m2', 'fp8_e4m3'] from 0.4.3 (vllm#4535, RFC vllm#4532). KV_DTYPE_FLAG_FIRST: the
+# first release whose parser has the flag; CACHE_DTYPE_GAPS: [first release without, first release with it again).
+KV_DTYPE_FLAG_FIRST: Version = (0, 3, 0)
+# The first release with the `vllm` program (setup.py console_scripts "vllm=vllm.scripts:main", vllm/scripts.py
+# `vllm serve <model_tag>`: vllm#5090, merged between 0.5.1 and 0.5.2; vllm#6431 moved the docs to it once 0.5.2 was
+# out). Before it the server is `python -m vllm.entrypoints.openai.api_server --model MODEL` (argparse's prog
+# "api_server.py"), the same engine flags.
+SERVE_CLI_FIRST: Version = (0, 5, 2)
+
+
+def program_name(version: Version) -> str:
+    """The name vLLM's parser signs its errors with at `version`."""
+    return "vllm serve" if version >= SERVE_CLI_FIRST else "api_server.py"
+CACHE_DTYPE_GAPS: dict[str, tuple[Version, Version]] = {"fp8_e5m2": ((0, 4, 1), (0, 4, 3))}
+
+
+def cache_dtypes_at(version: Version) -> list[str]:
+    """The --kv-cache-dtype choices of the parser of `version` (CACHE_DTYPES less CACHE_DTYPE_GAPS)."""
+    return [c for c, first in CACHE_DTYPES if version >= first
+            and not (c in CACHE_DTYPE_GAPS and CACHE_DTYPE_GAPS[c][0] <= version < CACHE_DTYPE_GAPS[c][1])]
+
+
+def fp8_kv_name(version: Version) -> str | None:
+    """How the parser of `version` spells an 8-bit KV cache: "fp8" from 0.4.1, "fp8_e5m2" in 0.3.0-0.4.0.post1,
+    None before 0.3.0 (no --kv-cache-dtype)."""
+    return next((c for c in ("fp8", "fp8_e5m2") if c in cache_dtypes_at(version)), None)
+
+
 # v1/kv_cache_interface.py KVQuantMode.is_per_token_head: int8 / fp8 / int4 values with one float32 scale per token,
 # head and K/V side; only the Triton attention backend lists them (triton_attn.py supported_kv_cache_dtypes)
 PER_TOKEN_HEAD = ("int8_per_token_head", "fp8_per_token_head", "int4_per_token_head")
@@ -749,11 +780,16 @@ def _kv_dtype(spec: ModelSpec, s: VllmSettings, version: Version, model_dtype: s
     """config/cache.py CacheDType by release (CACHE_DTYPES), then whether an attention backend takes the choice on
     this model and GPU (nvfp4_kv_support, the MLA-only packed formats)."""
     name = s.kv_cache_dtype.lower()
-    allowed = [c for c, first in CACHE_DTYPES if version >= first]
+    if version < KV_DTYPE_FLAG_FIRST:
+        if name == "auto":
+            return name
+        raise OomkitError(f"{program_name(version)}: error: unrecognized arguments: --kv-cache-dtype {s.kv_cache_dtype} "
+                          "(vLLM before 0.3.0 has no --kv-cache-dtype: first in 0.3.0, vllm#2279)")
+    allowed = cache_dtypes_at(version)
     if name not in allowed:
         listed = ", ".join(repr(c) for c in allowed)
-        raise OomkitError(f"vllm serve: error: argument --kv-cache-dtype: invalid choice: {s.kv_cache_dtype!r} "
-                          f"(choose from {listed})")
+        raise OomkitError(f"{program_name(version)}: error: argument --kv-cache-dtype: invalid choice: "
+                          f"{s.kv_cache_dtype!r} (choose from {listed})")
     if spec.architecture in DSV4_ARCHS and version >= DSV4_FIRST:
         return dsv4_kv_dtype(name, version, cc, s.attention_backend)
     mla = any(layer.kind is LayerKind.LATENT for layer in spec.layers)

@@ -19,8 +19,9 @@ from ...model.archs import DSV4_ARCHS
 from ...model.spec import ModelSpec
 from .._hf_knobs import hf_weight_choices
 from ..base import Choice
+from .config import fp8_kv_name
 from .quantization import check_fp8_block_tp
-from .settings import VllmSettings
+from .settings import VllmSettings, parse_version
 
 KV_TYPES = ("auto", "fp8")
 OFFLOAD_GB = (0, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
@@ -45,6 +46,9 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: VllmSe
     # DeepSeek-V4 keeps an fp8 cache only (config.py dsv4_kv_dtype): "auto" is refused before 0.30 and is the same
     # fp8_ds_mla cache from 0.30, so it is offered as fp8 alone, not as a model-dtype cache
     kv_types = ("fp8",) if spec.architecture in DSV4_ARCHS else KV_TYPES
+    # the release's spelling of an 8-bit cache (config.fp8_kv_name): fp8_e5m2 in 0.3.0-0.4.0.post1, none before 0.3.0
+    fp8 = fp8_kv_name(parse_version(base.engine_version))
+    kv_types = tuple(kv if kv != "fp8" else fp8 for kv in kv_types if kv != "fp8" or fp8)
     for arg, quantization, wlabel in hf_weight_choices(model, spec, fixed_format, inflight_nf4=True):
         for kv in kv_types:
             s = replace(base, kv_cache_dtype=kv, **parallel)
@@ -54,7 +58,7 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: VllmSe
                 s = replace(s, max_num_seqs=concurrency)
             if util is not None and (base.gpu_memory_utilization is None or base.gpu_memory_utilization > util):
                 s = replace(s, gpu_memory_utilization=util)
-            label = f"{wlabel}, {'fp8' if kv == 'fp8' else 'model-dtype'} KV"
+            label = f"{wlabel}, {'model-dtype' if kv == 'auto' else kv} KV"
             yield Choice(s, label, model=arg, weight_format=quantization, offload=("cpu_offload_gb", OFFLOAD_GB))
 
 
