@@ -1,16 +1,24 @@
 """Hostile input, eleventh real-world sweep: GPU names, sizes and engine versions garbled the ways people garble them
 (a count that is negative, fractional or in exponent form, a size of 0 or NaN, a calendar date that does not exist,
 an emoji), none of them in the earlier hostile tests. Each holds the promise: exit 2 and one line `oomkit: error:`
-naming the bad value, never a traceback. Measured (2026-12-06) on check, fit and plan over 7,878 config.json field
-mutations (7 architectures x 3 engines), 1,342 GGUF header mutations (retyped keys, bad dims, cuts, byte flips,
-versions and counts) and 2,226 engine-command flag values (vLLM, SGLang, llama.cpp, mlx_lm, lms, Ollama): no
-traceback. Two answers are still wrong and stay strict xfails below (their code is not this sweep's to change)."""
+naming the bad value, never a traceback. Measured (2026-12-06) with estimate, check and fit over 8,372 config.json
+field mutations (6 architectures, 2 or 3 engines each), 1,342 GGUF header mutations (retyped keys, bad dims, cuts,
+byte flips, versions and counts) and 2,226 engine-command flag values (vLLM, SGLang, llama.cpp, mlx_lm, lms,
+Ollama): no traceback. A MoE period of 0 in config.json (decoder_sparse_step, moe_layer_freq) was read as a model
+without (or with only) MoE layers where the engines divide by it; now refused. Two answers are still wrong and stay
+strict xfails below (their code is not this sweep's to change)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from tests import hostile as H
 from tests.sweep_harness import offline, one_line_or_answer, run_cli  # noqa: F401 (autouse: no network)
+
+CATALOG = Path(__file__).resolve().parents[1] / "src" / "oomkit" / "model" / "catalog" / "data"
 
 MODEL = "Qwen/Qwen3-8B"
 
@@ -51,6 +59,22 @@ def test_a_garbled_size_is_refused(vram):
 ])
 def test_a_garbled_engine_version_is_refused(engine, version, words):
     refused(["check", MODEL, "--engine", engine, "--engine-version", version, "--vram", "80GiB"], words)
+
+
+# ---- a MoE period of 0 in config.json (model/hf_config.py _is_moe_layer) ----
+
+@pytest.mark.parametrize("file,field,engine", [
+    ("qwen3-30b-a3b.json", "decoder_sparse_step", "vllm"),  # was: read as no MoE layer, 3.34B of 30.5B params
+    ("qwen3-30b-a3b.json", "decoder_sparse_step", "sglang"),
+    ("deepseek-v3.json", "moe_layer_freq", "vllm"),  # was: read as every layer past the dense ones MoE
+    ("deepseek-v3.json", "moe_layer_freq", "llama.cpp"),
+])
+def test_a_moe_period_of_zero_is_refused(tmp_path, file, field, engine):
+    """transformers and vLLM build each layer with (layer + 1) % decoder_sparse_step / layer % moe_layer_freq: a
+    division by zero, not a model without (or with only) MoE layers."""
+    cfg = json.loads((CATALOG / file).read_text())["config"]
+    H.write_config(tmp_path / "m", {**cfg, field: 0})
+    refused(["estimate", str(tmp_path / "m"), "--engine", engine, "--vram", "80GiB"], f"{field} = 0")
 
 
 # ---- still wrong (strict xfails): the fix belongs to code outside this sweep ----

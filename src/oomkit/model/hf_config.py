@@ -1064,7 +1064,13 @@ def _is_moe_layer(r: _Reader, model_type: str, i: int, n_layers: int, kind: Laye
         return False
     if r.has("moe_layer_freq") and isinstance(cfg.get("moe_layer_freq"), int):
         freq = r.int("moe_layer_freq")
-        if freq and i % freq:
+        if freq == 0:
+            # transformers modeling_deepseek_v3 / vLLM deepseek_v2.py DecoderLayer: `layer_idx >=
+            # first_k_dense_replace and layer_idx % config.moe_layer_freq == 0` (a division by zero at 0)
+            raise OomkitError(f"{r.name}: config field moe_layer_freq = 0: the engines build each layer past "
+                              "first_k_dense_replace with layer % moe_layer_freq, a division by zero; 1 makes every "
+                              "such layer MoE")
+        if i % freq:
             return False
     mlp_only = cfg.get("mlp_only_layers") or []
     if not isinstance(mlp_only, list):
@@ -1073,7 +1079,14 @@ def _is_moe_layer(r: _Reader, model_type: str, i: int, n_layers: int, kind: Laye
         return False
     if r.has("decoder_sparse_step"):
         step = r.int("decoder_sparse_step")
-        return step > 0 and (i + 1) % step == 0
+        if step == 0:
+            # transformers modeling_qwen2_moe / qwen3_moe / qwen3_next and vLLM's qwen2_moe.py / qwen3_moe.py
+            # DecoderLayer: `num_experts > 0 and (layer_idx + 1) % config.decoder_sparse_step == 0` (a division by
+            # zero while the model is built), not "no MoE layers"
+            raise OomkitError(f"{r.name}: config field decoder_sparse_step = 0 with {r.int('num_experts', default=0)}"
+                              " experts: the engines build each layer with (layer + 1) % decoder_sparse_step, "
+                              "a division by zero; 1 makes every layer MoE")
+        return (i + 1) % step == 0
     if r.has("expert_layer_period"):  # Jamba
         return i % r.int("expert_layer_period") == r.int("expert_layer_offset", default=0)
     if r.has("interleave_moe_layer_step"):  # Llama 4
