@@ -9,6 +9,7 @@ from __future__ import annotations
 from oomkit.engines.llamacpp import compute
 from oomkit.engines.llamacpp import sched_replay as sr
 from oomkit.memory import Device
+from oomkit.model.spec import Attention
 
 
 def test_metal_simdgroup_reduction_by_device_name():
@@ -86,3 +87,40 @@ def test_fa_auto_resolves_off_on_a_metal_device_without_simdgroup_mm():
     assert forced.engine_view["flash_attn"] is True
     assert any("simdgroup matrix multiplication): with -fa on" in w for w in forced.warnings)
     assert _qwen3_8b("Apple Paravirtual device", engine_version="b6300").engine_view["flash_attn"] is False
+
+
+def _cuda_ctx(type_k: str, type_v: str, build: int):
+    from oomkit.engines.llamacpp.kv import Context
+    from oomkit.quant import ggml
+    return Context(n_ctx=8192, n_ctx_seq=8192, n_seq_max=1, kv_unified=True, n_ubatch=512, n_batch=2048,
+                   flash_attn=True, type_k=ggml.type_by_name(type_k), type_v=ggml.type_by_name(type_v), build=build)
+
+
+def test_cuda_fa_refuses_mixed_and_q5_caches_in_default_builds_before_pr_28079():
+    """ggml_cuda_get_best_fattn_kernel from PR #15454 until PR #28079, GGML_CUDA_FA_ALL_QUANTS off: K and V of
+    different types -> BEST_FATTN_KERNEL_NONE (llama.cpp#27109, PR #27150: "If -ctk and -ctv are different types,
+    CUDA turns flash attention off"), q4_1 / q5_0 / q5_1 unsupported (llama.cpp#28455 at b10819: "-fa on -ctk q5_1
+    -ctv q5_1 ... the scheduler trace assigned FLASH_ATTN to CPU"). The reference tree (NEWEST) has PR #28079."""
+    from oomkit.engines.llamacpp.settings import NEWEST, build_number
+    heads = Attention(n_heads=32, n_kv_heads=8, head_dim_k=128, head_dim_v=128)
+    first, newest = compute.CUDA_FA_QUANTS_GATED[0], build_number(NEWEST)
+    for build in (first, 8000):
+        assert not compute.cuda_fa_supported(heads, _cuda_ctx("q8_0", "f16", build))
+        assert not compute.cuda_fa_supported(heads, _cuda_ctx("q5_1", "q5_1", build))
+        assert compute.cuda_fa_supported(heads, _cuda_ctx("q8_0", "q8_0", build))
+        assert compute.cuda_fa_supported(heads, _cuda_ctx("q8_0", "q4_0", build))
+    for build in (first - 1, newest):
+        assert compute.cuda_fa_supported(heads, _cuda_ctx("q8_0", "f16", build))
+        assert compute.cuda_fa_supported(heads, _cuda_ctx("q5_1", "q5_1", build))
+
+
+def test_fa_auto_resolves_off_for_a_q8_0_k_cache_beside_an_f16_v_on_cuda():
+    """-ctk q8_0 alone (V F16, so -fa auto is not forced on): llama_context's check finds FLASH_ATTN_EXT on the CPU
+    ("layer 0 is assigned to device CUDA0 but the Flash Attention tensor is assigned to device CPU") and turns it
+    off in the gated builds; the reference tree keeps it on. Against the source rule, no printed log."""
+    def fa(version, k="q8_0", v="f16"):
+        return _qwen3_8b("RTX 4090", engine_version=version, cache_type_k=k, cache_type_v=v, fit=False) \
+            .engine_view["flash_attn"]
+    assert fa("b8000") is False
+    assert fa("b8000", v="q8_0") is True
+    assert fa("b9999") is True

@@ -1706,6 +1706,17 @@ def cuda_fa_f16_copies(ctx: Context, devices: tuple[Device, ...], s: LlamaCppSet
 CUDA_FA_HEADS = frozenset({40, 64, 72, 80, 96, 112, 128, 256})
 CUDA_FA_PAIRS = {192: (128, 8), 320: (256, 32), 512: (512, 1), 576: (512, 1)}
 CUDA_FA_TYPES = frozenset({"f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0"})
+# From PR #15454 "CUDA: refactor FA support/selection code" (2025-08-20: an op without a kernel is unsupported, no
+# longer a crash) until PR #28079 "CUDA: replace GGML_FA_ALL_QUANTS with GGML_FA_QUANTS" (opened 2026-08-31, in
+# review to 2026-09-09; in the reference tree, so placed at NEWEST, settings.NEWEST_PLACED; after it a pair not
+# compiled falls back to the f16-f16 kernel, converted), a
+# default build (GGML_CUDA_FA_ALL_QUANTS off) has ggml_cuda_get_best_fattn_kernel return BEST_FATTN_KERNEL_NONE
+# for K and V of different types ("#ifndef GGML_CUDA_FA_ALL_QUANTS if (K->type != V->type) return NONE", quoted in
+# llama.cpp#27109 and PR #27150; ggml-org/llama.cpp@00a2d609 lets K q8_0 with V q4_0 through, taken here for the
+# whole range) and ggml_cuda_fattn_kv_type_supported refuses q4_1, q5_0 and q5_1. So -fa auto turns flash
+# attention off for -ctk q8_0 with an F16 V (device_auto_fa_off), and a forced one runs on the CPU
+CUDA_FA_QUANTS_GATED = (llamacpp_build_on("2025-08-20"), int(NEWEST[1:]))
+CUDA_FA_GATED_TYPES = frozenset({"f32", "f16", "bf16", "q4_0", "q8_0"})
 
 
 def cuda_fa_supported(a: Attention, ctx: Context) -> bool:
@@ -1714,6 +1725,10 @@ def cuda_fa_supported(a: Attention, ctx: Context) -> bool:
     ratio is n_head; a GGUF without the split k_b / v_b keeps the decompressed 192 / 128 heads, one K head per Q
     head: GQA ratio 1, no kernel)."""
     if ctx.type_k.name not in CUDA_FA_TYPES or ctx.type_v.name not in CUDA_FA_TYPES:
+        return False
+    if CUDA_FA_QUANTS_GATED[0] <= ctx.build < CUDA_FA_QUANTS_GATED[1] and (
+            ctx.type_k.name not in CUDA_FA_GATED_TYPES or ctx.type_v.name not in CUDA_FA_GATED_TYPES
+            or ctx.type_k.name != ctx.type_v.name and (ctx.type_k.name, ctx.type_v.name) != ("q8_0", "q4_0")):
         return False
     latent = bool(a.kv_lora_rank and a.latent_cache)
     dk = a.kv_lora_rank + a.qk_rope_head_dim if latent else a.head_dim_k

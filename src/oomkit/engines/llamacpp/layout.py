@@ -314,14 +314,16 @@ def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
                         "trained for this context; quality may drop unless RoPE scaling is set")
     if ctx.fa_auto_off:
         warnings.append("-fa auto: the GPU backend has no flash-attention kernel for this model's attention "
-                        "(its heads, K and V caches of different types on Metal, or a Metal device without "
+                        "(its heads; K and V caches of different types on Metal, or in CUDA / ROCm default builds "
+                        "before PR #28079, which also lack q4_1 / q5_0 / q5_1 caches; or a Metal device without "
                         "simdgroup matrix multiplication), so llama.cpp turns flash attention off (\"Flash Attention "
                         "was auto, set to disabled\", later \"Flash Attention not supported, set to disabled\"); "
                         "the KV cache keeps its flash-attention layout")
     elif device_fa_on_host(spec, ctx, [], place_layers(spec, devices, s), devices, s)[0]:
-        warnings.append("the GPU backend has no flash-attention kernel for this model's attention (its heads, "
-                        "K and V caches of different types on Metal, or a Metal device without simdgroup matrix "
-                        "multiplication): with -fa on, llama.cpp runs each layer's flash "
+        warnings.append("the GPU backend has no flash-attention kernel for this model's attention (its heads; "
+                        "K and V caches of different types on Metal, or in CUDA / ROCm default builds before PR "
+                        "#28079, which also lack q4_1 / q5_0 / q5_1 caches; or a Metal device without simdgroup "
+                        "matrix multiplication): with -fa on, llama.cpp runs each layer's flash "
                         "attention on the CPU, with copies of the layer's K and V views in the host's compute buffer")
     if not devices:
         warnings.append("no GPU: every buffer is on the CPU")

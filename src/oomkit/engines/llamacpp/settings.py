@@ -454,6 +454,8 @@ NEWEST_PLACED = (
             "opened 2026-09-06)"),
     (10729, "ggml-cuda's allocation dependencies for the MoE fusions, a larger compute buffer for MoE models "
             "(PR #27301, PR #25952, reviewed to 2026-09-01, about b10729)"),
+    (10872, "ggml-cuda's flash attention for K and V caches of different types and for q4_1 / q5_0 / q5_1 caches "
+            "in default builds, so -fa auto keeps it on there (PR #28079, in review to 2026-09-09, about b10872)"),
 )
 
 
