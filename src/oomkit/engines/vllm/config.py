@@ -47,14 +47,14 @@ CACHE_DTYPES: tuple[tuple[str, Version], ...] = (
     ("octave_k3v3", (0, 33, 0)), ("octave_k3v3_compact", (0, 33, 0)), ("ultraquant_4bit", (0, 32, 0)),
     ("int4_per_token_head", (0, 25, 0)), ("int8_per_token_head", (0, 20, 0)), ("fp8_per_token_head", (0, 20, 0)),
     ("nvfp4", (0, 20, 0)), ("nvfp4_4over6", (0, 28, 0)))
-# Before config/cache.py, engine/arg_utils.py EngineArgs.add_cli_args' --kv-cache-dtype `choices` (by the PR that set
-# them; the wheels read start at 0.5.4): absent before 0.3.0; ['auto', 'fp8_e5m2'] from 0.3.0 (vllm#2279, FP8-E5M2 KV
+# Before config/cache.py, engine/arg_utils.py EngineArgs.add_cli_args' --kv-cache-dtype `choices`, read in the sdists
+# of 0.2.7, 0.3.0, 0.3.1, 0.3.3, 0.4.1, 0.4.2, 0.4.3 and 0.5.0-0.5.2 (0.4.0 has none; its place by the PRs): absent before 0.3.0; ['auto', 'fp8_e5m2'] from 0.3.0 (vllm#2279, FP8-E5M2 KV
 # cache) to 0.4.0.post1; ['auto', 'fp8'] in 0.4.1-0.4.2 (vllm#3290: "fp8" is E5M2 on CUDA, E4M3 on ROCm; fp8_e5m2
 # gone); ['auto', 'fp8', 'fp8_e5m2', 'fp8_e4m3'] from 0.4.3 (vllm#4535, RFC vllm#4532). KV_DTYPE_FLAG_FIRST: the
 # first release whose parser has the flag; CACHE_DTYPE_GAPS: [first release without, first release with it again).
 KV_DTYPE_FLAG_FIRST: Version = (0, 3, 0)
 # The first release with the `vllm` program (setup.py console_scripts "vllm=vllm.scripts:main", vllm/scripts.py
-# `vllm serve <model_tag>`: vllm#5090, merged between 0.5.1 and 0.5.2; vllm#6431 moved the docs to it once 0.5.2 was
+# `vllm serve <model_tag>`: vllm#5090, absent from the 0.5.1 sdist's setup.py, in 0.5.2's; vllm#6431 moved the docs to it once 0.5.2 was
 # out). Before it the server is `python -m vllm.entrypoints.openai.api_server --model MODEL` (argparse's prog
 # "api_server.py"), the same engine flags.
 SERVE_CLI_FIRST: Version = (0, 5, 2)
