@@ -6,6 +6,13 @@
 - The 8-bit KV cache: vllm/engine/arg_utils.py EngineArgs.add_cli_args --kv-cache-dtype `choices`: no such flag
   before 0.3.0; ['auto', 'fp8_e5m2'] in 0.3.0-0.4.0.post1 (vllm#2279); ['auto', 'fp8'] in 0.4.1-0.4.2 (vllm#3290,
   "fp8" = E5M2 on CUDA, E4M3 on ROCm); ['auto', 'fp8', 'fp8_e5m2', 'fp8_e4m3'] from 0.4.3 (vllm#4535, RFC vllm#4532).
+- --quantization: engine/arg_utils.py `choices` (a literal list to 0.3.3, [*QUANTIZATION_METHODS, None] from 0.4.1)
+  with model_executor/layers/quantization/__init__.py QUANTIZATION_METHODS, read in the sdists 0.2.0-0.5.5: ['awq']
+  in 0.2.0-0.2.1, + squeezellm 0.2.2, + gptq 0.2.6, + marlin 0.3.3, + aqlm/fp8 0.4.1, + gptq_marlin 0.4.2,
+  + deepspeedfp/gptq_marlin_24/sparseml 0.4.3, compressed-tensors (for sparseml)/bitsandbytes 0.5.0, + fbgemm_fp8/
+  awq_marlin 0.5.3, + qqq 0.5.4, + tpu_int8/gguf/experts_int8 0.5.5. fp8's get_min_capability (fp8.py): 90 in 0.4.1,
+  89 in 0.4.2-0.5.0, 80 from 0.5.1 (Marlin below 89). bitsandbytes in 0.5.0-0.5.5 needs --load-format bitsandbytes
+  (arg_utils.py create_engine_config) and TP = PP = 1 (config.py verify_with_parallel_config).
 """
 
 from __future__ import annotations
@@ -19,14 +26,15 @@ from oomkit.cli import main
 from oomkit.engines.cmdline import parse_command
 from oomkit.engines.vllm.args import format_command
 from oomkit.engines.vllm.config import cache_dtypes_at, fp8_kv_name
+from oomkit.engines.vllm.quantization import methods_at, offered_at
 from oomkit.engines.vllm.settings import VllmSettings, parse_version
 
 MODULE = ["python", "-m", "vllm.entrypoints.openai.api_server", "--model"]
 
 
-def _plan(version: str) -> list[dict]:
+def _plan(version: str, gpu: str = "RTX 4090") -> list[dict]:
     assert main(["plan", "meta-llama/Llama-2-7b-hf", "--engine", "vllm", "--engine-version", version,
-                 "--gpu", "RTX 4090", "--json", "--limit", "12"]) == 0
+                 "--gpu", gpu, "--json", "--limit", "12"]) == 0
     return json.loads(_plan.capsys.readouterr().out)["plan"]["options"]  # type: ignore[attr-defined]
 
 
@@ -102,3 +110,63 @@ def test_fit_keeps_the_old_releases_program(capsys):
     out = capsys.readouterr().out
     assert rc == 0
     assert out.strip().splitlines()[-1].startswith(" ".join(MODULE) + " meta-llama/Llama-2-7b-hf")
+
+
+@pytest.mark.parametrize("version, methods", [
+    ((0, 2, 0), ["awq"]),
+    ((0, 2, 5), ["awq", "squeezellm"]),
+    ((0, 3, 1), ["awq", "gptq", "squeezellm"]),
+    ((0, 3, 3), ["awq", "gptq", "marlin", "squeezellm"]),
+    ((0, 4, 1), ["aqlm", "awq", "fp8", "gptq", "marlin", "squeezellm"]),
+    ((0, 4, 3), ["aqlm", "awq", "deepspeedfp", "fp8", "gptq", "gptq_marlin", "gptq_marlin_24", "marlin", "sparseml",
+                 "squeezellm"]),
+    ((0, 5, 2), ["aqlm", "awq", "bitsandbytes", "compressed-tensors", "deepspeedfp", "fp8", "gptq", "gptq_marlin",
+                 "gptq_marlin_24", "marlin", "squeezellm"]),
+])
+def test_quantization_choices_as_the_sdists_list_them(version, methods):
+    assert sorted(methods_at(version)) == methods
+
+
+def test_quantization_choices_after_the_table_are_the_registry():
+    assert methods_at((0, 5, 6)) is None and methods_at((0, 10, 0)) is None
+    assert offered_at("fp8", (0, 6, 0)) and offered_at("bitsandbytes", (0, 6, 0))
+
+
+@pytest.mark.parametrize("version, written", [
+    ("0.2.7", set()),  # neither method in 0.2.7's parser
+    ("0.4.0", set()),  # fp8 first read in 0.4.1 (0.4.0: no sdist, placed with 0.3.3)
+    ("0.4.2", {"fp8"}),  # fp8 on SM 8.9; bitsandbytes first in 0.5.0
+    ("0.5.2", {"fp8"}),  # bitsandbytes needs --load-format bitsandbytes beside it, not written
+    ("0.6.0", {"fp8", "bitsandbytes"}),
+])
+def test_plan_offers_only_the_releases_methods(version, written):
+    commands = [o["command"] for o in _plan(version)]
+    offered = {c.split("--quantization ", 1)[1].split()[0] for c in commands if "--quantization" in c}
+    assert offered == written, commands
+
+
+@pytest.mark.parametrize("version, fp8", [("0.4.1", False), ("0.5.0", False), ("0.5.1", True)])
+def test_plan_fp8_on_ampere_by_release(version, fp8):
+    # RTX 3090, SM 8.6: under fp8.py's minimum capability 89 until 0.5.1's Marlin path (minimum 80)
+    commands = [o["command"] for o in _plan(version, gpu="RTX 3090")]
+    assert any("--quantization fp8" in c for c in commands) is fp8, commands
+
+
+@pytest.mark.parametrize("version, gpu, extra, message", [
+    ("0.3.0", "RTX 4090", ["--quantization", "fp8"],
+     r"api_server\.py: error: argument --quantization/-q: invalid choice: 'fp8' "
+     r"\(choose from 'awq', 'gptq', 'squeezellm', None\)"),
+    ("0.4.3", "RTX 4090", ["--quantization", "compressed-tensors"], r"invalid choice: 'compressed-tensors'"),
+    ("0.5.0", "RTX 4090", ["--quantization", "sparseml"], r"invalid choice: 'sparseml'"),
+    ("0.4.1", "RTX 4090", ["--quantization", "fp8"], r"Minimum capability: 90\. Current capability: 89\."),
+    ("0.4.2", "RTX 3090", ["-q", "fp8"], r"Minimum capability: 89\. Current capability: 86\."),
+    ("0.5.3", "2x RTX 4090", ["--quantization", "bitsandbytes", "--load-format", "bitsandbytes", "-tp", "2"],
+     r"BitAndBytes quantization with TP or PP is not supported yet"),
+])
+def test_quantization_refused_as_the_release_refuses_it(version, gpu, extra, message, capsys):
+    rc = main(["estimate", "--engine-version", version, "--gpu", gpu, "--", *MODULE, "meta-llama/Llama-2-7b-hf",
+               *extra])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert re.search(message, err), err

@@ -513,6 +513,7 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
         # one A100 each, TP2, 0.10.1.1: budget 11.03 GiB printed, 9.21 with NVLink's communicators, 11.03 without)
         nvlink = False
     _check_parallel(spec, tp)
+    quantization.check_release(s.quantization, version, None if cc_guessed else cc, tp, pp, program_name(version))
     warnings += quantization.check(spec, s.quantization)
     quantization.check_fp8_block_tp(spec, tp, dp, s.enable_expert_parallel)
     dtype = _model_dtype(spec, s, version, cc)

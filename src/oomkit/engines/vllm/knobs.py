@@ -20,7 +20,7 @@ from ...model.spec import ModelSpec
 from .._hf_knobs import hf_weight_choices
 from ..base import Choice
 from .config import fp8_kv_name
-from .quantization import check_fp8_block_tp
+from .quantization import check_fp8_block_tp, offered_at
 from .settings import VllmSettings, parse_version
 
 KV_TYPES = ("auto", "fp8")
@@ -49,7 +49,12 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: VllmSe
     # the release's spelling of an 8-bit cache (config.fp8_kv_name): fp8_e5m2 in 0.3.0-0.4.0.post1, none before 0.3.0
     fp8 = fp8_kv_name(parse_version(base.engine_version))
     kv_types = tuple(kv if kv != "fp8" else fp8 for kv in kv_types if kv != "fp8" or fp8)
+    version = parse_version(base.engine_version)
     for arg, quantization, wlabel in hf_weight_choices(model, spec, fixed_format, inflight_nf4=True):
+        # only a method the release's parser lists (quantization.offered_at: no fp8 before 0.4.1, no bitsandbytes
+        # before 0.5.0 nor where it needs --load-format bitsandbytes beside it, 0.5.0-0.5.5)
+        if quantization and not offered_at(quantization, version):
+            continue
         for kv in kv_types:
             s = replace(base, kv_cache_dtype=kv, **parallel)
             if quantization:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from ...errors import OomkitError
 from ...model.spec import ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
+from ..versions import Version
 
 # Every name some release accepts (model_executor/layers/quantization/__init__.py QuantizationMethods, 0.5-0.27.1),
 # lowered as ModelConfig's validator lowers it; a name no release knows is vLLM's "Unknown quantization method"
@@ -19,6 +20,83 @@ KNOWN = frozenset({
     "nvfp4_per_token", "online", "petit_nvfp4", "ptpc_fp8", "qqq", "quark", "rtn", "squeezellm", "torchao",
     "tpu_int8",
 })
+# The --quantization choices of the early releases, as their parsers list them: engine/arg_utils.py
+# EngineArgs.add_cli_args `choices` (a literal list through 0.3.3, [*QUANTIZATION_METHODS, None] from 0.4.1) and
+# model_executor/layers/quantization/__init__.py QUANTIZATION_METHODS (model_executor/quantization_utils/
+# __init__.py _QUANTIZATION_REGISTRY in 0.2.0-0.2.1), read in the sdists of 0.2.0-0.2.7, 0.3.0, 0.3.1, 0.3.3,
+# 0.4.1-0.4.3 and 0.5.0-0.5.5 (0.3.2 and 0.4.0 have no sdist: placed with the release read before them). Each
+# entry holds from its release to the next; from OLD_METHODS_END the registry is KNOWN's (0.5.5's list is a subset).
+# "sparseml" is 0.4.3's name for what 0.5.0 calls "compressed-tensors".
+OLD_METHODS: tuple[tuple[Version, tuple[str, ...]], ...] = (
+    ((0, 2, 0), ("awq",)),
+    ((0, 2, 2), ("awq", "squeezellm")),
+    ((0, 2, 6), ("awq", "gptq", "squeezellm")),
+    ((0, 3, 3), ("awq", "gptq", "squeezellm", "marlin")),
+    ((0, 4, 1), ("aqlm", "awq", "fp8", "gptq", "squeezellm", "marlin")),
+    ((0, 4, 2), ("aqlm", "awq", "fp8", "gptq", "squeezellm", "gptq_marlin", "marlin")),
+    ((0, 4, 3), ("aqlm", "awq", "deepspeedfp", "fp8", "marlin", "gptq_marlin_24", "gptq_marlin", "gptq",
+                 "squeezellm", "sparseml")),
+    ((0, 5, 0), ("aqlm", "awq", "deepspeedfp", "fp8", "marlin", "gptq_marlin_24", "gptq_marlin", "gptq",
+                 "squeezellm", "compressed-tensors", "bitsandbytes")),
+    ((0, 5, 3), ("aqlm", "awq", "deepspeedfp", "fp8", "fbgemm_fp8", "marlin", "gptq_marlin_24", "gptq_marlin",
+                 "awq_marlin", "gptq", "squeezellm", "compressed-tensors", "bitsandbytes")),
+    ((0, 5, 4), ("aqlm", "awq", "deepspeedfp", "fp8", "fbgemm_fp8", "marlin", "gptq_marlin_24", "gptq_marlin",
+                 "awq_marlin", "gptq", "squeezellm", "compressed-tensors", "bitsandbytes", "qqq")),
+    ((0, 5, 5), ("aqlm", "awq", "deepspeedfp", "tpu_int8", "fp8", "fbgemm_fp8", "marlin", "gguf", "gptq_marlin_24",
+                 "gptq_marlin", "awq_marlin", "gptq", "squeezellm", "compressed-tensors", "bitsandbytes", "qqq",
+                 "experts_int8")),
+)
+OLD_METHODS_END: Version = (0, 5, 6)
+# fp8.py Fp8Config.get_min_capability, checked by model_loader/loader.py _get_quantization_config ("The quantization
+# method fp8 is not supported for the current GPU. Minimum capability: 89. Current capability: 86."): 90 in 0.4.1
+# (torch._scaled_mm), 89 in 0.4.2-0.5.0, 80 from 0.5.1 (Fp8LinearMethod use_marlin = capability < 89:
+# weight-only FP8 through the Marlin kernel on Ampere)
+FP8_MIN_CAPABILITY: tuple[tuple[Version, int], ...] = (((0, 4, 1), 90), ((0, 4, 2), 89), ((0, 5, 1), 80))
+# bitsandbytes in 0.5.0-0.5.5 (engine/arg_utils.py create_engine_config: "BitsAndBytes quantization and QLoRA
+# adapter only support 'bitsandbytes' load format"; config.py ModelConfig.verify_with_parallel_config:
+# "BitAndBytes quantization with TP or PP is not supported yet."): it needs --load-format bitsandbytes beside it,
+# which oomkit does not write, and one GPU
+BNB_LOAD_FORMAT: tuple[Version, Version] = ((0, 5, 0), OLD_METHODS_END)
+
+
+def methods_at(version: Version) -> tuple[str, ...] | None:
+    """The --quantization choices of the parser of `version` (OLD_METHODS); None from OLD_METHODS_END (KNOWN)."""
+    if version >= OLD_METHODS_END:
+        return None
+    listed = [names for first, names in OLD_METHODS if version >= first]
+    return listed[-1] if listed else OLD_METHODS[0][1]
+
+
+def offered_at(method: str, version: Version) -> bool:
+    """Whether the planner may write --quantization `method` for the release: its parser lists it, and (for
+    bitsandbytes) no --load-format bitsandbytes is needed beside it (BNB_LOAD_FORMAT)."""
+    names = methods_at(version)
+    if names is not None and method not in names:
+        return False
+    return not (method == "bitsandbytes" and BNB_LOAD_FORMAT[0] <= version < BNB_LOAD_FORMAT[1])
+
+
+def check_release(quantization: str | None, version: Version, cc: tuple[int, int] | None, tp: int, pp: int,
+                  program: str) -> None:
+    """The early releases' refusals of --quantization: the parser's choices (OLD_METHODS), fp8 below its minimum
+    compute capability (FP8_MIN_CAPABILITY, 0.4.1-0.5.5 read), bitsandbytes with TP or PP (0.5.0-0.5.5)."""
+    names = methods_at(version)
+    if not quantization or names is None:
+        return
+    if quantization not in names:  # argparse matches the value as typed (no lowering before 0.6)
+        listed = ", ".join([repr(n) for n in names] + ["None"])
+        raise OomkitError(f"{program}: error: argument --quantization/-q: invalid choice: {quantization!r} "
+                          f"(choose from {listed})")
+    if quantization == "fp8" and cc is not None:
+        need = [c for first, c in FP8_MIN_CAPABILITY if version >= first][-1]
+        have = cc[0] * 10 + cc[1]
+        if have < need:
+            raise OomkitError(f"ValueError: The quantization method fp8 is not supported for the current GPU. "
+                              f"Minimum capability: {need}. Current capability: {have}.")
+    if quantization == "bitsandbytes" and (tp > 1 or pp > 1):
+        raise OomkitError("ValueError: BitAndBytes quantization with TP or PP is not supported yet.")
+
+
 # Online methods that store each linear weight in one byte (fp8.py Fp8OnlineLinearMethod, ptpc_fp8.py,
 # fbgemm_fp8.py; 0.27's online shorthands fp8_per_* and int8_per_channel_weight_only); their scales are per tensor,
 # row or 128 x 128 block (under 0.1 % of the weight)
