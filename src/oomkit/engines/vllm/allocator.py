@@ -126,3 +126,41 @@ def v0_reserved_forward(tokens: int, dtype_bytes: int, w: DenseForward, n_layers
         pool.free(o_proj)
         hidden = down
     return pool.reserved()
+
+
+def v0_reserved_forward_glm(tokens: int, dtype_bytes: int, w: DenseForward, n_layers: int) -> int:
+    """The same pool after ChatGLM's forward (model_executor/models/chatglm.py, the same code in the 0.3.0, 0.4.1,
+    0.4.3 and 0.5.5 sdists): ChatGLMModel.forward keeps the embedding's output (inputs_embeds) to the end; GLMBlock
+    norms into new tensors and adds its residuals unfused ("layernorm_input = residual + attention_output",
+    "output = self.mlp(layernorm_output) + residual"), so the layer's input, the attention's output, layernorm_input
+    and the second norm's output all stay alive through the MLP (freed when the block returns); GLMMLP frees
+    dense_h_to_4h's output once SiluAndMul has run (the name is rebound) and keeps the activation to its return."""
+    b, t = dtype_bytes, tokens
+    pool = _Pool()
+    emb = pool.malloc(t * w.hidden * b)
+    hidden = emb
+    for _ in range(min(n_layers, 3)):
+        normed = pool.malloc(t * w.hidden * b)  # input_layernorm (RMSNorm into torch.empty_like)
+        qkv = pool.malloc(t * w.qkv * b)
+        output = pool.malloc(t * w.attn * b)
+        out = pool.malloc(t * w.attn * b)
+        pool.free(out)
+        attention_output = pool.malloc(t * w.hidden * b)  # dense
+        pool.free(qkv)
+        pool.free(output)
+        layernorm_input = pool.malloc(t * w.hidden * b)
+        normed2 = pool.malloc(t * w.hidden * b)  # post_attention_layernorm
+        pool.free(normed)
+        gate_up = pool.malloc(t * 2 * w.ff * b)
+        act = pool.malloc(t * w.ff * b)
+        pool.free(gate_up)
+        down = pool.malloc(t * w.hidden * b)
+        pool.free(act)
+        new = pool.malloc(t * w.hidden * b)  # + residual
+        pool.free(down)
+        for h in (attention_output, layernorm_input, normed2):
+            pool.free(h)
+        if hidden != emb:
+            pool.free(hidden)
+        hidden = new
+    return pool.reserved()

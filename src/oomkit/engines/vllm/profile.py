@@ -11,7 +11,7 @@ from ...memo import ByObject
 from ...memory import Device
 from ...model.spec import ModelSpec
 from ...units import GiB
-from .allocator import DenseForward, v0_reserved_forward
+from .allocator import DenseForward, v0_reserved_forward, v0_reserved_forward_glm
 from .config import Resolved, cuda_total
 from .drafter import drafter_of
 from .drafter import profile_bytes as drafter_profile_bytes
@@ -323,7 +323,9 @@ def v0_cached_forward(spec: ModelSpec, r: Resolved, ff_rank: float) -> int:
     kv_heads = max(attn.n_kv_heads / r.tp, 1)  # replicated below one head a rank
     qkv = heads * attn.head_dim_k + kv_heads * (attn.head_dim_k + attn.head_dim_v)
     widths = DenseForward(hidden=spec.n_embd, qkv=int(qkv), attn=int(heads * attn.head_dim_v), ff=int(ff_rank))
-    return v0_reserved_forward(r.max_num_batched_tokens, r.dtype_bytes, widths, spec.n_trunk_layers)
+    # ChatGLM's unfused residuals keep more hidden-width tensors alive (allocator.v0_reserved_forward_glm)
+    walk = v0_reserved_forward_glm if spec.architecture == "chatglm" else v0_reserved_forward
+    return walk(r.max_num_batched_tokens, r.dtype_bytes, widths, spec.n_trunk_layers)
 
 
 def vllm_cutlass_fp4_moe(spec: ModelSpec, s: VllmSettings) -> bool:
