@@ -182,7 +182,13 @@ def test_6689_405b_the_fix_runs():
                    "(engine/arg_utils.py create_engine_config, vllm#6666, merged 2024-07-23, in the 0.5.3 wheel), so "
                    "the profile runs 512 tokens (oomkit: 0.95 GiB of activations and sampler on the driver rank, 2.28 "
                    "GiB non-torch a rank); the weights' 0.99 GiB under vLLM's H100 print explains a quarter at most, "
-                   "leaving >= 3.3 GiB (candidate: FP8 through Marlin on Ampere, not read)")
+                   "leaving >= 3.3 GiB. Not FP8 through Marlin on Ampere (read in the 0.5.3 sdist: fbgemm_fp8.py "
+                   "use_marlin = capability < 89, utils/marlin_utils_fp8.py prepare_fp8_layer_for_marlin repacks each "
+                   "fp8 weight into int32 of the same bytes, adds a workspace of output/64 x 16 int32 (13 KiB for "
+                   "gate_up at TP8) and bf16 per-channel scales; its repack temporaries are freed and worker.py "
+                   "determine_num_available_blocks empties the cache before profile_run): KiB a layer. The recalled "
+                   "error may not be the 405B's: the same comment ran the 8B on one L4 with --max-model-len 1024, "
+                   "where oomkit reproduces that refusal (test_6689_8b_refused_at_131072_on_an_l4)")
 def test_6689_405b_default_context_is_refused_and_fit_shortens_it():
     r = _check(R6689["gpu_405b"], R6689["version"], R6689["command_405b"])
     assert r["fits"] is False
