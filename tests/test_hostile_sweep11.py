@@ -5,8 +5,8 @@ naming the bad value, never a traceback. Measured (2026-12-06) with estimate, ch
 field mutations (6 architectures, 2 or 3 engines each), 1,342 GGUF header mutations (retyped keys, bad dims, cuts,
 byte flips, versions and counts) and 2,226 engine-command flag values (vLLM, SGLang, llama.cpp, mlx_lm, lms,
 Ollama): no traceback. A MoE period of 0 in config.json (decoder_sparse_step, moe_layer_freq) was read as a model
-without (or with only) MoE layers where the engines divide by it; now refused. Two answers are still wrong and stay
-strict xfails below (their code is not this sweep's to change)."""
+without (or with only) MoE layers where the engines divide by it; now refused. Two answers were wrong and are fixed:
+a negative size after a GPU name, and fit of an `lms load` context out of llama.cpp's range."""
 
 from __future__ import annotations
 
@@ -77,18 +77,11 @@ def test_a_moe_period_of_zero_is_refused(tmp_path, file, field, engine):
     refused(["estimate", str(tmp_path / "m"), "--engine", engine, "--vram", "80GiB"], f"{field} = 0")
 
 
-# ---- still wrong (strict xfails): the fix belongs to code outside this sweep ----
+# ---- found by this sweep, fixed in hardware/catalog.py and llamacpp/programs.py ----
 
-@pytest.mark.xfail(strict=True, reason="hardware/catalog.py reads the size after a GPU name without its sign: "
-                   "`--gpu 'H100 -5GB'` is planned as an H100 of 5,120 MiB and `--gpu 'H100 -80GB'` as one of "
-                   "81,559 MiB (rc 0), where 'H100 0GB' is refused ('is sold with 80 GB')")
 def test_a_negative_size_after_a_gpu_name_is_refused():
     refused(["check", MODEL, "--gpu", "H100 -5GB"], "H100 -5GB")
 
 
-@pytest.mark.xfail(strict=True, reason="plan/fit.py estimates `lms load` without the range check `check` applies: "
-                   "`check -- lms load qwen/qwen3-8b -c 99999999999` is refused (n_ctx out of range, up to "
-                   "2,147,483,647), `fit` of the same command exits 0 after ~20 s with `-c 535808` and a saving of "
-                   "~9.5e33 GiB (llamacpp/settings.py Limit is not applied on programs.py parse_lms's path in fit)")
 def test_fit_refuses_an_out_of_range_lms_context_as_check_does():
     refused(["fit", "--vram", "80GiB", "--", "lms", "load", "qwen/qwen3-8b", "-c", "99999999999"], "out of range")

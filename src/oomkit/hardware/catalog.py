@@ -49,6 +49,7 @@ _NOT_ALNUM = re.compile(r"[^0-9a-z]")
 _ID_PREFIX = {"nvidia": "CUDA", "amd": "ROCm", "apple": "MTL", "intel": "SYCL"}
 _SIZE = re.compile(r"^(?P<base>.*?)[\s_-]*(?P<gb>\d+(?:\.\d+)?)\s*(?:gb|gib|g)$", re.IGNORECASE)
 # "2x H100", "2 x H100", "2*H100" (the space after x keeps "7900 XTX" a name)
+_NEGATIVE_SIZE = re.compile(r"\s-$")
 _COUNT = re.compile(r"^(?P<n>\d+)\s*(?:[x×]\s+|\*\s*)(?P<name>.+)$", re.IGNORECASE)
 # the tighter forms "8xH100", "H100x8", "H100 x 8", tried only when the whole text is no catalog name
 _COUNT_LOOSE = (re.compile(r"^(?P<n>\d+)\s*[x×](?P<name>.+)$", re.IGNORECASE),
@@ -148,6 +149,8 @@ def _split_size(text: str) -> tuple[str, float | None]:
     m = _SIZE.match(text) if text[-1:] in ("b", "B", "g", "G") else None
     if not m or not m.group("base").strip():
         return text, None
+    if _NEGATIVE_SIZE.search(text[:m.start("gb")]):  # "H100 -5GB": a sign, not a "RTX-3060-12GB" separator
+        raise OomkitError(f"GPU '{text}': its memory size cannot be negative")
     return m.group("base"), float(m.group("gb"))
 
 

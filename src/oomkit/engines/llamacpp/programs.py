@@ -27,7 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...errors import OomkitError, SettingsError
-from ...flags import flag_value
+from ...flags import check_settings, flag_value
 from ...model import names
 from ..lms_keys import lms_names_mlx
 from .args import GGML_TYPE_IDS, LMS_VALUED, SERVER_LISTS, parse_args, second_command
@@ -359,7 +359,7 @@ def parse_lms(argv: list[str]) -> tuple[str | None, str | None, LlamaCppSettings
             raise SettingsError(f"lms load --gpu {gpu}: oomkit reads max and off (a fraction offloads "
                                 "that share of the layers: give -ngl N through llama-server instead)")
         opts = {**opts, "n_gpu_layers": -1 if gpu.strip().lower() == "max" else 0}
-    return model, None, LlamaCppSettings(program=rules, unmodelled=tuple(unmodelled), **opts)
+    return model, None, check_settings(LlamaCppSettings(program=rules, unmodelled=tuple(unmodelled), **opts))
 
 
 # ---------------------------------------------------------------------------------------------------------
