@@ -3239,6 +3239,21 @@ def metal_simdgroup_mm(device: Device) -> bool:
     return metal_simdgroup_reduction(device)
 
 
+def _whole_dense_llama_on_device0(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                                  s: LlamaCppSettings) -> tuple[str, str] | None:
+    """(qk_norm, ffn_norm) of sched_replay.llama_graph where a dense Llama or Qwen3 graph runs wholly on device 0
+    (every layer and the output) with one F16 cache, one stream, no recurrent state, no tensor overrides and the
+    cache on the device: the graph the refused-op replays below rebuild; None elsewhere."""
+    qk_norm, ffn_norm = LLAMA_DEVICE_GRAPHS.get(spec.architecture, (None, ""))
+    if qk_norm is None or qk_norm == "rows" or placement.output_device != 0 or set(placement.layer_device) != {0}:
+        return None
+    names_ok, _ = _LLAMA_NAMES.get(spec, qk_norm, lambda: _llama_names(spec, qk_norm))
+    if not names_ok or len(caches) != 1 or caches[0].name == "SWA" or ctx.n_stream != 1 or ctx.n_rs_seq \
+            or ctx.type_k.name != "f16" or ctx.type_v.name != "f16" or _tensor_overrides(s) or s.no_kv_offload:
+        return None
+    return qk_norm, ffn_norm
+
+
 def metal_no_simdgroup_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                              devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[int, int] | None:
     """(the Metal buffer, the CPU's) for a dense Llama or Qwen3 graph on one Metal device without simdgroup
@@ -3262,13 +3277,10 @@ def metal_no_simdgroup_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache],
     if len(devices) != 1 or infer_backend(devices, s.backend).name != "metal" \
             or metal_simdgroup_reduction(devices[0]) or ctx.flash_attn or ctx.fa_auto_off:
         return None
-    qk_norm, ffn_norm = LLAMA_DEVICE_GRAPHS.get(spec.architecture, (None, ""))
-    if qk_norm is None or qk_norm == "rows" or placement.output_device != 0 or set(placement.layer_device) != {0}:
+    norms = _whole_dense_llama_on_device0(spec, ctx, caches, placement, s)
+    if norms is None:
         return None
-    names_ok, _ = _LLAMA_NAMES.get(spec, qk_norm, lambda: _llama_names(spec, qk_norm))
-    if not names_ok or len(caches) != 1 or caches[0].name == "SWA" or ctx.n_stream != 1 or ctx.n_rs_seq \
-            or ctx.type_k.name != "f16" or ctx.type_v.name != "f16" or _tensor_overrides(s) or s.no_kv_offload:
-        return None
+    qk_norm, ffn_norm = norms
     T = min(ctx.n_ctx, ctx.n_ubatch)
     n_outputs = reserved_outputs(ctx, s)
     cpy_store = not ERAS.reached(ctx.build, "set_rows")
@@ -3321,13 +3333,10 @@ def vulkan_refused_logits_bytes(spec: ModelSpec, ctx: Context, caches: list[Cach
     n_outputs = reserved_outputs(ctx, s)
     if not limit or n_outputs * spec.n_vocab * 4 <= limit:
         return None
-    qk_norm, ffn_norm = LLAMA_DEVICE_GRAPHS.get(spec.architecture, (None, ""))
-    if qk_norm is None or qk_norm == "rows" or placement.output_device != 0 or set(placement.layer_device) != {0}:
+    norms = _whole_dense_llama_on_device0(spec, ctx, caches, placement, s)
+    if norms is None:
         return None
-    names_ok, _ = _LLAMA_NAMES.get(spec, qk_norm, lambda: _llama_names(spec, qk_norm))
-    if not names_ok or len(caches) != 1 or caches[0].name == "SWA" or ctx.n_stream != 1 or ctx.n_rs_seq \
-            or ctx.type_k.name != "f16" or ctx.type_v.name != "f16" or _tensor_overrides(s) or s.no_kv_offload:
-        return None
+    qk_norm, ffn_norm = norms
     out_w = next((t for t in spec.weights.tensors if t.name == "output.weight"), None) \
         or next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
     if out_w is None:
