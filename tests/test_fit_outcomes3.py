@@ -33,41 +33,11 @@ sglang#4330, sglang#322 (already in tests/).
 
 from __future__ import annotations
 
-import json
-import re
-
 import pytest
 
-from oomkit.engines.shell_words import split_command
-from tests.sweep_harness import offline, run_cli  # noqa: F401 (the autouse fixture: no network, a fresh cache)
-
-GiB = 2**30
-
-
-def _json(*args: str) -> tuple[int, dict]:
-    rc, out, err = run_cli(*args)
-    assert rc in (0, 1), err
-    return rc, json.loads(out)
-
-
-def _fit(gpu: list[str], version: str | None, command: str) -> dict:
-    ver = ["--engine-version", version] if version else []
-    return _json("fit", "--json", *gpu, *ver, "--", *split_command(command))[1]["fit"]
-
-
-def _check(gpu: list[str], version: str | None, command: str) -> dict:
-    ver = ["--engine-version", version] if version else []
-    rc, out, err = run_cli("check", "--json", *gpu, *ver, "--", *split_command(command))
-    assert rc in (0, 1), f"the release's parser refused it: {err}"  # 2: bad input (a flag or value refused)
-    return json.loads(out)
-
-
-def _changes(f: dict) -> dict:
-    return {c["flag"]: (c["from"], c["to"]) for c in f["changes"]}
-
-
-def _refusal(r: dict, pattern: str) -> re.Match | None:
-    return re.search(pattern, " ".join(r["estimate"]["warnings"]))
+from oomkit.units import GiB
+from tests.sweep_harness import offline  # noqa: F401 (the autouse fixture: no network, a fresh cache)
+from tests.test_fit_outcomes2 import _changes, _check, _fit, _json, _refusal
 
 
 def _plan(model: str, engine: str, gpu: list[str], version: str, *extra: str) -> list[dict]:
