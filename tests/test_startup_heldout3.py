@@ -67,6 +67,7 @@ from oomkit.hardware.catalog import lookup as gpu_lookup
 from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
 from oomkit.units import GiB
+from tests.startup_heldout import died
 from tests.test_vllm_startup import spec_of
 
 HERE = Path(__file__).parent / "fixtures" / "engine_logs" / "vllm" / "heldout_startup3"
@@ -164,11 +165,9 @@ def estimate(stem: str, **kw):
 
 
 def verdict(est) -> str:
-    v = est.engine_view
-    failed = v.get("failed_phase")
-    if failed:
-        return failed["phase"] if failed["after_kv"] else f"dies before the KV cache ({failed['phase']})"
-    error = v.get("error") or ""
+    if phase := died(est):
+        return phase
+    error = est.engine_view.get("error") or ""
     if "exceeds available Mamba cache blocks" in error:  # config/compilation.py resolve_cudagraph_mode_and_sizes
         return "refused before the capture (Mamba blocks)"
     if "KV cache is needed" in error or "maximum number of tokens that can be stored in KV cache" in error:

@@ -87,7 +87,7 @@ import pytest
 from oomkit.engines.vllm import ENGINE, VllmSettings
 from oomkit.engines.vllm.config import CUDA_DRIVER_RESERVED
 from oomkit.units import GiB
-from tests.startup_heldout import first, fixture_loader, gpus
+from tests.startup_heldout import died, first, fixture_loader, gpus
 from tests.test_vllm_startup import spec_of
 
 HERE = Path(__file__).parent / "fixtures" / "engine_logs" / "startup_heldout7"
@@ -119,11 +119,9 @@ W8A16_INT8 = {"quant_method": "compressed-tensors", "format": "pack-quantized", 
 
 
 def verdict(est) -> str:
-    v = est.engine_view
-    failed = v.get("failed_phase")
-    if failed:
-        return failed["phase"] if failed["after_kv"] else f"dies before the KV cache ({failed['phase']})"
-    error = v.get("error") or ""
+    if phase := died(est):
+        return phase
+    error = est.engine_view.get("error") or ""
     if error.startswith(NO_BLOCKS):
         return "refused: " + NO_BLOCKS
     return ("refused: " + error[:80]) if error else "starts"

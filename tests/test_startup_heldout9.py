@@ -78,7 +78,7 @@ import pytest
 
 from oomkit.engines.vllm import ENGINE, VllmSettings
 from oomkit.units import GiB
-from tests.startup_heldout import first, fixture_loader, gpus
+from tests.startup_heldout import died, first, fixture_loader, gpus
 from tests.test_sglang_heldout_set3 import AUTOROUND_INT4
 from tests.test_vllm_startup import spec_of
 
@@ -117,11 +117,9 @@ def estimate(stem: str, **kw):
 
 
 def verdict(est) -> str:
-    v = est.engine_view
-    failed = v.get("failed_phase")
-    if failed:
-        return failed["phase"] if failed["after_kv"] else f"dies before the KV cache ({failed['phase']})"
-    error = v.get("error") or ""
+    if phase := died(est):
+        return phase
+    error = est.engine_view.get("error") or ""
     return ("refused: " + error[:80]) if error else "starts"
 
 
