@@ -2679,6 +2679,19 @@ def mla_split_attention(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
     return _replayed(compute_graphs.mla_split_graph, spec, run[0].index, T, masks, copy, align=128)
 
 
+def _dense_device_mask_era(ctx: Context) -> bool:
+    """Whether phi3_graph's inputs are the build's: the K / V index inputs (ERAS set_rows) and the mask as the
+    graph holds it. Without flash attention the KQ mask is an F32 input in every build, read by SOFT_MAX as is
+    (src/llama-graph.cpp build_attn_inp_kv_impl to b9410: F32, cast to F16 only "if (cparams.flash_attn)"), so the
+    graph holds from set_rows on; with flash attention only from PR #23764 (kq_mask_f16), before which the F32
+    input is cast on the device, a node the graph does not have. ollama/ollama#13552 (Ollama v0.13.5, llama.cpp
+    ec98e2002 = b7437, phi4:14b at 4096 x 512, no flash attention): CUDA0 353.01 MiB, replayed to the 0.01 MiB
+    (383.00 by the closed-form phases)."""
+    if ERAS.reached(ctx.build, "kq_mask_f16"):
+        return True
+    return not ctx.flash_attn and ERAS.reached(ctx.build, "set_rows")
+
+
 def dense_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                        devices: tuple[Device, ...], s: LlamaCppSettings, masks: int) -> int | None:
     """The compute buffer of the ggml-cuda device that runs a dense graph of DENSE_DEVICE_GRAPHS
@@ -2696,7 +2709,7 @@ def dense_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
     if spec.architecture not in compute_graphs.DENSE_DEVICE_GRAPHS or d < 0 or d >= len(devices) \
             or devices[d].id.startswith("RPC") or infer_backend(devices, s.backend).name not in _GGML_CUDA \
             or ctx.type_k.quantized or ctx.type_v.quantized or ctx.n_stream != 1 or ctx.fa_auto_off \
-            or not ERAS.reached(ctx.build, "kq_mask_f16") or any(c.name == "SWA" for c in caches) \
+            or not _dense_device_mask_era(ctx) or any(c.name == "SWA" for c in caches) \
             or _tensor_overrides(s) or pipeline_parallel(spec, placement, devices, s):
         return None
     T = min(ctx.n_ctx, ctx.n_ubatch)
