@@ -76,6 +76,10 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    (sglang#13075, flashinfer, 36 sizes, 14 layers a stage, PP1's figure) 1.06 -> 0.78 (-26%; 0.98 MiB);
 #    Qwen3-30B-A3B-FP8 at TP2 (sglang#12978, fa3, 36 sizes, 48 layers, the same author's card and build of the day
 #    before) 1.00 -> 0.87 (-13%; 0.48 MiB, at the fitted runs' edge: Qwen2.5-VL's excess is its run's, not the card's).
+#    Held out since, no refit (tests/test_sglang_heldout9.py): two TP2 runs with custom all-reduce, Qwen3-32B-FP8 on
+#    two 48 GB RTX 4090s (sglang#16920, 0.5.7 era, flashinfer, 8 sizes, 64 layers) 0.27 -> 0.29 (+7.8%; 0.37 MiB a graph
+#    and layer) and Llama-3-8B on two H200s (sglang PR #7873, fa3, 35 sizes, 32 layers) 0.6 -> 0.58 (about 0.43 MiB):
+#    no per-graph share for TP2's all-reduce, whose registered inputs go to the rank_data buffer (see below).
 #    Read for them and ruled out (0.5.5 and 0.5.6, the flashinfer 0.5.0 and 0.5.3 they pin): Olmo 3's backend keeps one
 #    (max_bs, pages) page table whose per-size metadata are slices (trtllm_mha_backend.py init_cuda_graph_state /
 #    init_forward_metadata_capture_cuda_graph); flashinfer decode.py trtllm_batch_decode_with_kv_cache allocates only
