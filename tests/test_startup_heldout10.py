@@ -168,3 +168,26 @@ def test_fixtures_are_cited(path):
     assert fx["source"].startswith("https://"), path.name
     assert fx["quoted"] and fx["command"] and fx["gpus"] and fx["engine_version"], path.name
     assert path.stem in RUNS, path.name
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# side item: -pp N walked the checkpoint once per stage (weights.py _weights_by_global_rank), quadratic in N
+
+
+def test_pipeline_stages_walk_the_weights_once(monkeypatch):
+    from oomkit.engines.vllm import weights
+
+    calls = []
+    real = weights.weights_by_rank
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(weights, "weights_by_rank", counted)
+    est = ENGINE.estimate(spec_of("meta-llama/Llama-3.1-8B-Instruct"), gpus("H100 80GB", 64),
+                          VllmSettings(engine_version="0.11.0", pipeline_parallel_size=64))
+    assert len(calls) <= 1, len(calls)  # 0 where the memo already holds this layout
+    # 32 layers over 64 stages: the stages vLLM's get_pp_indices leaves empty load no decoder layer
+    loads = sorted(set(est.engine_view["model_loading_bytes"].values()))
+    assert len(loads) >= 2, loads
