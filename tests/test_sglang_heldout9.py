@@ -33,12 +33,13 @@ Searched and not held (corpus "issues": "KV Cache is allocated. #tokens", "Load 
 end. Time elapsed", "max_total_num_tokens=" with DP attention, ModelOpt FP4 / NVFP4, multimodal, TP2-TP8, capture
 deaths, verl / slime rollouts): held by an earlier set or examined and refused there (sglang#4161, #12496, #1479,
 #4489, #7227, #14700, #14365, PR #10622, #15909, #17392, #11716, #11830, #12978, #13075, #22537, #27537, #4826, #5576,
-#4708, #3416, club-3090#1261, InferenceX#2128); a capture that fails for a reason other than memory (sglang#1751
-FlashInfer plan error, #9706 custom all-reduce 'invalid argument', #6033 / #7918 / #1522 / #11218 torch.compile or
-CUDA-generator errors, #24834 ViT graph on B200); no model or figure in the stored excerpt (sglang#29575, PR #23745's
-NVFP4 Llama-3.1-8B: the piecewise list only, PR #26083: distributed init only, #5755: an 80 GiB allocation at run
-time); not a CUDA GPU (sglang PR #17157 / #28876 / #29853 on Ascend, PR #17985 / #23654 on MUSA); another engine
-behind SGLang's log format (ktransformers#1661 / #1854 / #1969, kvcached#101 with its own virtual pool).
+#4708, #3416, #5755, #4895, club-3090#1261, InferenceX#2128); a capture that fails for a reason other than memory
+(sglang#1751 FlashInfer plan error, #9706 custom all-reduce 'invalid argument', #6033 / #7918 / #1522 / #11218
+torch.compile or CUDA-generator errors, #24834 ViT graph on B200); no model or figure in the stored excerpt
+(sglang#29575, PR #23745's NVFP4 Llama-3.1-8B: the piecewise list only, PR #26083: distributed init only); not a CUDA
+GPU (sglang PR #17157 / #28876 / #29853 on Ascend, PR #17985 / #23654 on MUSA); another engine behind SGLang's log
+format (ktransformers#1661 / #1854 / #1969, kvcached#101 with its own virtual pool). Only four logs were found that no
+earlier set holds: the set is smaller than the six to eight asked for.
 """
 
 from __future__ import annotations
