@@ -26,7 +26,9 @@ Before -> after (oomkit's figures recorded before any rule was looked at):
 - #5207 Llama-2-13B-chat Q2_K, Metal, 8 GB Mac, ./main defaults: Metal KV 400.00 exact (40 layers x 512 cells);
   compute Metal 85.00 against 82.50 (1.030), CPU 11.00 against 11.00.
 - #11204 CodeLlama-13B, Vulkan iGPU, 27 of 40 layers: KV 2160.00 / CPU 1040.00 exact, CPU output 0.12 exact;
-  compute Vulkan0 368.00 exact, Vulkan_Host 28.00 against 358.01 (strict xfail).
+  compute Vulkan0 368.00 exact, Vulkan_Host 28.00 -> 358.01 against 358.01 (the file Q4_0, as the log's 82 splits
+  say: before b4936 the CPU layers' matrices sit in CPU_AARCH64, not host memory, so op offload passes over them and
+  the CPU runs those layers' attention; backends.repacked_layers_compute).
 
 The set is smaller than the 8-10 asked for: the stored issue threads hold the opening chunks of each turn, so a long
 log's buffer lines are reachable only where they sit near a turn's start; public notes and scraped issue copies in
@@ -121,3 +123,38 @@ def test_pooling_flag_and_the_output_buffer_eras():
     assert held_out_estimate(fx).engine_view["output_buffer_bytes"] == 0
     later = held_out_estimate({**fx, "engine_version": "b5920"}).engine_view
     assert mib(later["output_buffer_bytes"]) == 0.59
+
+
+def test_codellama_repacked_cpu_layers_split_count():
+    """#11204 at b4777: 'graph splits = 82 (with bs=512)'. make_cpu_buft_list put CPU_AARCH64 ahead of Vulkan_Host
+    until b4936, and an AVX2 CPU repacks Q4_0 (from b4282) but not Q4_K (from b4929): the 13 CPU layers' Q4_0 matrices
+    stay with the CPU (no op offload from a buffer that is not host memory) and the scheduler's replay of that graph
+    has the log's 82 splits: the token rows, six a CPU layer (each norm MUL offloaded after a split with inputs), the
+    device's 27 layers, the offloaded output norm and Q6_K output weight."""
+    from oomkit.engines.llamacpp import sched_replay
+    from oomkit.engines.llamacpp.backends import repack_applies, repackable
+    from oomkit.memory import Device
+    from oomkit.model.resolve import resolve
+
+    fx = fixture_from(FIXTURES, "codellama-13b")
+    assert "graph splits = 82 (with bs=512), 3 (with bs=1)" in fx["quoted"]
+    gpu = (Device(id="Vulkan0", name=fx["gpus"][0]["name"]),)
+    assert repack_applies(gpu, False, True, "vulkan", 4777)
+    assert not repack_applies(gpu, False, True, "vulkan", 4936)  # PR #12498: none beside a GPU
+    assert not repack_applies(gpu, False, True, "vulkan", 5092)  # PR #12632: the host buffer type first
+    assert repack_applies((), False, True, "", 4936)
+    spec = resolve("codellama-13b", "Q4_0")
+    host_layers = set(range(13))
+    on_host = [t for t in spec.weights.tensors if t.layer in host_layers]
+    repacked = frozenset(t.name for t in on_host if repackable(t, "avx2", 4777))
+    assert len(repacked) == 13 * 7  # Q, K, V, O, gate, up, down; the norms stay F32 in the host buffer
+    q4k = resolve("codellama-13b", "Q4_K_M")
+    assert not any(repackable(t, "avx2", 4777) for t in q4k.weights.tensors if t.layer in host_layers)
+    host = {t.name: t.nbytes for t in spec.weights.tensors
+            if t.name not in repacked and (t.layer in host_layers or t.name.startswith("output"))}
+    g = sched_replay.llama_graph(spec, 512, 512, 4096, host, host_layers, False, cpy_store=True, kv_first=True,
+                                 repacked=repacked, host_output=True)
+    splits, _ = sched_replay.split_graph(g)
+    assert len(splits) == 82
+    v = held_out_estimate(fx).engine_view
+    assert {k: mib(b) for k, b in v["compute_buffer_bytes"].items()} == fx["printed"]["buffers"]["compute_mib"]

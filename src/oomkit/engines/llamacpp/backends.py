@@ -34,8 +34,9 @@ from ...model.spec import ModelSpec, TensorSpec
 from ...quant import ggml
 from ...units import round_up
 from ..versions import llamacpp_build_on
+from . import galloc, sched_replay
 from .backend_names import Backend, device_index, infer_backend
-from .compute import compute_phases, reserved_outputs
+from .compute import _llama_names, compute_phases, reserved_outputs
 from .kv import Cache, Context
 from .settings import build_number
 from .weights import (
@@ -43,6 +44,7 @@ from .weights import (
     ModelBuffers,
     Placement,
     converter_order,
+    gpu_alloc_size,
     loaded_tensors,
     mapped_range,
     override_patterns,
@@ -131,7 +133,11 @@ CPU_ISAS = tuple(REPACK_TYPES)
 #     b4929): ggml-org/ci's x86 runs at b4329
 #     (2024-12-14) and b4730 (2025-02-16) load a Q4_K_M file into CPU_Mapped alone, no CPU_AARCH64 buffer
 #     (tests/fixtures/engine_logs/llamacpp_more/).
+#   x86 Q4_0: PR #10446 ("ggml : refactor online repacking", 19d8762a, 2024-12-07, b4282) turned on the AVX2 branch of
+#     ggml_aarch64_get_optimal_repack_type (commented out since the online flow of PR #9921, b4081).
 REPACK_SINCE: dict[tuple[str, str], int] = {
+    ("avx2", "q4_0"): 4282,
+    ("avx512", "q4_0"): 4282,
     ("avx2", "q4_K"): 4929,
     ("avx512", "q4_K"): 4929,
     ("neon", "q4_K"): 7142,
@@ -167,17 +173,30 @@ def repackable(t: TensorSpec, isa: str, build: int | None = None) -> bool:
     return dims in (2, 3) and len(t.shape) >= 2 and t.shape[1] % rows == 0
 
 
-def repack_applies(devices: tuple[Device, ...], no_host: bool, use_extra_bufts: bool, backend: str = "") -> bool:
+# make_cpu_buft_list's order (src/llama-model.cpp): until PR #12498 ("model : do not repack if a GPU device is
+# present", af04481e, 2025-03-21, b4936) the CPU's extra buffer types (CPU_AARCH64) came before the first device's
+# host buffer type, so the CPU layers of a GPU load were repacked too; from b4936 none beside a GPU device; from
+# PR #12632 ("change cpu_buft_list order: ACCEL -> GPU host -> CPU extra -> CPU", 0bb29193, 2025-03-29, b4991) the
+# host buffer type first (repack_applies)
+REPACK_BESIDE_GPU_UNTIL = 4936
+REPACK_HOST_FIRST_BUILD = 4991
+
+
+def repack_applies(devices: tuple[Device, ...], no_host: bool, use_extra_bufts: bool, backend: str = "",
+                   build: int | None = None) -> bool:
     """llama-model.cpp make_cpu_buft_list: the CPU layers try, in order, the first device's host buffer type that
     exists, then the CPU's extra buffer types (CPU_REPACK), then plain CPU. A host buffer type supports every
     matmul, so CPU_REPACK is chosen only when no device has one: no GPU (a CPU build, or -dev none), only RPC
     devices (an RPC-only build: `CPU_REPACK` beside `RPC0[...]` buffers), backends without a host buffer type
     (Metal, OpenCL), or --no-host; --no-repack (PR #14990, July 2025) turns the extra buffer types off
-    (common/arg.cpp, llama_model_params.use_extra_bufts)."""
+    (common/arg.cpp, llama_model_params.use_extra_bufts). Before b4991 (build; None: the newest) the order was the
+    extra types first: beside any device they repack until b4936, and not at all from b4936 (REPACK_BESIDE_GPU_UNTIL)."""
     if not use_extra_bufts:
         return False
-    if not devices or no_host:
+    if not devices or no_host and (build is None or build >= REPACK_HOST_FIRST_BUILD):
         return True
+    if build is not None and build < REPACK_HOST_FIRST_BUILD:
+        return build < REPACK_BESIDE_GPU_UNTIL
     local = [d for d in devices if not d.id.startswith("RPC")]
     return not local or infer_backend(tuple(local), backend).host is None
 
@@ -284,9 +303,9 @@ def cpu_repack(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBu
     are laid out here too (metal_mapped)."""
     if placement is not None:
         weights = vulkan_unpadded(spec, devices, s, metal_mapped(spec, devices, s, weights, placement), placement)
-    if not repack_applies(devices, s.no_host, s.repack, s.backend):
-        return weights, 0
     isa, build = s.cpu_isa, build_number(s.engine_version)
+    if not repack_applies(devices, s.no_host, s.repack, s.backend, build):
+        return weights, 0
     if devices and infer_backend(devices, s.backend).name in ("metal", "hexagon") and isa == "avx2":
         isa = "neon"  # an Apple chip's or a Snapdragon's CPU: the ARM table (the avx2 default is for x86 machines)
     tensors = weights.cpu_tensors
@@ -301,6 +320,66 @@ def cpu_repack(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBu
                 rest, extra = with_cpu_repack(spec, weights, s.mmap, isa, build)
                 return rest, extra + round_up(dup.nbytes, CPU_ALIGNMENT)
     return with_cpu_repack(spec, weights, s.mmap, isa, build)
+
+
+# the pre-refactor graph that sched_replay.llama_graph's kv_first replays (src/llama.cpp build_llama / llm_build_kv /
+# llm_build_ffn, read at b4777, 401af80b); PR #12181 (e0dbec0b, b4881) moved it to llama-graph.cpp
+KV_FIRST_GRAPH_UNTIL = 4881
+# the offload_op of ggml-vulkan and ggml-cuda (ggml_backend_vk_device_offload_op: ne[1] >= 32, not GET_ROWS;
+# ggml_backend_cuda_device_offload_op: get_op_batch_size >= 32): the least rows of an op a host weight's op offload takes
+_OFFLOAD_BACKENDS = ("vulkan", "cuda", "rocm")
+
+
+def repacked_layers_compute(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                            devices: tuple[Device, ...], s) -> dict[int, int] | None:
+    """The compute buffers (the device's and the host's, -1) of a partly offloaded load whose CPU layers' matrices
+    sit in CPU_AARCH64 (repack_applies before b4936): that buffer type is not host memory (ggml-cpu-aarch64.cpp: its
+    is_host is NULL), so ggml_backend_sched_backend_id_from_cur's op offload (ggml-backend.cpp, `src_backend_id ==
+    n_backends - 1 && ggml_backend_buffer_is_host(src->buffer)`) passes over their products, which stay on the
+    CPU ('1.wgt'), while the norms' MULs (F32 weights in a host buffer) go to the device ('1.off'). A split then
+    starts at each offloaded norm (pass 5: a weight of another backend once the split has inputs), six a CPU layer,
+    and the CPU runs each CPU layer's Q/K/V, the cache stores, KQ (n_kv x T x n_head F32), the softmax, KQV and wo,
+    then the FFN: sched_replay.llama_graph (kv_first, the b4777 graph) scheduled and allocated for both buffers.
+    llama.cpp#11204 (b4777, CodeLlama-13B Q4_0 on a Renoir iGPU through Vulkan, 27 of 40 layers, 4096 cells): 'graph
+    splits = 82 (with bs=512)' as replayed, Vulkan_Host 358.01 and Vulkan0 368.00 MiB exact (28.00 before: op
+    offload had every CPU-layer product on the device). Where it holds: one Vulkan or ggml-cuda device beside the
+    CPU, a dense Llama without biases, one F16 cache on the layers' devices, no flash attention, one sequence, a
+    ubatch of at least 32 tokens, no tensor overrides, b4282-b4880 (x86 Q4_0 repacking; the pre-refactor graph);
+    None elsewhere."""
+    build = ctx.build
+    if not devices or build >= KV_FIRST_GRAPH_UNTIL or len(devices) != 1 or spec.architecture != "llama":
+        return None
+    if infer_backend(devices, s.backend).name not in _OFFLOAD_BACKENDS \
+            or not repack_applies(devices, s.no_host, s.repack, s.backend, build):
+        return None
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    host_layers = {i for i, d in enumerate(placement.layer_device) if d < 0}
+    if not host_layers or not set(placement.layer_device) <= {-1, 0} or placement.output_device not in (-1, 0) \
+            or T < 32 or ctx.flash_attn or s.no_kv_offload or len(caches) != 1 or caches[0].name == "SWA" \
+            or max(1, ctx.n_seq_max, ctx.n_stream) != 1 or ctx.type_k.name != "f16" or ctx.type_v.name != "f16" \
+            or s.override_tensor or s.cpu_moe or s.n_cpu_moe:
+        return None
+    ok, (_, biases) = _llama_names(spec, False)
+    if not ok or biases:
+        return None
+    on_host = [t for t in spec.weights.tensors
+               if t.layer in host_layers or t.layer is None and placement.output_device < 0
+               and t.name.startswith(("output.", "output_norm."))]
+    repacked = frozenset(t.name for t in on_host if repackable(t, s.cpu_isa, build))
+    if not repacked:
+        return None
+    vk = infer_backend(devices, s.backend).name == "vulkan"  # ggml_nbytes in a Vulkan buffer (vulkan_unpadded)
+    host = {t.name: t.nbytes if vk else gpu_alloc_size(t) for t in on_host if t.name not in repacked}
+    n_outputs = reserved_outputs(ctx, s)
+
+    def build_graph() -> sched_replay.Graph:
+        return sched_replay.llama_graph(spec, T, n_outputs, caches[0].cells, host, host_layers, False,
+                                        cpy_store=True, kv_first=True, repacked=repacked,
+                                        host_output=placement.output_device < 0)
+
+    host_bytes = galloc.peak_bytes(0, sched_replay.device_nodes(build_graph(), backend=sched_replay.HOST))
+    device_bytes = galloc.peak_bytes(0, sched_replay.device_nodes(build_graph()), galloc.ALIGN if vk else 128)
+    return {0: device_bytes, -1: host_bytes}
 
 
 # ---------------------------------------------------------------------------------------------------------

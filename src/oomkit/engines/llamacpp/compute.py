@@ -3795,6 +3795,10 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
             d = placement.output_device
             out[d] = max(out[d], p.inputs + 2 * T * 4 + mean + spec.n_vocab * reserved_outputs(ctx, s) * 4)
     out.update(vulkan_pipeline_split(spec, ctx, caches, placement, devices, s))  # the devices' splits, replayed
+    from .backends import repacked_layers_compute  # backends imports this module
+    rp = repacked_layers_compute(spec, ctx, caches, placement, devices, s)
+    if rp is not None:  # CPU layers in CPU_AARCH64 (before b4936): their products on the CPU, replayed
+        out[0], out[-1] = rp[0], max(out.get(-1, 0), rp[-1])
     blas = blas_compute_bytes(spec, ctx, placement, devices, s)
     if blas:  # host weights' products on the BLAS backend, its own buffer (printed as CPU)
         out[BLAS_KEY] = blas

@@ -62,6 +62,9 @@ class T:
     blck: int = 1  # elements per block of its type (es: bytes per block)
     extra: int = 0  # bytes the device's buffer type allocates beyond ggml_nbytes (ggml_backend_buft_get_alloc_size)
     name: str = ""  # a host weight's name (and its copy's), whose bytes the caller gives
+    # a CPU weight in the CPU's extra buffer type (CPU_AARCH64, ggml-cpu-aarch64.cpp, b4081-b4935 beside a GPU):
+    # that buffer type's is_host is NULL, so ggml_backend_buffer_is_host is false and op offload never takes its op
+    repacked: bool = False
 
     @property
     def nbytes(self) -> int:  # ggml.c ggml_nbytes
@@ -282,7 +285,7 @@ def _backend_from_cur(t: T, g: Graph | None = None) -> int:
     if t.op not in ("ROPE", "FLASH_ATTN_EXT"):
         for s in t.srcs:
             if s.buf and s.buf[1]:
-                if s.buf[0] == HOST and _op_rows(t) >= OP_OFFLOAD_MIN_BATCH and not refused:
+                if s.buf[0] == HOST and not s.repacked and _op_rows(t) >= OP_OFFLOAD_MIN_BATCH and not refused:
                     return DEVICE
                 if s.buf[0] == DEVICE and refused:
                     return HOST if g.host_reads_device else -1
@@ -1265,7 +1268,8 @@ def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], 
                 flash_attn: bool = True, host_caches: bool = False, qk_norm: bool | str = False,
                 k_type: tuple[int, int] = (2, 1), v_type: tuple[int, int] = (2, 1), k_rot: int = 0, v_rot: int = 0,
                 fa_extra: int = 0, n_stream: int = 1, ffn_norm: str = "ffn_norm", fusion_deps: bool = False,
-                cpy_store: bool = False) -> Graph:
+                cpy_store: bool = False, kv_first: bool = False, repacked: frozenset[str] = frozenset(),
+                host_output: bool = False) -> Graph:
     """A dense Llama's pp graph (src/models/llama.cpp at llama.cpp@0c1e57098; qk_norm: qwen3.cpp's, Q and K
     RMS-normed by attn_q_norm / attn_k_norm before RoPE), one sequence a KV stream of n_kv cells, an F16 cache, in
     graph order: the token rows; per layer the attention norm, build_qkv's Q, K and V products and reshapes, RoPE
@@ -1285,8 +1289,21 @@ def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], 
     post_attention_norm.weight, the same RMS_NORM, MUL of ffn_inp). qk_norm "rows": minimax-m2.cpp's Q and K
     RMS-normed over all their heads (build_qkv without the reshape, RMS_NORM and MUL by attn_q_norm / attn_k_norm of
     n_head x head_dim), then reshaped and roped. A layer whose FFN has experts: build_moe_ffn with SIGMOID gating and
-    exp_probs_b (sigmoid_moe; minimax-m2.cpp: no shared expert), fusion_deps its ggml-cuda allocation dependencies."""
-    g, w, inp = _pp_graph_start(spec, T_, host, host_layers)
+    exp_probs_b (sigmoid_moe; minimax-m2.cpp: no shared expert), fusion_deps its ggml-cuda allocation dependencies.
+    kv_first: src/llama.cpp's graph of b4777 (401af80b) and its era, llm_build_kv expanding q_cur, k_cur and v_cur
+    (Q, K, V products in that order), then llm_build_kv_store's ggml_cpy stores (with cpy_store), then llm_build_kqv;
+    llm_build_ffn's up, gate, SILU and MUL (LLM_FFN_SILU, LLM_FFN_PAR), no fused GLU. repacked: the host weights in
+    the CPU's extra buffer type (T.repacked: no op offload); host_output: the output norm and weight on the CPU."""
+    g, w_, inp = _pp_graph_start(spec, T_, host, host_layers)
+
+    def w(name: str, ne: tuple[int, ...], il: int | None) -> T:
+        if host_output and il is None:
+            t = g.weight(ne, HOST, host.get(name, -1), name=name if name in host else "")
+        else:
+            t = w_(name, ne, il)
+        t.repacked = name in repacked
+        return t
+
     n_embd = spec.n_embd
     inp_pos = g.input((T_,))
     trunk = spec.trunk_layers
@@ -1334,7 +1351,11 @@ def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], 
             q, kc = hadamard(q, kr), hadamard(kc, kr)
         if vr is not None:
             vc = hadamard(vc, vr)
-        if not cpy_store:  # b5920's build_attn expands the K store, the V store, then the attention (Q last)
+        if kv_first:  # llm_build_kv: q_cur, k_cur, v_cur, then the stores
+            g.expand(q)
+            g.expand(kc)
+            g.expand(vc)
+        elif not cpy_store:  # b5920's build_attn expands the K store, the V store, then the attention (Q last)
             g.expand(q)
             g.expand(vc)
             g.expand(kc)  # build_attn: q, v, then k
@@ -1348,7 +1369,14 @@ def llama_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], 
             moe = sigmoid_moe(g, w, la.ffn, il, x, n_embd, x.ne[1], fusion_deps)
             inp = g.op("ADD", moe.ne, moe, ffn_inp)
             continue
-        down = build_ffn(g, w, x, la.ffn.n_ff, il)
+        if kv_first:  # llm_build_ffn: up, gate, SILU, MUL, down
+            n_ff = la.ffn.n_ff
+            up = g.op("MUL_MAT", (n_ff, x.ne[1]), w(f"blk.{il}.ffn_up.weight", (n_embd, n_ff), il), x)
+            gate = g.op("MUL_MAT", (n_ff, x.ne[1]), w(f"blk.{il}.ffn_gate.weight", (n_embd, n_ff), il), x)
+            act = g.op("MUL", gate.ne, g.op("UNARY", gate.ne, gate), up)
+            down = g.op("MUL_MAT", (n_embd, x.ne[1]), w(f"blk.{il}.ffn_down.weight", (n_ff, n_embd), il), act)
+        else:
+            down = build_ffn(g, w, x, la.ffn.n_ff, il)
         inp = g.op("ADD", down.ne, down, ffn_inp)
     return output_head(g, w, spec, inp)
 
