@@ -17,6 +17,7 @@ from ...units import GiB, MiB
 from ..llamacpp import ERAS, LlamaCppSettings, compute_phases, kv_caches, resolve_context
 from ..llamacpp import estimate as llamacpp_estimate
 from ..llamacpp.backends import metal_devices
+from ..llamacpp.compute import pooling_type
 from ..llamacpp.fit import params_fit
 from ..llamacpp.kv import Cache
 from ..llamacpp.settings import version_warning
@@ -220,6 +221,35 @@ def _runner_settings(spec: ModelSpec, launch: Launch, num_parallel: int, n_gpu_l
         embeddings=True, engine_version=f"b{build}", fit=False)  # the runner loads as told: no common fit
 
 
+# The llama runner's output buffer keeps the logits with embeddings on: the vendored llama.cpp's own rule from
+# v0.1.32 (submodule 7593639ce, after PR #6122 de7b41ef9 "greatly reduce output buffer memory usage":
+# llama_output_reserve has_logits = cparams.causal_attn), then, once PR #7477 (a895a1b78, "allow pooled embeddings
+# on any model": has_logits = !cparams.embeddings) was vendored, Ollama's embeddings patch restoring it
+# (llm/patches/07-embeddings.diff from 8f8e736b1, first in v0.1.49; llama/patches/0003-embeddings.patch, deleted by
+# 1a19df1f3 in v0.11.5, when the vendored llama.cpp had PR #14208's output_reserve)
+V_EMBD_LOGITS, V_EMBD_LOGITS_END = (0, 1, 32), (0, 11, 5)
+
+
+def _patched_output_buffer(spec: ModelSpec, launch: Launch, ls: LlamaCppSettings,
+                           runner: MemoryEstimate) -> MemoryEstimate:
+    """The llama runner's output buffer from v0.1.32 to v0.11.4: has_logits = cparams.causal_attn, not upstream's
+    !cparams.embeddings of PR #7477 to b5679, so the runner (embeddings on: the --embedding flag, later
+    llama/llama.go NewContextParams) reserves the logits and, with no pooling, the embeddings rows too:
+    (n_vocab + n_embd) x n_seq_max floats, in the GPU backend's host buffer. likelovewant/ollama-for-amd#63
+    (Ollama 0.5.13's code, llama3.1:8b at 4 x 2048): ROCm_Host output buffer 2.02 MiB = (128256 + 4096) x 4 x 4 B;
+    run-llama/llama_index#13139 (Ollama 0.1.32 on an M1, llama3:8b): CPU output buffer 0.50 MiB (0.06 /
+    0.02 before: the embeddings rows alone)."""
+    if not (V_EMBD_LOGITS <= launch.version < V_EMBD_LOGITS_END) or ERAS.reached(runner_build(launch.version),
+                                                                              "embd_rework") \
+            or pooling_type(spec, ls) != "none" or "output_buffer_bytes" not in runner.engine_view:
+        return runner
+    size = (spec.n_vocab + spec.n_embd) * max(1, ls.n_parallel) * 4
+    delta = size - runner.engine_view["output_buffer_bytes"]
+    view = dict(runner.engine_view, output_buffer_bytes=size)
+    host = replace(runner.host, overhead_bytes=runner.host.overhead_bytes + delta)
+    return replace(runner, host=host, engine_view=view)
+
+
 def _split(counts: list[int]) -> tuple[float, ...]:
     return tuple(float(c) for c in counts) if len(counts) > 1 and sum(counts) else ()
 
@@ -352,6 +382,8 @@ def _estimate_eras_abc(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...]
     runner = llamacpp_estimate(spec, used_devs, ls)
     if launch.runner == "ollama":
         runner = _replace_kv(runner, _ollama_engine_kv(spec, launch, num_parallel), used_devs)
+    elif launch.runner == "llama":
+        runner = _patched_output_buffer(spec, launch, ls, runner)
     return _finish(spec, g, devices, used_idx, s, launch, num_parallel, runner, own, ls)
 
 
