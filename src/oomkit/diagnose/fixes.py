@@ -20,7 +20,7 @@ from typing import Any
 from .lmstudio import as_lmstudio, model_key
 from .lmstudio import defaults as lms_defaults
 from .result import Diagnosis, Fix
-from .signatures import Signature
+from .signatures import BY_ID, Signature
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -164,6 +164,10 @@ _CANNED_DROPS: tuple[tuple[str, Callable[[str, Diagnosis, list[Fix], str | None]
     ("one weight tensor over the driver's per-allocation limit: the micro-batch and the context do not touch it",
      lambda t, d, c, r: t.startswith(("-ub", "-c ", "split the model")) and any("one weight tensor is larger" in x
                                                                                  for x in d.causes)),
+    # Ollama's runner takes num_ctx / num_batch (llm/server.go passes them to llama.cpp): llama-server's -c / -ub
+    # are not settings an Ollama user has
+    ("llama-server's -c / -ub flags under Ollama",
+     lambda t, d, c, r: r == "ollama" and t.startswith(("-c smaller", "-c ", "-ub "))),
     ("only where the message lists other processes",
      lambda t, d, c, r: "other processes listed" in t
      and not (d.stage == "other_process" or (d.stage == "unknown" and bool(other_processes(d.numbers))))),
@@ -926,7 +930,34 @@ def _vllm_weights(d: Diagnosis) -> list[Fix]:
             Fix(summary="a smaller or more quantized checkpoint")]
 
 
+# the reason reader.py gives an SGLang traceback cut inside a step run while serving (reader._SGLANG_STEP_FRAMES)
+SGLANG_STEP_CAUSE = ("SGLang ran out running a scheduled step while serving ({frame}): the KV pool was sized at "
+                     "start-up by --mem-fraction-static, and the step's activations and sampling buffers live in "
+                     "what it left")
+
+
+def _sglang_step(d: Diagnosis) -> list[Fix]:
+    """A step that ran out while serving (SGLANG_STEP_CAUSE): the pool that --mem-fraction-static sized leaves the
+    step its room (server_args.py: 'If you see out-of-memory errors during serving, reduce --mem-fraction-static'),
+    and fewer running requests shrink a decode batch (its sampler's batch x vocabulary probabilities:
+    schedule_batch.py sample -> flashinfer top_k_top_p_sampling_from_probs); a prefill's activations shrink with
+    --chunked-prefill-size."""
+    mfs = d.settings.get("mem_fraction_static")
+    new = round(float(mfs) - 0.1, 2) if mfs else None
+    out = [Fix(summary=(f"--mem-fraction-static {new} (from {mfs})" if new else "--mem-fraction-static lower than "
+                        "the default (e.g. 0.8)") + ": a smaller KV pool leaves the step's activations and sampling "
+                       "buffers room", flags=("--mem-fraction-static", str(new) if new else "0.8")),
+           Fix(summary="--max-running-requests smaller: a smaller decode batch (the sampler's probabilities are "
+                       "batch x vocabulary)", flags=("--max-running-requests",))]
+    if any("prefill" in c.split(":")[0] or "forward_fill_batch" in c.split(":")[0] for c in d.causes):
+        out.append(Fix(summary="--chunked-prefill-size 4096 (or 2048): smaller prefill activations",
+                       flags=("--chunked-prefill-size", "4096")))
+    return out
+
+
 def _sglang_compute(d: Diagnosis) -> list[Fix]:
+    if any(c.startswith(SGLANG_STEP_CAUSE.split("(")[0]) for c in d.causes):
+        return _sglang_step(d)
     mfs = d.settings.get("mem_fraction_static")
     out = [Fix(summary="--chunked-prefill-size 4096 (or 2048): smaller prefill activations",
                flags=("--chunked-prefill-size", "4096"))]
@@ -1344,8 +1375,31 @@ def _ollama_system(d: Diagnosis) -> list[Fix]:
             Fix(summary="a smaller quant of the same model (e.g. the q4_K_M tag) or a smaller model")]
 
 
+def _mlx_host_ram(d: Diagnosis) -> list[Fix]:
+    """An MLX program's Metal command buffer ran out of memory where the signature's own fixes do not name MLX's
+    cache: mlx/backend/metal/allocator.cpp MetalAllocator keeps freed buffers cached up to max_pool_size_ (by default
+    block_limit_ = min(1.5 x recommendedMaxWorkingSetSize, 0.95 x RAM)) until mx.set_cache_limit lowers it, so a
+    server's memory grows request by request; vllm-mlx 0.2.x read MLX_BUFFER_CACHE_LIMIT for it (its #442; 0.3.0's
+    engine/batched.py sets 32 GB itself, #619)."""
+    sig = BY_ID.get(d.signature or "")
+    if sig is not None and any("set_cache_limit" in t for t in sig.fixes):
+        return []
+    return [Fix(summary="cap MLX's buffer cache: mx.set_cache_limit(N) well under RAM, or the server's own setting "
+                        "(vllm-mlx 0.2.x: MLX_BUFFER_CACHE_LIMIT=8GB): MLX keeps freed Metal buffers cached up to "
+                        "min(1.5 x the recommended working set, 0.95 x RAM), so a long-running server grows toward "
+                        "all of memory")]
+
+
 def _ollama_host_ram(d: Diagnosis) -> list[Fix]:
-    """The runner could not get host RAM (a CPU buffer of llama.cpp): more of the model on the GPU, or less of it."""
+    """The runner could not get host RAM (a CPU buffer of llama.cpp): more of the model on the GPU, or less of it.
+    On Metal the RAM is the GPU's too: what Metal refused is the working set (recommendedMaxWorkingSetSize), which the
+    context's KV cache and compute buffer fill; Ollama's runner takes the context as num_ctx (llama-server's -c is
+    not Ollama's setting)."""
+    if d.backend == "Metal":
+        return [Fix(summary="num_ctx smaller (PARAMETER num_ctx in the Modelfile, the request's options, or "
+                            "OLLAMA_CONTEXT_LENGTH): the KV cache and the compute buffer grow with the context, past "
+                            "what Metal keeps resident"),
+                Fix(summary="a smaller quant of the same model (e.g. the q4_K_M tag) or a smaller model")]
     return [Fix(summary="free host RAM (or add swap): `ollama stop` other models, OLLAMA_MAX_LOADED_MODELS=1",
                 env=(("OLLAMA_MAX_LOADED_MODELS", "1"),)),
             Fix(summary="a smaller quant of the same model (e.g. the q4_K_M tag) or a smaller model")]
@@ -1488,6 +1542,7 @@ _BY_STAGE: dict[tuple[str | None, str], Any] = {
     ("llama.cpp", "host_ram"): _llama_host_kv,
     ("ollama", "weights"): _llama_weights,
     ("ollama", "host_ram"): _ollama_host_ram,
+    ("mlx", "host_ram"): _mlx_host_ram,
     ("ollama", "other_process"): _ollama_held,
     ("lmstudio", "weights"): _lmstudio_llama,
     ("lmstudio", "kv_cache"): _lmstudio_llama,

@@ -551,7 +551,13 @@ HOSTS: tuple[tuple[str, str], ...] = (
     ("--mem-fraction-static", "sglang"), ("Load weight end", "sglang"),
     ("prealloc_symmetric_memory_pool", "sglang"), ("Pre-allocating symmetric memory pool", "sglang"),
     ("KV Cache is allocated", "sglang"), ("max_total_num_tokens=", "sglang"), ("mem_fraction_static", "sglang"),
+    # waybarrios/vllm-mlx (vllm_mlx/cli.py serve; engine/batched.py runs mlx-lm / mlx-vlm): an MLX server whose name
+    # holds vLLM's, so it comes before the vLLM keys below
+    ("vllm-mlx", "mlx"), ("vllm_mlx", "mlx"),
     ("EngineCore", "vllm"), ("VllmWorker", "vllm"),
+    # vLLM V1's engine client (v1/engine/core_client.py MPClient, 0.7.x-0.8.x): its logger's source and the SIGUSR1
+    # handler's words when the engine core or a worker died ("Got fatal signal from worker processes, shutting down.")
+    ("[core_client.py:", "vllm"), ("Got fatal signal from worker processes", "vllm"),
     # executor/ray_utils.py RayWorkerWrapper: the name Ray gives each vLLM worker's lines ("(RayWorkerWrapper pid=N,
     # ip=...)"), with the V0 worker_base.py logger's
     ("RayWorkerWrapper", "vllm"),

@@ -22,6 +22,7 @@ from typing import Any
 from .fixes import (
     PROFILE_RUN_CAUSE,
     PROFILE_RUN_MM,
+    SGLANG_STEP_CAUSE,
     VLLM_SERVING_CAUSE,
     causes_for,
     fixes_for,
@@ -1005,6 +1006,14 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...], predi
             if 'File "' in tail and not hit else None
         if build and seen and not warns and _cut_in_traceback(joined):
             return _cut_in_build(build, host, settings, buffers, recognised, predict)
+        joined = _join_frames(joined)
+        if 'File "' in tail and not hit and not build and seen and not warns and _cut_in_traceback(joined):
+            if host == "vllm" and in_profile_run(joined):
+                return _cut_in_profile(joined, settings, buffers, recognised, predict)
+            step = next((k for k in _SGLANG_STEP_FRAMES if any(k in n for n in frames(joined))), None) \
+                if host == "sglang" else None
+            if step:
+                return _cut_in_step(step, settings, buffers, recognised, predict)
     if notices and not seen and not warns and not _EXC_LINE.search(doc.slice(0, SETTINGS_REGION)) \
             and 'File "' not in doc.slice(0, SETTINGS_REGION):
         # only an engine's routine notices (--fit's first projection, vLLM's capture notices): nothing failed
@@ -1024,11 +1033,14 @@ _VLLM_STEP_DUMP = "Dumping input data for V1 LLM engine"
 # v1/engine/exceptions.py EngineDeadError ("EngineCore encountered an issue"), raised to the API server's
 # output_handler / get_output_async; V0 engine/multiprocessing MQEngineDeadError ("Engine loop is not running");
 # V0 engine/async_llm_engine.py _log_task_completion (the request loop's task ended on an exception, AsyncEngineDeadError);
-# v1/engine/core.py execute_model_with_error_logging's batch dump
+# v1/engine/core.py execute_model_with_error_logging's batch dump; the OpenAI server's request handlers logging a
+# request's failure (entrypoints/openai/serving_chat.py chat_completion_stream_generator / _full_generator,
+# serving_completion.py: their logger's "serving_chat.py:661]" prefix), which run only once the server answers
 _VLLM_SERVING = re.compile(r"EngineCore\s{1,4}encountered\s{1,4}(?:a\s{1,4}fatal\s{1,4}error|an\s{1,4}issue)|"
                            r"EngineDeadError|Engine\s{1,4}loop\s{1,4}is\s{1,4}not\s{1,4}running|\bin\s{1,4}"
                            r"(?:run_busy_loop|_process_engine_step|execute_model_with_error_logging|get_output_async|"
-                           r"output_handler)\b|\b_log_task_completion\b|AsyncEngineDeadError|" + re.escape(_VLLM_STEP_DUMP))
+                           r"output_handler)\b|\b_log_task_completion\b|AsyncEngineDeadError|"
+                           r"\bserving_(?:chat|completion)\.py:[0-9]{1,5}\]|" + re.escape(_VLLM_STEP_DUMP))
 _PROC_PREFIX = re.compile(r"\((?:Worker|VllmWorker|EngineCore|RayWorkerWrapper|APIServer)[\w ]{0,40}pid=[0-9]{1,9}")
 
 
@@ -1127,6 +1139,51 @@ def _cut_in_build(frame: str, host: str, settings: dict[str, Any], buffers: dict
     d = Diagnosis(engine=host, stage="weights", confidence="low", settings=settings, recognised=recognised,
                   engine_version=_version(settings, host), buffers=buffers)
     return Diagnosis(**{**d.__dict__, "causes": why, "fixes": fixes_for(d, BY_ID["torch_cuda_oom"], predict)})
+
+
+# a frame line re-wrapped at a terminal's width ('File' / '"/usr/.../worker.py", line' / '114, in name'): the breaks a
+# wrap at spaces leaves inside the frame's fixed words, joined back
+_FRAME_BREAKS = re.compile(r'(?<=File)[ \t]*\r?\n[ \t]*(?=")|(?<=",)[ \t]*\r?\n[ \t]*(?=line\b)|'
+                           r'(?<=\bline)[ \t]*\r?\n[ \t]*(?=[0-9])|(?<=[0-9],)[ \t]*\r?\n[ \t]*(?=in\b)|'
+                           r'(?<=, in)[ \t]*\r?\n[ \t]*(?=\w)')
+
+
+def _join_frames(text: str) -> str:
+    return _FRAME_BREAKS.sub(" ", text)
+
+
+def _cut_in_profile(joined: str, settings: dict[str, Any], buffers: dict[str, Any], recognised: tuple[str, ...],
+                    predict: bool) -> Diagnosis:
+    """A vLLM traceback cut before its exception's line inside the start-up profile run (V0 worker/worker.py
+    determine_num_available_blocks and V1 v1/worker/gpu_worker.py determine_available_memory, both calling the model
+    runner's profile_run; logread.py in_profile_run), in a text that says it ran out of memory (an issue's title):
+    the profile's forward pass over max_num_seqs dummy sequences (for a multi-modal model, their images too) is what
+    allocates there, before the KV cache is sized (confidence low: the message is missing)."""
+    mm = "multi-modal" in joined or "multimodal" in joined
+    why = (PROFILE_RUN_CAUSE + (PROFILE_RUN_MM if mm else ""),
+           "the traceback is cut before the exception's own line, in a text that says it ran out of memory: paste "
+           "the lines that follow it to confirm")
+    d = Diagnosis(engine="vllm", stage="compute", confidence="low", settings=settings, recognised=recognised,
+                  engine_version=_version(settings, "vllm"), buffers=buffers, causes=why)
+    return Diagnosis(**{**d.__dict__, "fixes": fixes_for(d, BY_ID["torch_cuda_oom"], predict)})
+
+
+# SGLang's scheduled steps while serving: 0.2.x managers/tp_worker.py ModelTpServer forward_decode_batch /
+# forward_prefill_batch (forward_fill_batch in 0.1.x router/model_rpc.py), 0.3+ tp_worker.py TpModelWorker
+# forward_batch_generation; the KV pool was sized at start-up by --mem-fraction-static, so what a step allocates
+# (its activations, the sampler's batch x vocabulary probabilities) comes from what the pool left
+_SGLANG_STEP_FRAMES = ("forward_decode_batch", "forward_prefill_batch", "forward_fill_batch",
+                       "forward_batch_generation")
+def _cut_in_step(frame: str, settings: dict[str, Any], buffers: dict[str, Any], recognised: tuple[str, ...],
+                 predict: bool) -> Diagnosis:
+    """An SGLang traceback cut before its exception's line inside a step run while serving (_SGLANG_STEP_FRAMES),
+    in a text that says it ran out of memory: the step's memory outside the KV pool (confidence low)."""
+    why = (SGLANG_STEP_CAUSE.format(frame=frame),
+           "the traceback is cut before the exception's own line, in a text that says it ran out of memory: paste "
+           "the lines that follow it to confirm")
+    d = Diagnosis(engine="sglang", stage="compute", confidence="low", settings=settings, recognised=recognised,
+                  engine_version=_version(settings, "sglang"), buffers=buffers, causes=why)
+    return Diagnosis(**{**d.__dict__, "fixes": fixes_for(d, BY_ID["torch_cuda_oom"], predict)})
 
 
 # vLLM's KV checks: every error these raise is the KV cache's (V0 worker.py raise_if_cache_size_invalid: "No

@@ -384,6 +384,8 @@ def read_field(f: Field, m: re.Match[str]) -> Any:
         return int(round(_num(g[0]) * 1000**2))
     if f.unit == "bytes":
         return int(_num(g[0]))
+    if f.unit == "hex":
+        return int(g[0], 16)
     if f.unit == "int":
         return int(_num(g[0]))
     if f.unit == "float":

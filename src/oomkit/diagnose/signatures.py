@@ -48,7 +48,7 @@ class Field:
     """One number of a message: `pattern` (searched in the message) captures it; `unit` says how to read it:
     "size" (number and unit captured; K/M/G/T read as binary, as PyTorch and MPS print them even as "MB"/"GB"),
     "size_as_written" (GiB is 2^30, GB is 10^9: Ollama's two formatters, LM Studio), "GiB", "MiB", "MB" (10^6),
-    "bytes", "int" (a count or length), "float", "str"."""
+    "bytes", "hex" (a byte count in hexadecimal), "int" (a count or length), "float", "str"."""
 
     key: str
     pattern: str
@@ -160,6 +160,16 @@ SIGNATURES: tuple[Signature, ...] = (
         versions="PyTorch >= 2.1 (2.1.x spells 'capacty'); <= 2.0: '(GPU 0; X total capacity; Y already "
                  "allocated; Z free; W reserved in total by PyTorch)'; HIP/XPU/NPU builds the same shape",
         causes=TORCH_CAUSES, fixes=TORCH_FIXES),
+    Signature(
+        # the same message cut after its first sentence, as an issue's title keeps it: torch/cuda/__init__.py
+        # OutOfMemoryError (PyTorch >= 1.13; torch.OutOfMemoryError >= 2.5) is the class c10/cuda/
+        # CUDACachingAllocator.cpp raises for "CUDA out of memory. Tried to allocate ..."; no figures, so the
+        # traceback's frames place it
+        "torch_cuda_oom_cut", "pytorch", ("OutOfMemoryError: CUDA out of memory.",),
+        r"\btorch(?:\.cuda)?\.OutOfMemoryError: CUDA out of memory\.(?! {0,4}Tried)", priority=2,
+        message="torch.cuda.OutOfMemoryError: CUDA out of memory.",
+        versions="PyTorch >= 1.13 (torch.cuda.OutOfMemoryError), >= 2.5 (torch.OutOfMemoryError)",
+        causes=TORCH_CAUSES[:1], fixes=TORCH_FIXES[2:]),
     Signature(
         # torch_npu's workspace allocator (Ascend NPUs; OpParamMaker.cpp): "NPU out of memory. NPUWorkspaceAllocator
         # tried to allocate 216.00 MiB(NPU 0; 61.27 GiB total capacity; 90.23 MiB free). If you want to reduce memory
@@ -844,6 +854,23 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("Metal could not allocate: the working set (wired memory) limit or a single-buffer limit",),
         fixes=("-c smaller", "-ub smaller", "-fa on", "a smaller quant",
                "sudo sysctl iogpu.wired_limit_mb=N to raise the wired limit")),
+    Signature(
+        # Metal's API validation (MTLDebugDevice, on under Xcode's debugger and MTL_DEBUG_LAYER=1) asserting on
+        # newBufferWithBytesNoCopy:length: over the device's maxBufferLength (2048 MB on iPhones): ggml-metal.m
+        # ggml_backend_metal_buffer_type_alloc_buffer / _buffer_from_ptr (llama.cpp 2024) wraps each ggml buffer in
+        # one MTLBuffer, and the compute buffer cannot be split (llama.cpp#6861: its 2248163328 bytes = 0x86004000)
+        "metal_debug_buffer_length", "llama.cpp", ("must not exceed",),
+        r"newBufferWith\*?:length 0x[0-9a-fA-F]{1,16} must not exceed [0-9]{1,8} ?MB", stage="buffer_limit",
+        backend="Metal", priority=5,
+        fields=(Field("requested_bytes", r"length 0x([0-9a-fA-F]{1,16}) must not exceed", "hex"),),
+        message="-[MTLDebugDevice newBufferWithBytesNoCopy:length:options:deallocator:]:700: failed assertion `Buffer "
+                "Validation / newBufferWith*:length 0x86004000 must not exceed 2048 MB.",
+        versions="llama.cpp Metal (ggml-metal.m) under Metal's API validation, iOS / macOS",
+        causes=("one Metal buffer is larger than the device's maxBufferLength: llama.cpp's compute buffer (it cannot "
+                "be split), which grows with the micro-batch and the context",),
+        fixes=("-ub smaller (e.g. -ub 64; n_ubatch in llama_context_params): the compute buffer shrinks with the "
+               "micro-batch", "-fa on (flash_attn in llama_context_params): a far smaller compute buffer",
+               "-c smaller (n_ctx): the attention part of the compute buffer and the KV cache grow with the context")),
     Signature(
         "ggml_metal_max_buffer_old", "llama.cpp", ("is larger than buffer maximum of",),
         r"buffer '\w{1,64}' size [0-9]{1,20} is larger than buffer maximum of [0-9]{1,20}", stage="buffer_limit",
