@@ -408,9 +408,24 @@ def canonical_ref(ref: str) -> str:
 
 
 def gguf_file_quant(filename: str) -> str | None:
-    """"Qwen3-8B-Q8_0.gguf" -> "Q8_0": the file type a GGUF file's name carries (llama-server --hf-file), or None."""
+    """"Qwen3-8B-Q8_0.gguf" -> "Q8_0": the file type a GGUF file's name carries (llama-server --hf-file), or None.
+    A tag of that shape that names no file type ("Phi-3-mini-4k-instruct-q4.gguf": microsoft's "q4") says nothing
+    about the file's type: None, not a quant tag oomkit would then refuse as a typo nobody made.
+    An ik_llama.cpp type (IQ4_KSS) is kept: resolve refuses it naming the quantizer that makes it."""
     m = _GGUF_FILE_QUANT.search(re.split(r"[\\/]", filename.strip())[-1])
-    return m.group("q").upper() if m else None
+    if m is None:
+        return None
+    from ..errors import OomkitError
+    from ..quant import gguf_recipes
+
+    q = m.group("q").upper()
+    if gguf_recipes.named_mix(q) is not None or gguf_recipes.ik_quant_refusal(q):
+        return q
+    try:
+        gguf_recipes.ftype_by_name(q)
+    except OomkitError:
+        return None
+    return q
 
 
 def gguf_file_model(filename: str) -> str | None:
