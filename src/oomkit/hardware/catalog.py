@@ -507,6 +507,12 @@ def _parse(text: str) -> tuple[_Part, ...]:
     bad = next((c for c in text if unicodedata.category(c) == "Cc"), None)
     if bad is not None:  # a NUL or other control character names no GPU; _key would drop it and read the rest
         raise HardwareError(f"--gpu {text[:60]!r}: a GPU name cannot hold the control character {bad!r}")
+    # A bidirectional embedding, override or isolate (U+202A-U+202E, U+2066-U+2069) makes the name show in another
+    # order than it reads ("H\u202e100" shows as "H001"): _key would drop it and read a GPU the user never saw
+    bidi = next((c for c in text if "\u202a" <= c <= "\u202e" or "\u2066" <= c <= "\u2069"), None)
+    if bidi is not None:
+        raise HardwareError(f"--gpu {text[:60]!r}: a GPU name cannot hold the bidirectional control {bidi!r}, which "
+                            "shows the name in another order than it reads")
     parts: list[_Part] = []
     for part in (p.strip() for p in _PLUS.sub(",", text).split(",")):
         if not part:

@@ -179,6 +179,16 @@ def check_gguf(header: GGUFHeader, name: str) -> None:
         v = md.get(f"{arch}.{key}")
         return None if isinstance(v, bool) else v
 
+    # The widths and counts every layer is sized from, read by llama.cpp as unsigned ints (llama-model-loader.cpp
+    # get_key / get_key_or_arr: GGUFMeta::GKV<uint32_t>::validate_type refuses a key of another type, "key %s has
+    # wrong type %s but expected type %s"): a negative, fractional, string or bool one is the damaged field itself,
+    # named before a check that derives from it (a head size of n_embd / n_head) blames another.
+    for key in ("block_count", "embedding_length", "context_length", "feed_forward_length", "attention.head_count",
+                "attention.head_count_kv", "attention.key_length", "attention.value_length"):
+        v = md.get(f"{arch}.{key}")
+        if v is not None and not isinstance(v, (tuple, list)) and (isinstance(v, bool) or not isinstance(v, int)
+                                                                   or v < 0):
+            raise ModelError(f"{name}: GGUF key {arch}.{key} = {v!r} is not a non-negative integer")
     n = get("block_count")
     _ceiling(name, f"{arch}.block_count", n, MAX_LAYERS, "layers")
     if get("embedding_length") == 0:  # llama.cpp sizes every tensor from n_embd: a model of width 0 holds nothing

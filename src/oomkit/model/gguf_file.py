@@ -99,6 +99,11 @@ def spec_from_gguf(header: GGUFHeader, name: str, source: str = "", ik_types: bo
     as upstream llama.cpp refuses it."""
     md = header.metadata
     arch = md.get("general.architecture")
+    if arch is not None and not isinstance(arch, str):
+        # llama-model-loader.cpp GGUFMeta::GKV<std::string>::validate_type: "key general.architecture has wrong
+        # type ... but expected type string"; the key is there, of another type
+        raise OomkitError(f"{name}: GGUF key general.architecture = {arch!r} is not a string (llama.cpp: wrong type, "
+                          "expected string)")
     if not isinstance(arch, str) or not arch:
         raise OomkitError(f"{name}: GGUF lacks general.architecture")
     if arch == "clip":
