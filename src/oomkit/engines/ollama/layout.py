@@ -814,7 +814,7 @@ def _offload_line(est: LayerEstimate, f: dict[str, Any]) -> str:
         # v0.1.33-v0.1.44: msg="offload to gpu", the pooled free memory, layers.real
         return (f'msg="offload to gpu" layers.requested={f["layers.requested"]} layers.real={f["layers.offload"]} '
                 f'memory.available="{hb(sum(gp.free for gp in est.gpus))}" '
-                f'memory.required.full="{hb(est.total)}" memory.required.partial="{hb(est.vram)}" '
+                f'memory.required.full="{hb(est.total)}" memory.required.partial="{hb(f["memory.required.partial"])}" '
                 f'memory.required.kv="{hb(f["memory.required.kv"])}" '
                 f'memory.weights.total="{hb(f["memory.weights.total"])}" '
                 f'memory.weights.repeating="{hb(f["memory.weights.repeating"])}" '

@@ -272,6 +272,7 @@ class LayerEstimate:
     version: Version
     gpus: list[OGpu] = field(default_factory=list)
     projector_weights: int = 0
+    logged_partial: int | None = None  # memory.required.partial as printed, where it is not `vram` (v0.1.35-v0.1.44)
 
     def log_fields(self, num_gpu: int, gpu_overhead: int, n_blocks: int) -> dict[str, Any]:
         v = self.version
@@ -289,7 +290,7 @@ class LayerEstimate:
             "memory.available": [gp.free for gp in self.gpus],
             "memory.gpu_overhead": gpu_overhead,
             "memory.required.full": self.total,
-            "memory.required.partial": self.vram,
+            "memory.required.partial": self.vram if self.logged_partial is None else self.logged_partial,
             "memory.required.kv": self.graph.kv_total,
             "memory.required.allocations": list(self.gpu_sizes),
             "memory.weights.total": w_total,
@@ -505,12 +506,17 @@ def _pooled_estimate(g: GgufView, version: Version, gpus: list[OGpu], gr: Graph,
         layer_count, vram = n + 1, total
     weights = total - minimum - full - kv_total  # memoryWeights: the blocks and the output layer
     fully = layer_count >= n + 1
+    # the line prints memoryRequiredPartial before the returns that zero it: "if gpus[0].Library == "cpu" {
+    # return 0, 0, memoryRequiredTotal }" and "insufficient VRAM to load any model layers" come after slog.Info
+    # from v0.1.35 (v0.1.34 returned for the CPU first): ollama/ollama#4726 (v0.1.38-v0.1.41, llama3:8b on the CPU,
+    # memory.required.partial="794.5 MiB" = blk.0 117.0 MiB + the partial graph 677.5 MiB; "0 B" before)
+    logged = vram
     if not gpus or vram > available:
         layer_count, vram = 0, 0  # CPU, or "insufficient VRAM to load any model layers"
     return LayerEstimate(layers=layer_count, gpu_sizes=[vram] if gpus else [], tensor_split=[],
                          vram=vram, total=total, graph=gr, memory_weights=weights, output_bytes=output,
                          graph_full=full, graph_partial=partial, fully_loaded=fully, version=version,
-                         gpus=list(gpus), projector_weights=projector_weights)
+                         gpus=list(gpus), projector_weights=projector_weights, logged_partial=logged)
 
 
 def layout_era_c(layer_weights: list[int], layer_cache: list[int], gpus: list[OGpu], graph_partial: int,
