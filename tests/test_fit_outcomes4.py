@@ -2,9 +2,11 @@
 where a run did not fit (out of memory, or the engine refused it) and the thread shows the change that made it run.
 For each: oomkit's figure for the failing command says it does not fit, and fit turns the knob the thread turned, to
 a value on the working side of the thread's figures. Each thread's command, hardware and working setting were
-written down, and `oomkit fit` run on it, before any test was written; no source file was changed for this set (the
-three disagreements and the crash below lie in engine files, src/oomkit/engines/*, and stay strict xfails with the
-figures). Agreement: 4 of 8 threads before, 4 of 8 after.
+written down, and `oomkit fit` run on it, before any test was written. The three disagreements and the crash below
+lie in engine files (src/oomkit/engines/*) and stay strict xfails with the figures. Agreement: 4 of 8 threads
+before, 4 of 8 after. One plan change (plan/search.py one_per_outcome): for ollama#11790's model plan wrote the same
+run three times (f16 KV, then q8_0 and q4_0 KV with flash attention, which Ollama turns off for gpt-oss at 0.11.3 and
+then keeps the cache f16), now once.
 
 Excerpts are verbatim from the stored threads (the search corpus of public GitHub issues); a local model path is
 written as the repository the thread names (or the base checkpoint of a fine-tune, same architecture and size).
@@ -22,7 +24,7 @@ written as the repository the thread names (or the base checkpoint of a fine-tun
 
 plan for the same model and GPUs (recorded, not asserted beyond "commands that fit"): bonito#7 plan writes bf16 at
 25K tokens first (fp8_e5m2 KV at 32K second); vllm#4821 plan writes --quantization fp8 at 8K first; ollama#11790 plan
-writes 128K tokens with one sequence.
+writes 128K tokens with one sequence (was: the same run three times, see above).
 
 Threads searched and left out (no fix stated, a patched engine, a serving-time OOM, or hardware not named):
 vllm#13582 (the fix "--gpu_memory_utilization 0.9" names no failing command), vllm#3345 (local int4 export, model not
@@ -355,3 +357,17 @@ def test_2413_graphs_do_not_fit_and_fit_turns_to_eager():
     assert _check(R2413["gpu"], R2413["version"], R2413["command"])["fits"] is False
     f = _fit(R2413["gpu"], R2413["version"], R2413["command"])
     assert "enforce_eager" in _changes(f)
+
+
+def test_11790_plan_writes_no_setting_ollama_overrides():
+    """Before, plan wrote three options at 131,072 tokens, one sequence: f16 KV, then OLLAMA_KV_CACHE_TYPE=q8_0 and
+    q4_0 with OLLAMA_FLASH_ATTENTION=1, which Ollama 0.11.3 turns off for this model and then keeps the cache f16
+    (each estimate warned so): the same 31.6 GiB three times. Options the engine resolves to the same run are now
+    one, the shortest command (plan/search.py one_per_outcome)."""
+    options = _plan("openai/gpt-oss-20b", "ollama", R11790["gpu"], R11790["version"])
+    assert options and options[0]["context"] == 131072 and "OLLAMA_NUM_PARALLEL=1" in options[0]["command"]
+    outcomes = [(o["tier"], o["context"], o["estimate"]["total_bytes"], o["kv_type"]) for o in options]
+    assert len(outcomes) == len(set(outcomes)), outcomes
+    for o in options:
+        assert not any("not supported by this model" in w for w in o["estimate"]["warnings"]), o["command"]
+        assert _check(R11790["gpu"], R11790["version"], o["command"])["fits"] is True, o["command"]

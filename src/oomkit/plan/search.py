@@ -176,7 +176,7 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
             rejected += 1
         else:
             found.append(option)
-    front = rank(pareto(found))
+    front = rank(one_per_outcome(pareto(found)))
     notes = picked + _notes(eng, spec, front, want, goals, ref, fixed_format)
     if kv_type is not None:
         notes += (f"KV cache fixed at {kv_type} (--kv-type); other options vary the weights, context and placement",)
@@ -264,6 +264,27 @@ def dominates(a: Option, b: Option) -> bool:
 
 def pareto(options: list[Option]) -> list[Option]:
     return [o for o in options if not any(dominates(p, o) for p in options if p is not o)]
+
+
+def _outcome(o: Option) -> tuple[Any, ...]:
+    """What the engine makes of an option: its tier, axes and the bytes it holds on each device and the host."""
+    est = o.estimate
+    return (o.tier, _axes(o), tuple((u.id, u.total_bytes) for u in est.devices), est.host.total_bytes)
+
+
+def one_per_outcome(options: list[Option]) -> list[Option]:
+    """Options the engine resolves to the same run (equal tier, axes and bytes on every device) are one option: the
+    engine overrides what the longer command asks for, e.g. Ollama turns flash attention off for a model without it
+    and then keeps the KV cache f16 whatever OLLAMA_KV_CACHE_TYPE says (llm/server.go NewLlamaServer, "quantized kv
+    cache requested but flash attention disabled"; engines/ollama warns so). The shortest command is kept, the
+    first of equals."""
+    kept: dict[tuple[Any, ...], Option] = {}
+    for o in options:
+        key = _outcome(o)
+        if key not in kept or len(o.argv) < len(kept[key].argv):
+            kept[key] = o
+    chosen = set(map(id, kept.values()))
+    return [o for o in options if id(o) in chosen]
 
 
 def rank(options: list[Option]) -> list[Option]:
