@@ -39,6 +39,13 @@ def output_buffer_bytes(spec: ModelSpec, ctx: Context, s: LlamaCppSettings) -> i
     # --embeddings (has_logits = !cparams.embeddings) and the embedding rows only with no pooling (has_embd =
     # embeddings && pooling_type == NONE): --embeddings --pooling mean reserves nothing (ROCm/ROCm#4903, b5618:
     # 'output buffer size = 0.00 MiB')
+    # Before PR #7477 (ERAS pooled_embd_any_model, b3194; llama.cpp llama_output_reserve): has_logits =
+    # cparams.causal_attn and has_embd = embeddings && (hparams.causal_attn || pooling NONE), a causal model keeping
+    # both (ollama/ollama#3796, b2679, --embedding: 0.50 MiB). The encoders (NO_CACHE_ARCHS) are the non-causal ones.
+    if s.embeddings and spec.architecture != "t5" and not ERAS.reached(ctx.build, "pooled_embd_any_model"):
+        causal = spec.architecture not in NO_CACHE_ARCHS
+        rows = (spec.n_vocab if causal else 0) + (spec.n_embd if causal or pooling_type(spec, s) == "none" else 0)
+        return rows * max(1, ctx.n_seq_max) * 4
     if s.embeddings and spec.architecture != "t5" and not ERAS.reached(ctx.build, "embd_rework"):
         return spec.n_embd * max(1, ctx.n_seq_max) * 4 if pooling_type(spec, s) == "none" else 0
     per_output = spec.n_vocab + (spec.n_embd if s.embeddings or spec.architecture == "t5" else 0)

@@ -132,6 +132,16 @@ ERAS = Eras({
     # from it has_logits = true and has_embd = cparams.embeddings (b5920, llama.cpp#14829: 0.59 MiB, n_vocab +
     # n_embd floats, with --embedding)
     "embd_rework": 5680,
+    # PR #7477 "llama : allow pooled embeddings on any model" (80ea089d, 2024-06-21, b3194): from it llama.cpp
+    # llama_output_reserve keeps no logits with --embeddings (has_logits = !cparams.embeddings); before it
+    # has_logits = cparams.causal_attn and has_embd = embeddings && (hparams.causal_attn || pooling NONE), so a
+    # causal model with --embedding reserves both (ollama/ollama#3796, b2679: 0.50 MiB = (128256 + 4096) x 4 B)
+    "pooled_embd_any_model": 3194,
+    # PR #10026 "llama : refactor model loader with backend registry" (c5b0f4b5, 2024-10-30, b3990):
+    # ggml-backend.cpp gives the mmap'd weights' buffer (ggml_backend_cpu_buffer_from_ptr) its own buffer type,
+    # named "CPU_Mapped"; before it the buffer took ggml_backend_cpu_buffer_type()'s name, "CPU"
+    # (llm_load_tensors: "CPU buffer size", ollama/ollama#3158 at b2356, #3796 at b2679)
+    "cpu_mapped_name": 3990,
     # PR #14217 "ubatch : new splitting logic" (4c9fdfbe, 2025-06-20, b5713): src/llama-graph.cpp build_inp_mean
     # makes the mean-pooling input n_tokens x ubatch.n_seqs_unq (before: n_tokens x n_tokens)
     "mean_by_seq": 5713,

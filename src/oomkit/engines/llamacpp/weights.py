@@ -631,7 +631,9 @@ def _model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSett
         if emb is not None:
             by_device[placement.output_device] = by_device.get(placement.output_device, 0) + gpu_alloc_size(emb)
     if s.mmap:
-        host_buft = "CPU_Mapped"
+        # the mapped file's buffer: "CPU_Mapped" from PR #10026 (ERAS cpu_mapped_name, b3990: ggml-backend.cpp
+        # ggml_backend_cpu_buffer_from_ptr_type), before it ggml_backend_cpu_buffer_type()'s "CPU"
+        host_buft = "CPU_Mapped" if ERAS.reached(build_number(s.engine_version), "cpu_mapped_name") else "CPU"
         host_buffer = split_mapped_bytes(spec.weights, cpu_tensors)
         order = converter_order(spec) if host_buffer is None else None
         if order is not None:  # the converter's own file (experts first): its offsets
