@@ -4,7 +4,8 @@ flags and build by the held-out harness (tests/test_llamacpp_heldout_logs.held_o
 Llama-3-8B-Instruct Q5_K_M on an Intel Arc GPU through SYCL by ollama's oneapi runner at b2679 with --embedding
 (ollama/ollama#3796), Gemma 3 27B over two Arc A770 through SYCL with pipeline parallelism at b5902 (#14709), and
 Dolphin Mixtral 8x7B Q5_K_M over two Radeon RX 7900 XTX through ROCm by ollama's runner at b2356
-(ollama/ollama#3158). Model, KV and output buffers exact; compute within 10%; a figure oomkit misses stays a strict
+(ollama/ollama#3158), and Llama 3 8B Q4_K_M half offloaded (17 of 33) to a Strix Halo iGPU through ROCm by ollama's
+runner at b5162 (ollama/ollama#10427). Model, KV and output buffers exact; compute within 10%; a figure oomkit misses stays a strict
 xfail with its measured error (the fixture's known_miss).
 
 Before -> after (oomkit's figures recorded before any rule was looked at):
@@ -23,6 +24,10 @@ Before -> after (oomkit's figures recorded before any rule was looked at):
   CPU 85.94 exact, ROCm0 16705.16 against 16228.09 and ROCm1 14898.40 against 14421.47 (strict xfail: the blob's
   layers are an early llama-quantize's Q5_K_M, 954.59 MiB each, see the fixture's known_miss); compute ROCm0 1063.25
   against 1083.28 (0.982; the excerpt stops before the other compute lines).
+- ollama/ollama#10427 Llama 3 8B Q4_K_M, gfx1151 ROCm, 17 of 33 layers, mmap, b5162: model ROCm0 2128.75 exact;
+  CPU_Mapped 2556.55 against 4685.30 (strict xfail): the printed range is the whole file (ROCm0 + oomkit's CPU
+  tensors = 4685.30), the blob keeping a CPU tensor at each end, where oomkit's computed layout counts the tensors
+  after the blocks apart (weights.mapped_range); the blob's writer and order are not in the log.
 
 The set is smaller than the 6-8 asked for. The stored issue threads hold the opening chunks of each turn, so a long
 log's buffer lines are reachable only where they sit near a turn's start, and most such logs are already held.
@@ -58,7 +63,7 @@ def _quoted_buffer(fx: dict, dev: str, what: str, figure: float) -> bool:
 def test_held_out_logs_are_cited():
     """Each fixture cites its GitHub page and quotes every buffer figure it checks: a device's model and compute
     lines as printed, its KV lines added up (#14709: the global and the SWA cache, one line each), the output line."""
-    assert_cited_and_checked(FIXTURES, 3)
+    assert_cited_and_checked(FIXTURES, 4)
     for path in FIXTURES:
         fx = json.loads(path.read_text())
         assert fx["source"].startswith("https://github.com/"), path.name
@@ -121,3 +126,13 @@ def test_mixtral_rocm0_compute():
     fx = fixture_from(FIXTURES, "dolphin-mixtral")
     got = held_out_estimate(fx).engine_view["compute_buffer_bytes"]["ROCm0"] / MiB
     assert 0.9 <= got / fx["printed"]["buffers"]["compute_mib"]["ROCm0"] <= 1.1
+
+
+def test_half_offloaded_llama_device_weights():
+    """ollama/ollama#10427 (b5162, 17 of 33 layers on a gfx1151 iGPU): ROCm0 holds blocks 15-31 of the Q4_K_M file,
+    2128.75 MiB exact; and the printed CPU_Mapped range, 4685.30 MiB, is every tensor of the file: oomkit's device
+    weights and its CPU tensors add up to it (the range's own miss is the fixture's known_miss)."""
+    fx = fixture_from(FIXTURES, "llama-3.1-8b")
+    model = held_out_estimate(fx).engine_view["model_buffer_bytes"]
+    assert mib(model["ROCm0"]) == fx["printed"]["buffers"]["model_mib"]["ROCm0"]
+    assert mib(model["ROCm0"] + model["CPU_Mapped"]) == fx["printed"]["buffers"]["model_mib"]["CPU_Mapped"]
