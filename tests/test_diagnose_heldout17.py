@@ -1,16 +1,18 @@
 """diagnose() on a seventeenth held-out set of public crash logs (tests/fixtures/diagnose/heldout17.jsonl), 8 logs new
-to every test fixture, 2023-2026, one or more per engine: vLLM (V1's engine client relaying a PyTorch out-of-memory
-on a 7.75 GiB card; V0's OpenAI server failing a chat request at --gpu-memory-utilization 0.99), SGLang (a decode step cut in
+to every test fixture, 2023-2026, one or more per engine: vLLM (Qwen2.5-VL-72B on four V100s with ten images and a
+video a prompt; V0's OpenAI server failing a chat request at --gpu-memory-utilization 0.99), SGLang (a decode step cut in
 flashinfer's sampler), Ollama on ROCm (0.1.32's pool on an RX 7900 XTX) and on Metal (num_ctx 16000 past the working
 set), llama.cpp on iOS (Metal's buffer validation refusing the compute buffer), an MLX server (vllm-mlx's Metal abort
 after hours of traffic) and transformers (OpenChatKit's generate(), the message cut after its first sentence). Each
 case is cited with the lines kept verbatim and the fix its thread gives (where the thread confirms none, the answer is
 held to what the log shows); `before` records what oomkit answered before:
-before: 1 of 8 right (6 in engine, stage or fix wording, 1 in fix order); after: 8 right.
+before: 1 of 8 right (4 wrong in engine or stage, 3 in the fixes); after: 8 right.
 The rules, each from the engine's own source: vllm-mlx is an MLX server whose name holds vLLM's (vllm_mlx/cli.py);
 vLLM V1's engine client (v1/engine/core_client.py MPClient, 0.7-0.8: its '[core_client.py:N]' lines and 'Got fatal
 signal from worker processes') names vLLM; the OpenAI server's request handlers (entrypoints/openai/serving_chat.py,
-serving_completion.py) logging the failure mean vLLM was serving (the serving fixes, not --enforce-eager); a vLLM
+serving_completion.py) logging the failure mean vLLM was serving (the serving fixes, not --enforce-eager); a
+commented-out argument in a pasted script ('# enforce_eager=True,') is not in force; limit_mm_per_prompt above one
+item puts --limit-mm-per-prompt first (multimodal/profiling.py: every dummy sequence carries that many); a vLLM
 traceback cut before its message inside the start-up profile run
 (worker.py determine_num_available_blocks / gpu_worker.py determine_available_memory -> profile_run), in a text that
 says it ran out, is the profile's dummy batch (--max-num-seqs first); an SGLang one cut inside a serving step
@@ -115,3 +117,23 @@ def test_openai_handler_line_means_serving():
     case = next(c for c in CASES if c["id"].startswith("vllm-13100"))
     texts = [f.summary for f in diagnose(case["text"]).fixes]
     assert texts and texts[0].startswith("--gpu-memory-utilization") and not any("enforce-eager" in t for t in texts)
+
+
+def test_commented_out_argument_is_not_in_force():
+    from oomkit.diagnose.logread import read_log
+    from oomkit.diagnose.scan import Text
+
+    text = "llm = LLM(\n    # enforce_eager=True,\n    gpu_memory_utilization=0.9,\n)\n"
+    settings, _ = read_log(Text(text.encode()), 0, len(text))
+    assert settings.get("gpu_memory_utilization") == 0.9 and "enforce_eager" not in settings, settings
+    settings, _ = read_log(Text(b"vllm serve m --enforce-eager\nllm = LLM(enforce_eager=True)\n"), 0, 60)
+    assert settings.get("enforce_eager") == "True", settings
+
+
+def test_one_image_per_prompt_adds_no_limit_fix():
+    from oomkit.diagnose.fixes import _mm_limit_fix
+    from oomkit.diagnose.result import Diagnosis
+
+    assert _mm_limit_fix(Diagnosis(engine="vllm", stage="unknown", settings={"limit_mm_per_prompt": '{"image": 1}'})) is None
+    fix = _mm_limit_fix(Diagnosis(engine="vllm", stage="unknown", settings={"limit_mm_per_prompt": "image=4,video=1"}))
+    assert fix is not None and "image 4" in fix.summary

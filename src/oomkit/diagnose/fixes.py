@@ -618,7 +618,6 @@ def _vllm_chunked_off(d: Diagnosis) -> list[Fix]:
 
 
 def _vllm_compute(d: Diagnosis) -> list[Fix]:
-    u = _vllm_util(d)
     if any(c.startswith(PROFILE_RUN_CAUSE) for c in d.causes):
         return _vllm_profile_run(d)
     if any(c.startswith(VLLM_SERVING_CAUSE) for c in d.causes):
@@ -630,6 +629,31 @@ def _vllm_compute(d: Diagnosis) -> list[Fix]:
                             "the patches per image, and the encoder's attention shrinks with their square"),
                 Fix(summary="--limit-mm-per-prompt '{\"image\": 0}' if no images are needed: no encoder run, no "
                             "encoder profile at start-up")]
+    mm = _mm_limit_fix(d)
+    if mm:  # several images or videos per prompt reserved for every sequence: the run's usual multi-modal cost
+        return [mm, *_vllm_compute_generic(d)]
+    return _vllm_compute_generic(d)
+
+
+_MM_COUNTS = re.compile(r"['\"]?(image|video|audio)['\"]?\s{0,2}[:=]\s{0,2}([0-9]{1,4})")
+
+
+def _mm_limit_fix(d: Diagnosis) -> Fix | None:
+    """limit_mm_per_prompt above one item of a kind (logread.py reads it from the command or the script): vLLM's
+    profile run (multimodal/profiling.py MultiModalProfiler.get_dummy_data / V1 gpu_model_runner.py profile_run's
+    encoder budget) builds each dummy sequence with that many items at their largest size, so the start-up
+    activations grow with the counts."""
+    raw = str(d.settings.get("limit_mm_per_prompt") or "")
+    counts = {k: int(v) for k, v in _MM_COUNTS.findall(raw)}
+    if not counts or max(counts.values()) <= 1:
+        return None
+    now = ", ".join(f"{k} {v}" for k, v in counts.items())
+    return Fix(summary=f"--limit-mm-per-prompt with fewer items (now {now}): the profile run builds every dummy "
+                       "sequence with that many images / videos at their largest size")
+
+
+def _vllm_compute_generic(d: Diagnosis) -> list[Fix]:
+    u = _vllm_util(d)
     # a typed --enforce-eager (logread.py) is in force already: no fix offers it again
     eager = str(d.settings.get("enforce_eager")) == "True"
     out = _vllm_chunked_off(d) + ([] if eager else [

@@ -78,6 +78,12 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("quantization=", r"\bquantization=(\w{1,64})", "quantization", "str"),
     # not the advice of V0's capture line ("set 'enforce_eager=True' or use '--enforce-eager'")
     ("enforce_eager=", r"(?<!')\benforce_eager=(\w{1,64})", "enforce_eager", "str"),
+    # EngineArgs.limit_mm_per_prompt (LLM(limit_mm_per_prompt={"image": 10, "video": 1}), --limit-mm-per-prompt
+    # '{"image": 10}' or image=10,video=1 before 0.9): the items per prompt the profile run reserves for every sequence
+    # (multimodal/profiling.py); kept as written, the fixes read the counts from it
+    ("limit_mm_per_prompt", r"\blimit_mm_per_prompt\s{0,2}=\s{0,2}(\{[^}\n]{1,120}\})", "limit_mm_per_prompt", "str"),
+    ("--limit-mm-per-prompt", r"--limit-mm-per-prompt[= ]['\"]?(\{[^}\n]{1,120}\}|[a-z]{1,12}=[0-9][\w=,]{0,60})",
+     "limit_mm_per_prompt", "str"),
     ("gpu_memory_utilization=", r"\bgpu_memory_utilization=([0-9.]{1,24})", "gpu_memory_utilization", "float"),
     # v1/worker/gpu_worker.py init_device (0.21+): the runner in use
     ("Using V2 Model Runner", r"Using (V2) Model Runner", "vllm_runner", "str"),
@@ -285,6 +291,9 @@ _BKEYS = tuple(k.encode() for k in _ALL_KEYS)
 SETTING_HITS = 2000  # lines looked at per key in the start-up region
 
 
+_COMMENTED_ARG = re.compile(r"\s{0,40}#\s{0,8}-{0,2}[A-Za-z_][\w-]{0,60}\s{0,2}[=:]")
+
+
 def read_log(doc: Text, lo: int, hi: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """(settings, buffers) the start-up log in bytes [lo, hi) of doc states; later lines override earlier ones.
     Only the lines holding a key are decoded and matched."""
@@ -293,8 +302,10 @@ def read_log(doc: Text, lo: int, hi: int) -> tuple[dict[str, Any], dict[str, Any
     hi = min(hi, len(doc))
     for start, pos in doc.hits(_BKEYS, SETTING_HITS, max(0, lo), hi):
         line = doc.line(start, pos, 0).text
+        # a commented-out argument in a pasted script or compose file ("# enforce_eager=True,") is not in force
+        commented = _COMMENTED_ARG.match(line) is not None
         for key, pattern, name, kind in SETTINGS:
-            if key in line:
+            if key in line and not commented:
                 m = _rx(pattern).search(line)
                 if m and (v := _value(kind, m.group(1))) is not None:
                     settings[name] = v
