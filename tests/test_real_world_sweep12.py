@@ -23,8 +23,8 @@ READMEs, cards and docs; 2 wrong. llama.cpp#7619's `llama-server --hf-repo micro
 name's "q4" names no GGUF type); now refused naming the cause, that the file name carries no file type to size the
 weights by (model/names.py gguf_file_quant keeps only real types). `mlx_lm.generate --prompt ...` with no --model
 (mlx-lm's README) is refused as naming no model, where mlx_lm loads its DEFAULT_MODEL
-(mlx-community/Llama-3.2-3B-Instruct-4bit); the parser is engines/mlx/args.py, outside this change: a strict
-xfail. FIXED 1, STILL 1, RIGHT 38. The mutation pass (every form of each command under check, fit and plan)
+(mlx-community/Llama-3.2-3B-Instruct-4bit, from mlx-lm 0.21.0); engines/mlx/args.py now loads it too.
+FIXED 2, STILL 0, RIGHT 38. The mutation pass (every form of each command under check, fit and plan)
 answered or refused in one line before the change too.
 """
 
@@ -127,7 +127,7 @@ CASES_AND_ENGINES = [
     (Case('uns2507', 'https://docs.unsloth.ai/models/qwen3-how-to-run-and-fine-tune/qwen3-2507', 'cmd', 'RTX 5090 32GB', None, RIGHT,
           './llama.cpp/llama-cli \\\n    -hf unsloth/Qwen3-30B-A3B-Instruct-2507-GGUF:Q4_K_XL \\\n    --jinja -ngl 99 --threads -1 --ctx-size 32684 \\\n    --temp 0.7 --min-p 0.0 --top-p 0.80 --top-k 20 --presence-penalty 1.0',
           ('reads', {'engine': 'llama.cpp', 'model': 'Qwen3 30B-A3B', 'format': 'Q4_K_XL', 'ctx': 32768, 'fits': True})), None),
-    (Case('mlxdef', 'https://github.com/ml-explore/mlx-lm/blob/main/README.md', 'cmd', 'M4 Max 128GB', None, STILL,
+    (Case('mlxdef', 'https://github.com/ml-explore/mlx-lm/blob/main/README.md', 'cmd', 'M4 Max 128GB', None, FIXED,
           'mlx_lm.generate --prompt "How tall is Mt Everest?"',
           ('reads', {'engine': 'mlx', 'model': 'Llama 3.2 3B', 'fits': True})), None),
     (Case('sgdocs', 'https://docs.sglang.ai/basic_usage/send_request.html', 'cmd', 'H20', None, RIGHT,
@@ -176,12 +176,7 @@ CASES_AND_ENGINES = [
 CASES = [c for c, _ in CASES_AND_ENGINES]
 ENGINE = {c.id: e for c, e in CASES_AND_ENGINES}
 
-STILL_WRONG: dict[str, str] = {  # the case id -> why it still answers wrong
-    'mlxdef': "mlx_lm.generate with no --model loads DEFAULT_MODEL, mlx-community/Llama-3.2-3B-Instruct-4bit "
-              "(ml-explore/mlx-lm mlx_lm/generate.py DEFAULT_MODEL, used when --model is None); measured: exit 2, "
-              "'the mlx_lm.generate command names no model: give MODEL before the --' (the parser is "
-              "engines/mlx/args.py)",
-}
+STILL_WRONG: dict[str, str] = {}  # the case id -> why it still answers wrong
 
 
 def check(c: Case) -> None:

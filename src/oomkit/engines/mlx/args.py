@@ -164,9 +164,16 @@ def _abbreviation(program: str, name: str) -> str:
     return hits[0] if hits else name
 
 
+# mlx_lm/generate.py and chat.py DEFAULT_MODEL, loaded when --model is left out (`model_path or DEFAULT_MODEL` in
+# generate's main, chat's --model default), from mlx-lm 0.21.0 to 0.32.2 at least; before it load(None) failed.
+# mlx_lm.server has none: it loads the model a request names.
+_GENERATE_DEFAULT_MODEL = "mlx-community/Llama-3.2-3B-Instruct-4bit"
+
+
 def parse_args(argv: list[str], env: dict[str, str] | None = None, program: str | None = None
                ) -> tuple[str | None, str | None, MlxSettings]:
     args = list(argv)
+    typed_program = program is not None or bool(args and args[0] in _SUBCOMMANDS)  # a command, not oomkit's flags
     if program is None:
         program = "mlx_lm.generate"
         if args and args[0] in _SUBCOMMANDS:  # python -m mlx_lm generate ... / mlx_lm server ...
@@ -201,6 +208,8 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None, program: str 
                 raise OomkitError(f"{program}: error: argument {name}: invalid int value: {value!r}") from None
         else:
             opts[fld] = value
+    if model is None and typed_program and program == "mlx_lm.generate":
+        model = _GENERATE_DEFAULT_MODEL
     if "q_bits" not in opts:
         bits = bits_from_name(model)
         if bits:
