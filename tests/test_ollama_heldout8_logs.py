@@ -34,7 +34,7 @@ name); #15749 (gemma4:e4b on ROCm, v0.21.0: "model weights" ROCm0 2.8 GiB + CPU 
 resolves the tag to 2.7 + 2.7 GiB, 43/43: the library file's 9.4 GiB of weights is not itemized in the excerpt, so
 the miss cannot be placed from it); #16261 (ROCm gemma4:26b, the excerpt cut at the first "model weights" line);
 #6288 / MooreThreads/ollama-musa#22 (Vulkan forks of 2024-2025 without an offload line); #3418 (ROCm, the model not
-named); #7081, #10874 (Metal, the excerpts stop before the buffers)."""
+named); #7081, #10874, #9948 (Metal), #14509, #13146 (Vulkan): the excerpts stop before the memory lines."""
 
 from __future__ import annotations
 
