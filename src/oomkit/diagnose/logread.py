@@ -441,6 +441,10 @@ MARKERS: tuple[tuple[str, str], ...] = (
     # model_executor/layers/sampler.py and V1 v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p:
     # "logits_sort, logits_idx = logits.sort(dim=-1, descending=False)"): batch x vocabulary, in a forward pass
     ("logits_sort, logits_idx = logits.sort(", "compute"),
+    # transformers before the Cache classes (<= 4.35, models/llama/modeling_llama.py LlamaAttention.forward and its
+    # copies): each step concatenates its keys onto the tuple cache ("key_states = torch.cat([past_key_value[0],
+    # key_states], dim=2)"), a new tensor as long as the whole context so far: the KV cache growing with the chat
+    ("torch.cat([past_key_value[0], key_states]", "kv_cache"),
     # vLLM V0's MQEngineDeadError: the API server was up and answering when its engine died (a start-up failure
     # stops the server before it answers), so the error it carries was raised serving a batch
     ("Engine loop is not running", "compute"),

@@ -1014,6 +1014,11 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...], predi
                 if host == "sglang" else None
             if step:
                 return _cut_in_step(step, settings, buffers, recognised, predict)
+    if host == "transformers" and seen and not warns:
+        tail = _join_frames(doc.slice(max(0, len(doc) - 60_000), len(doc)))
+        st = stage_from_frames(frames(tail)) if 'File "' in tail else None
+        if st and _cut_in_traceback(tail):
+            return _cut_in_frames(st, tail, settings, buffers, recognised, predict)
     if notices and not seen and not warns and not _EXC_LINE.search(doc.slice(0, SETTINGS_REGION)) \
             and 'File "' not in doc.slice(0, SETTINGS_REGION):
         # only an engine's routine notices (--fit's first projection, vLLM's capture notices): nothing failed
@@ -1165,6 +1170,18 @@ def _cut_in_profile(joined: str, settings: dict[str, Any], buffers: dict[str, An
            "the lines that follow it to confirm")
     d = Diagnosis(engine="vllm", stage="compute", confidence="low", settings=settings, recognised=recognised,
                   engine_version=_version(settings, "vllm"), buffers=buffers, causes=why)
+    return Diagnosis(**{**d.__dict__, "fixes": fixes_for(d, BY_ID["torch_cuda_oom"], predict)})
+
+
+def _cut_in_frames(stage: str, joined: str, settings: dict[str, Any], buffers: dict[str, Any],
+                   recognised: tuple[str, ...], predict: bool) -> Diagnosis:
+    """A transformers traceback (generate(), from_pretrained) cut before its exception's line, in a text that says
+    it ran out of memory (an issue's title): placed by its frames as PyTorch's message would be (confidence low)."""
+    names = frames(joined)
+    why = (f"the traceback runs through {_frame_hint(names, stage)} and the text says it ran out of memory, but the "
+           "exception's own line is not in the text: paste the lines that follow it to confirm",)
+    d = Diagnosis(engine="pytorch", host="transformers", stage=stage, confidence="low", settings=settings,
+                  recognised=recognised, buffers=buffers, causes=why)
     return Diagnosis(**{**d.__dict__, "fixes": fixes_for(d, BY_ID["torch_cuda_oom"], predict)})
 
 

@@ -493,6 +493,23 @@ SIGNATURES: tuple[Signature, ...] = (
                 "request): the pool's rows, not the GPU's memory, ran out",),
         fixes=("--max-running-requests smaller (the pool's rows)",)),
     Signature(
+        # SGLang 0.1.x (2024-01 to 2024-05): router/infer_batch.py Batch.prepare_for_extend takes
+        # req_pool_indices = self.req_to_token_pool.alloc(bs), and ReqToTokenPool.alloc returns None when fewer rows
+        # are free than the batch has requests, so the next line raises on None. router/model_runner.py
+        # init_memory_pool sized that pool int(max_total_num_token / context_len * 256) rows: a lower
+        # --mem-fraction-static (fewer KV tokens) leaves fewer rows, and a gen() over many choices forks a request
+        # per choice
+        "sglang_req_slots_v01", "sglang", ("req_pool_indices.cpu()",),
+        r"req_pool_indices_cpu = req_pool_indices\.cpu\(\)", stage="kv_cache", priority=6,
+        message="req_pool_indices_cpu = req_pool_indices.cpu().numpy() / AttributeError: 'NoneType' object has no "
+                "attribute 'cpu'",
+        versions="SGLang 0.1.x (router/infer_batch.py prepare_for_extend)",
+        causes=("the request-to-token pool had no free row for the batch (ReqToTokenPool.alloc returned None): its "
+                "rows are max_total_num_token / context_len x 256, so a smaller KV pool gives fewer of them",),
+        fixes=("--mem-fraction-static larger (back to the default or above): the pool's rows scale with the KV "
+               "tokens it leaves", "fewer requests at once (a gen() with thousands of choices forks one per "
+               "choice): smaller batches of choices")),
+    Signature(
         # managers/schedule_batch.py alloc_token_slots (mem_cache/common.py from 2025): the token-to-KV pool gave no
         # slots for the batch even after evicting the radix cache: "{Prefill|Decode} out of memory. Try to lower
         # your batch size. / Try to allocate N tokens. / Avaliable tokens: M ..." ("Out of memory." once both
