@@ -332,6 +332,12 @@ def _phases(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank], n
     Nothing after a refusal: vLLM stops there."""
     out: dict[str, tuple] = {}
     failure = None
+    # a refusal of the KV check comes after the profile run: a profile run that runs out of memory still comes first
+    # (worker.py determine_num_available_blocks / gpu_worker.py determine_available_memory run profile_run before the
+    # budget exists); one at loading or at the free-memory check (determine_available_memory's error) comes before it
+    # (and without --kv-cache-memory, which skips the profile: "skipped memory profiling")
+    early = error is not None and (s.kv_cache_memory_bytes is not None or any(
+        determine_available_memory(rk.device, rk.memory, s, r).error for rk in ranks))
     for rk in ranks:
         kv = _kv_allocated(rk, num_blocks, r) if error is None else 0
         # the phases run on what other processes leave free (the device's free memory when it is known)
@@ -340,7 +346,7 @@ def _phases(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank], n
                                n_layers=rk.layers[1] - rk.layers[0] + drafter_graph_layers(s, r, rk.stage == r.pp - 1),
                                first_stage=rk.stage == 0, draft_layers=drafter_graph_layers(s, r, rk.stage == r.pp - 1))
         out[rk.device.id] = ph
-        if f is not None and failure is None and error is None:
+        if f is not None and failure is None and (error is None or not early and f.phase.startswith("profile run")):
             failure = (rk, f)
     return out, failure
 
@@ -499,6 +505,9 @@ def _assemble(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank],
     phases, failure = _phases(spec, s, r, ranks, num_blocks, error or mamba)
     view.update(_phase_view(spec, s, r, phases, failure))
     reported_error = error  # vLLM reports the KV cache before the phases that run after it
+    if failure is not None and not failure[1].after_kv and (error is not None or mamba is not None):
+        # the profile run ran out of memory before the KV check could refuse (_phases): vLLM never reaches it
+        error = reported_error = mamba = None
     if mamba is not None:
         # raised after the KV cache is sized and reported, before its tensors are allocated
         error = mamba

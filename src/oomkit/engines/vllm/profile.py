@@ -215,7 +215,13 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     if not r.v1:
         if not moe and not r.at_least("profile_absolute"):
             forward = max(forward, v0_cached_forward(spec, r, ff_rank))
-        return v0_activation(spec, s, r, forward + ws, T * b * block, last_stage and driver)
+        mm = mllama_v0_profile(spec, s, r)
+        if mm is None:
+            return v0_activation(spec, s, r, forward + ws, T * b * block, last_stage and driver)
+        # the sampler runs after the forward returned (the pixels and cross-attention states freed), in the blocks
+        # the vision pass left cached (the mask's product the largest)
+        sampled = v0_activation(spec, s, r, forward + ws, max(T * b * block, mm.mask), last_stage and driver)
+        return max(sampled, mm.vision_peak, mm.decoder_held + max(forward + ws, mm.cross))
     # the encoder pass runs first (its own peak), then its inputs and outputs stay alive through the rest
     encoder, encoder_pass = encoder_profile(spec, s, r)
     if not last_stage:
@@ -236,6 +242,113 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     if last_stage and r.version >= PROFILE_DRAFTER_FROM and (d := drafter_of(s, r)) is not None:
         forward += drafter_profile_bytes(d, spec, r)
     return int(max(max(forward, sampler) + ws + encoder, encoder_pass, cold_compile_bytes(spec, s, r)))
+
+
+# V0's profile run of Llama 3.2 Vision (mllama), vLLM 0.6.2 -> 0.6.3: worker/enc_dec_model_runner.py
+# EncoderDecoderModelRunner.profile_run builds max_num_seqs dummy sequences, each with the encoder dummy data of
+# models/mllama.py dummy_encoder_data_for_mllama (limit_mm_per_prompt images, 1 by default: multimodal/registry.py
+# init_mm_limits_per_prompt; each a 1024 x 1024 image, which the HF processor packs into max_num_tiles tiles of
+# image_size^2), and runs them in one forward: the vision tower over every tile of every dummy image at once.
+# models/mllama.py is byte-identical in the 0.6.2 and 0.6.3 wheels; 0.6.4 reworks
+# MllamaForConditionalGeneration.forward (get_cross_attention_states, a cross-attention mask, the projector a
+# ColumnParallelLinear) and was not read for its peak, so the rule stops there. mllama arrived in 0.6.2 (PR #8811).
+MLLAMA_V0_PROFILE = ((0, 6, 2), (0, 6, 4))
+
+
+@dataclass(frozen=True)
+class MllamaProfile:
+    """What V0's mllama profile run holds at each step (per rank, bytes), read from models/mllama.py of 0.6.2 / 0.6.3
+    (MllamaForConditionalGeneration.forward, _parse_and_validate_image_input, MllamaVisionModel.forward,
+    MllamaVisionEncoder / MllamaVisionEncoderLayer.forward, _prepare_aspect_ratio_attention_mask,
+    MllamaTextCrossAttention.forward). Names: B dummy images (max_num_seqs x images per prompt), each of `tiles`
+    tiles of 3 x image_size^2 pixels (PX elements in all); P32 = 4 PX; E the patch embedding's output (B tiles x
+    patches x width / TP); H one vision hidden state (B tiles x patches + 1 padded to 8 x width, full width on every
+    rank: all_gather after the patch embedding); M the attention mask (B x (tiles x padded)^2); C the projected
+    cross-attention states (B tiles x (patches + 1) x text hidden); K the intermediate layers kept.
+    - pixels: 2 P32 through the whole forward: the float32 batch execute_model moves to the GPU (the keyword
+      arguments built from MultiModalInputs.as_kwargs stay referenced by the callers' frames while the model runs)
+      and _parse_and_validate_image_input's float32 out_images (torch.zeros ..., dtype=torch.float32) it copies into;
+    - patch: + the model-dtype cast and its unfold (PX each) + E (ColumnParallelConv2dPatch);
+    - mask: + E (patch_embeds stays a local) + H + 2 M (`attention_mask @ attention_mask.transpose(-1, -2) *
+      finfo.min`: the product and its scaled copy);
+    - local / global: + E + M + the transformer's input H + the layer's peak (residual, its norm, then either the MLP's
+      fc1 output and GELU output (2 ff / TP each) or attention's qkv (3 / TP), SDPA output and contiguous copy
+      (1 / TP each) and o_proj's output, in place all-reduced); the 32 layers keep K inputs (output_hidden_states);
+      the 8 gated layers run after torch.stack made K more, while `output` still holds the K and the local output;
+    - tail: the reshapes and the torch.cat of the hidden state and the K intermediates (3 K + 3 H beside M and E);
+    - project: (K + 1) H of cat output, then C (nn.Linear), then flat_encoder_result's copy (2 C);
+    - decoder: the pixels and C held through the text model; a cross-attention layer adds its qkv_proj over C's
+      tokens ((heads + 2 KV heads) x head dim / TP) and k_norm's float32 copy and product (8 B a K element).
+    Vision attention is F.scaled_dot_product_attention with a float mask: PyTorch 2.4 (0.6.2 / 0.6.3's pin) runs it
+    on the memory-efficient kernel, which keeps no (tokens x tokens) scores. Held out: vllm#10034 (0.6.2, 2 x A10,
+    TP2, 256 sequences) ran out allocating 1.95 GiB (E at TP2: 256 x 4 x 1600 x 640 x 2 B) in patch_embedding with
+    20.90 GiB allocated, 10.83 beside its 10.07 GiB of weights, where this reads 10.77 (2 P32 + 2 PX x 2 B)."""
+
+    pixels: int
+    patch_embeds: int
+    patch: int
+    mask: int
+    mask_stage: int
+    local: int
+    global_layers: int
+    tail: int
+    project: int
+    decoder_held: int
+    cross: int
+
+    @property
+    def vision_peak(self) -> int:
+        return max(self.patch, self.mask_stage, self.local, self.global_layers, self.tail, self.project)
+
+
+def mllama_v0_profile(spec: ModelSpec, s: VllmSettings, r: Resolved) -> MllamaProfile | None:
+    """V0's mllama profile-run terms (MllamaProfile) for 0.6.2 -> 0.6.3 (MLLAMA_V0_PROFILE); None for another
+    model or release, or when images are limited to 0 per prompt."""
+    low, high = MLLAMA_V0_PROFILE
+    if r.v1 or spec.architecture != "mllama" or not low <= r.version < high:
+        return None
+    tower = next((t for t in spec.towers if t.kind == "vision"), None)
+    vc = (tower.config.get("vision_config") if tower else None) or {}
+    try:
+        side, patch = int(vc["image_size"]), int(vc["patch_size"])
+        tiles, width, ff = int(vc["max_num_tiles"]), int(vc["hidden_size"]), int(vc["intermediate_size"])
+        channels = int(vc.get("num_channels", 3))
+        kept = len(vc.get("intermediate_layers_indices") or ())
+    except (KeyError, TypeError, ValueError):
+        return None
+    images = r.max_num_seqs * dict(s.limit_mm_per_prompt or ()).get("image", 1)
+    if images <= 0 or patch <= 0:
+        return None
+    cross = next((la.attention for la in spec.layers if la.cross_attention and la.attention), None)
+    b, tp = r.dtype_bytes, r.tp
+    patches = (side // patch) ** 2
+    padded = -(-(patches + 1) // 8) * 8  # MllamaVisionModel.forward: F.pad to a multiple of 8
+    px = images * tiles * channels * side * side
+    pixels = 2 * 4 * px
+    emb = images * tiles * patches * width // tp * b
+    hidden = images * tiles * padded * width * b
+    mask = images * (tiles * padded) ** 2 * b
+    layer = max(3 + 4 / tp, 2 + 2 * ff / (width * tp), 4) * hidden
+    tokens = images * tiles * (patches + 1)
+    states = tokens * spec.n_embd * b
+    qkv = kv = 0
+    if cross is not None:
+        qkv = tokens * (cross.n_heads + 2 * cross.n_kv_heads) * cross.head_dim_k // tp * b
+        kv = tokens * cross.n_kv_heads * cross.head_dim_k // tp
+    unpadded = images * tiles * (patches + 1) * width * b
+    return MllamaProfile(
+        pixels=pixels,
+        patch_embeds=emb,
+        patch=pixels + 2 * px * b + emb,
+        mask=mask,
+        mask_stage=pixels + emb + hidden + 2 * mask,
+        local=int(pixels + emb + mask + (1 + kept) * hidden + layer),
+        global_layers=int(pixels + emb + mask + (2 + 2 * kept) * hidden + layer),
+        tail=pixels + emb + mask + (3 * kept + 3) * hidden,
+        project=pixels + max((kept + 1) * unpadded + states, 2 * states),
+        decoder_held=pixels + states,
+        cross=qkv + 8 * kv,
+    )
 
 
 def mtp_drafter_profile_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> int:
