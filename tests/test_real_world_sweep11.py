@@ -198,21 +198,28 @@ def _check_reading(c: Case, e: dict, want: dict) -> None:
         assert any(want["warn"] in w for w in e["warnings"]), (c.url, e["warnings"])
 
 
-def check(c: Case) -> None:
-    """A name with its thread's engine, or a command as posted: the reading (engine, model, architecture, card total
-    within 15 %, format, settings, verdict) or the refusal, in one line."""
-    what, want = c.expect
-    if c.kind == "model":
-        rc, out, err = run_cli("check", c.text, "--engine", ENGINE[c.id], *hardware_args(c), *version_args(c),
-                               "--json")
-    else:
-        rc, out, err = run_cli("check", "--json", *hardware_args(c), *version_args(c), "--", *split_command(c.text))
-    one_line_or_answer(rc, err, c.id)
-    if what == "refuses":
-        assert rc == 2 and want in err, (c.url, err)
-    else:
-        assert rc in (0, 1), (c.url, err)
-        _check_reading(c, json.loads(out)["estimate"], want)
+def checker(engine_of: dict[str, str]):
+    """check(c) for a sweep whose names run with engine_of[c.id]: a name with its thread's engine, or a command as
+    posted: the reading (engine, model, architecture, card total within 15 %, format, settings, verdict) or the
+    refusal, in one line."""
+    def check(c: Case) -> None:
+        what, want = c.expect
+        if c.kind == "model":
+            rc, out, err = run_cli("check", c.text, "--engine", engine_of[c.id], *hardware_args(c),
+                                   *version_args(c), "--json")
+        else:
+            rc, out, err = run_cli("check", "--json", *hardware_args(c), *version_args(c), "--",
+                                   *split_command(c.text))
+        one_line_or_answer(rc, err, c.id)
+        if what == "refuses":
+            assert rc == 2 and want in err, (c.url, err)
+        else:
+            assert rc in (0, 1), (c.url, err)
+            _check_reading(c, json.loads(out)["estimate"], want)
+    return check
+
+
+check = checker(ENGINE)
 
 
 test_a_real_input_answers_as_the_thread_shows, test_every_form_of_a_real_command_answers_or_refuses_in_one_line = \

@@ -30,22 +30,15 @@ answered or refused in one line before the change too.
 
 from __future__ import annotations
 
-import json
-
-from oomkit.engines.shell_words import split_command
 from tests.sweep_harness import (
     FIXED,  # noqa: F401
     RIGHT,
     STILL,  # noqa: F401
     Case,
-    hardware_args,
     offline,  # noqa: F401 (the harness's autouse fixture: no network, a fresh cache)
-    one_line_or_answer,
-    run_cli,
     sweep_tests,
-    version_args,
 )
-from tests.test_real_world_sweep11 import _check_reading
+from tests.test_real_world_sweep11 import checker
 
 # (case, the engine its thread ran, for a name; None for a command). Hardware as the thread names it, else a card of
 # the kind it implies, on which no expectation depends unless the case says `fits`.
@@ -179,20 +172,7 @@ ENGINE = {c.id: e for c, e in CASES_AND_ENGINES}
 STILL_WRONG: dict[str, str] = {}  # the case id -> why it still answers wrong
 
 
-def check(c: Case) -> None:
-    """A name with its thread's engine, or a command as posted: the reading or the refusal, in one line."""
-    what, want = c.expect
-    if c.kind == "model":
-        rc, out, err = run_cli("check", c.text, "--engine", ENGINE[c.id], *hardware_args(c), *version_args(c),
-                               "--json")
-    else:
-        rc, out, err = run_cli("check", "--json", *hardware_args(c), *version_args(c), "--", *split_command(c.text))
-    one_line_or_answer(rc, err, c.id)
-    if what == "refuses":
-        assert rc == 2 and want in err, (c.url, err)
-    else:
-        assert rc in (0, 1), (c.url, err)
-        _check_reading(c, json.loads(out)["estimate"], want)
+check = checker(ENGINE)  # sweep 11's reading and refusal checks, with this sweep's engines
 
 
 test_a_real_input_answers_as_the_thread_shows, test_every_form_of_a_real_command_answers_or_refuses_in_one_line = \
