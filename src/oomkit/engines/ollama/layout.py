@@ -85,6 +85,7 @@ from .weights import (
     ollama_gguf,
     per_layer_weights,
     publishers_gguf,
+    runner_input_weights,
     runner_layer_weights,
 )
 
@@ -530,7 +531,7 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         cpu_split = max(_cpu_split(spec, launch, lay, gpus, g.block_count),
                         _cpu_flash_attention(spec, launch, cache, gpus))
         _add_input_layer(lay, g, launch.num_batch, cpu_graph, cpu_split,
-                         proj.input_weights if proj is not None else 0)
+                         proj.input_weights if proj is not None else runner_input_weights(spec))
         out = _era_c_result(lay, gpus, g, measured=True)
         out["vision_counted"] = proj is not None
         if launch.era == "B":
@@ -697,8 +698,11 @@ def _era_a_result(g: GgufView, launch: Launch, gpus: list[OGpu], num_parallel: i
 
 # ml/backend/ggml/ggml.go New (v0.12.x): the groups the Ollama engine creates in the input buffer type, always the
 # CPU's (requiredMemory.InputWeights); a tied token_embd is created a second time as output.weight on the output
-# layer's device, which per_layer_weights already counts
-_INPUT_GROUPS = ("token_embd", "position_embd", "token_types", "per_layer_token_embd")
+# layer's device, which per_layer_weights already counts. per_layer_token_embd is not one of them: from 73b642e6f
+# (v0.9.3) New creates it on the output layer's device, beside per_layer_model_proj / per_layer_proj_norm
+# (weights.py runner_layer_weights; ollama/ollama#15749, gemma4:e4b on ROCm at v0.21.0, the output layer on the
+# CPU: "model weights" CPU 6.6 GiB, its 5376 MiB BF16 table in it)
+_INPUT_GROUPS = ("token_embd", "position_embd", "token_types")
 
 
 def _engine_caches(caches: list[Cache], cache: CausalCache) -> list[Cache]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from ...memo import ByObject
 from ...model.archs import INTERVAL_HYBRIDS, NO_CACHE_ARCHS
-from ...model.spec import LayerKind, ModelSpec
+from ...model.spec import LayerKind, ModelSpec, TensorSpec
 from ...model.tensors import TensorShape
 from ...model.weights import gguf_inventory
 from ...quant import ggml
@@ -132,6 +132,8 @@ def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
         spec = replace(spec, layers=layers, labels=spec.labels + (
             "DeepSeek GGUF as in Ollama's library: converted before llama.cpp's MLA layout, so K/V are cached "
             "per head (128 x 192 / 128), not as the 576-wide latent",))
+    if _gemma4_e_library(spec):
+        spec = _gemma4_e_library_file(spec)
     if not spec.weights.exact and not publishers_gguf(spec) and spec.weights.format.upper() == "Q4_K_M" and (
             spec.architecture == "gemma4" or (_GO_QUANTIZED_TOWERS & {t.family for t in getattr(spec, "towers", ())}
                                               and not _quantized_in_spring_2025(spec))):
@@ -250,6 +252,8 @@ def _go_quantizer_attn_v(spec: ModelSpec) -> ModelSpec:
     the Pixtral and Qwen2.5-VL tags (_GO_QUANTIZED_TOWERS): ministral-3:14b / mistral-small3.2 (40 + 24 V tensors)
     Q6_K in blocks 0-7, 10, 13, ..., 37 (18), where the text alone gives 20."""
     vision = sum(t.config_layers or 0 for t in getattr(spec, "towers", ()) if t.kind == "vision")
+    # the towers' own V tensors where the inventory carries them (_gemma4_e_library_file: v.blk.N / a.blk.N)
+    vision += sum(1 for t in spec.weights.tensors if t.name.startswith(_TOWER_PREFIXES) and "attn_v.weight" in t.name)
     if not vision:
         return spec
     text_v = sorted((t for t in spec.weights.tensors if t.layer is not None and t.name.startswith("blk.")
@@ -263,6 +267,94 @@ def _go_quantizer_attn_v(spec: ModelSpec) -> ModelSpec:
     return _retyped(spec, lambda t: ("q6_K" if t.name in six else "q4_K") if t.name in names else t.dtype,
                     "attn_v as Ollama's quantizer types it: its V-tensor count includes the vision tower's "
                     "(server/quantization.go quantize)")
+
+
+_TOWER_PREFIXES = ("v.", "a.", "mm.")
+
+# Gemma 4 E2B / E4B's towers as the HF config of google/gemma-4-E4B-it gives them, which the catalog entry lacks:
+# audio_config hidden_size 1024, 12 layers, 8 heads, conv_kernel_size 5, subsampling_conv_channels [128, 32],
+# output_proj_dims 1536, use_clipped_linears (a verbatim dump of the E-model config.json: code search id 54991121250;
+# num_mel_bins 128, transformers' default); vision_config {"model_type": "gemma4_vision"} with the
+# Gemma4VisionConfig defaults of the 768-wide tower: 16 layers, 12 heads of 64, patch 16, position_embedding_size
+# 10240, use_clipped_linears, no standardize (code search ids 51768787626, 65721018737, 62405887006);
+# intermediate_size 3072 (4 x 768) is assumed, not read.
+GEMMA4_E_VISION = {"hidden": 768, "ff": 3072, "layers": 16, "patch": 16, "pos": 10240}
+GEMMA4_E_AUDIO = {"hidden": 1024, "layers": 12, "kernel": 5, "channels": (128, 32), "mel": 128, "out": 1536}
+
+
+def _gemma4_e_library(spec: ModelSpec) -> bool:
+    """Ollama's library gemma4:e2b / e4b (Q4_K_M): a gemma4 with per-layer embeddings, no tower in the spec."""
+    return (spec.architecture == "gemma4" and not spec.weights.exact and not publishers_gguf(spec)
+            and spec.weights.format.upper() == "Q4_K_M"
+            and not any(t.kind == "vision" for t in getattr(spec, "towers", ()))
+            and any(t.name == "per_layer_token_embd.weight" for t in spec.weights.tensors))
+
+
+def _gemma4_e_towers(text_hidden: int) -> list[tuple[str, tuple[int, ...], str]]:
+    """(name, GGUF shape, type) of the vision and audio tensors convert/convert_gemma4.go writes (v0.20.0+), typed as
+    convert/reader.go tensorBase.Kind and reader_safetensors.go safetensor.Kind make them from BF16 safetensors:
+    1-D tensors, clip scalars, a.conv1d.* and conv_dw F32 (the audio convolutions' im2col), v.position_embd F32;
+    v.* and mm.* F16 (safetensor.Kind keeps BF16 only outside v./s./mm.), v.patch_embd F16 (kindOverride); the
+    audio tower's a.* matrices BF16. server/quantization.go newType never quantizes a name starting "v." or "a." or
+    containing "mm." (v0.20.0+)."""
+    out: list[tuple[str, tuple[int, ...], str]] = []
+    clip = ("input_min", "input_max", "output_min", "output_max")
+    vh, vff, vn, vp, vpos = (GEMMA4_E_VISION[k] for k in ("hidden", "ff", "layers", "patch", "pos"))
+    out += [("v.patch_embd.weight", (vp, vp, 3, vh), "f16"), ("v.position_embd.weight", (vh, vpos, 2), "f32")]
+    for i in range(vn):
+        b = f"v.blk.{i}."
+        for lin, shape in (("attn_q", (vh, vh)), ("attn_k", (vh, vh)), ("attn_v", (vh, vh)),
+                           ("attn_out", (vh, vh)), ("ffn_gate", (vh, vff)), ("ffn_up", (vh, vff)),
+                           ("ffn_down", (vff, vh))):
+            out.append((b + lin + ".weight", shape, "f16"))
+            out += [(b + lin + "." + c, (1,), "f32") for c in clip]
+        out += [(b + n + ".weight", (64,), "f32") for n in ("attn_q_norm", "attn_k_norm")]
+        out += [(b + n + ".weight", (vh,), "f32") for n in ("ln1", "attn_post_norm", "ln2", "ffn_post_norm")]
+        out.append((b + "out_scale.weight", (1,), "f32"))
+    out.append(("mm.input_projection.weight", (vh, text_hidden), "f16"))
+    ah, an, k, (c0, c1), mel, ao = (GEMMA4_E_AUDIO[x] for x in ("hidden", "layers", "kernel", "channels", "mel",
+                                                               "out"))
+    out += [("a.conv1d.0.weight", (3, 3, 1, c0), "f32"), ("a.conv1d.0.norm.weight", (c0,), "f32"),
+            ("a.conv1d.1.weight", (3, 3, c0, c1), "f32"), ("a.conv1d.1.norm.weight", (c1,), "f32"),
+            ("a.pre_encode.out.weight", (mel // 4 * c1, ah), "bf16")]
+    for i in range(an):
+        b = f"a.blk.{i}."
+        for lin, shape in (("ffn_up", (ah, 4 * ah)), ("ffn_down", (4 * ah, ah)), ("ffn_up_1", (ah, 4 * ah)),
+                           ("ffn_down_1", (4 * ah, ah)), ("attn_q", (ah, ah)), ("attn_k", (ah, ah)),
+                           ("attn_v", (ah, ah)), ("attn_out", (ah, ah)), ("conv_pw1", (ah, 2 * ah)),
+                           ("conv_pw2", (ah, ah))):
+            out.append((b + lin + ".weight", shape, "bf16"))
+            out += [(b + lin + "." + c, (1,), "f32") for c in clip]
+        out += [(b + n + ".weight", (ah,), "f32") for n in ("layer_pre_norm", "ffn_norm", "ffn_post_norm",
+                                                             "ffn_norm_1", "ffn_post_norm_1", "ln1", "ln2",
+                                                             "conv_norm", "norm_conv")]
+        out += [(b + "linear_pos.weight", (ah, ah), "bf16"), (b + "per_dim_scale.weight", (ah // 8,), "f32"),
+                (b + "conv_dw.weight", (k, ah), "f32")]
+    out += [("mm.a.input_projection.weight", (ao, text_hidden), "f16"), ("mm.a.fc.weight", (ah, ao), "f16"),
+            ("mm.a.fc.bias", (ao,), "f32")]
+    return out
+
+
+def _gemma4_e_library_file(spec: ModelSpec) -> ModelSpec:
+    """Ollama's library gemma4:e2b / e4b GGUF, its own conversion (convert/convert_gemma4.go) quantized by its Go
+    quantizer (server/quantization.go, v0.20.0-v0.2x): per_layer_token_embd is never quantized (newType: "skip
+    quantizing per_layer_token_embd", d0b32def6, v0.9.3+), so it stays BF16 as converted (262144 x 42 x 256 x 2 B =
+    5376 MiB for the E4B); per_layer_model_proj takes the file type's Q4_K (getTensorNewType has no rule for it); the
+    vision and audio towers ride in the same file (_gemma4_e_towers; pdevine on ollama/ollama#15356: "The audio and
+    vision tensors take up a substantial amount of space"). ollama.com lists gemma4:e4b at 9.6 GB (kryptobaseddev/
+    cleo#1080): this file is 9.56 GB."""
+    def type_of(t):
+        if t.name == "per_layer_token_embd.weight":
+            return "bf16"
+        if t.name == "per_layer_model_proj.weight":
+            return "q4_K"
+        return t.dtype
+
+    spec = _retyped(spec, type_of, "weights as in Ollama's library gemma4 E-model GGUF: per_layer_token_embd BF16 "
+                    "(never quantized), the vision and audio towers in the file (F16 / BF16)")
+    towers = tuple(TensorSpec(name, shape, dtype, ggml.tensor_bytes(dtype, shape))
+                   for name, shape, dtype in _gemma4_e_towers(spec.n_embd))
+    return replace(spec, weights=replace(spec.weights, tensors=spec.weights.tensors + towers))
 
 
 def llama_server_gguf(spec: ModelSpec) -> ModelSpec:
@@ -699,6 +791,13 @@ def runner_layer_weights(spec: ModelSpec, g: GgufView, cuda: bool = False) -> li
             size = _cuda_tensor_bytes(dtype, shape, nbytes) if cuda else nbytes
             for i in range(len(w) - 1):
                 w[i] += size
+    # the tensors ml/backend/ggml/ggml.go New places by name (v0.9.3-v0.2x: 73b642e6f put the per-layer
+    # embeddings on the output layer): the towers' and the per-layer embeddings' (placement(), below)
+    for name, layer, dtype, shape, nbytes in _runner_tensors(spec):
+        if layer is None and _placed_by_name(name):
+            at = placement(name, len(w) - 1)
+            if at >= 0:
+                w[at] += _cuda_tensor_bytes(dtype, shape, nbytes) if cuda else nbytes
     if cuda:
         # the output layer: output_norm and output, or token_embd created again as output.weight when tied
         out = ("output.", "output_norm.") if "output" in g.groups else ("output_norm.", "token_embd.")
@@ -708,3 +807,43 @@ def runner_layer_weights(spec: ModelSpec, g: GgufView, cuda: bool = False) -> li
             elif layer is None and name.startswith(out):
                 w[-1] += _cuda_tensor_bytes(dtype, shape, nbytes) - nbytes
     return w
+
+
+# ml/backend/ggml/ggml.go New (v0.9.3+, 73b642e6f "add new gemma model"; to v0.2x, the Ollama engine's last): the
+# tensor switch. Names whose dot-separated parts hold one of these go to the input buffer type (the CPU's) ...
+_INPUT_PARTS = {"position_embd", "token_embd", "token_norm_embd", "token_types"}
+# ... or to the output layer's device, with the vision tower's v.* / mm.* / s.*
+_OUTPUT_PARTS = {"cls", "output", "output_norm", "altup_proj", "altup_unembd_proj", "per_layer_token_embd",
+                 "per_layer_model_proj", "per_layer_proj_norm"}
+_PER_LAYER_GROUPS = {"per_layer_token_embd", "per_layer_model_proj", "per_layer_proj_norm", "altup_proj",
+                     "altup_unembd_proj"}
+
+
+def _placed_by_name(name: str) -> bool:
+    """A tensor outside the blocks that runner_layer_weights / runner_input_weights place by placement(): the towers
+    carried in the inventory and the per-layer-embedding groups (the rest keep per_layer_weights' groups)."""
+    return name.startswith(_TOWER_PREFIXES) or name.split(".")[0] in _PER_LAYER_GROUPS
+
+
+def placement(name: str, n_blocks: int) -> int:
+    """Where ml/backend/ggml/ggml.go New (v0.9.3-v0.2x) creates a tensor: -1 the input buffer type (the CPU),
+    n_blocks the output layer, else the block whose index is the first run of digits in the name
+    (strings.FieldsFunc on non-digits), the CPU when there is none. So the audio tower's a.blk.N.* ride on text
+    block N's device and a.conv1d.* on block 1's (the "1" of "conv1d"), a.pre_encode.out.weight on the CPU; the
+    vision tower's v.position_embd.weight is an input tensor, the rest of v.* and mm.* the output layer's."""
+    parts = set(name.split("."))
+    if parts & _INPUT_PARTS:
+        return -1
+    if parts & _OUTPUT_PARTS or name.startswith(("v.", "mm.", "s.")):
+        return n_blocks
+    m = re.search(r"\d+", name)
+    if m is None or int(m.group()) >= n_blocks:
+        return -1
+    return int(m.group())
+
+
+def runner_input_weights(spec: ModelSpec) -> int:
+    """The bytes of the inventory's tower tensors that placement() sends to the input buffer type (the CPU)."""
+    n = spec.n_layers
+    return sum(nbytes for name, layer, _, _, nbytes in _runner_tensors(spec)
+               if layer is None and name.startswith(_TOWER_PREFIXES) and placement(name, n) == -1)
