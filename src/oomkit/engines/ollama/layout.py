@@ -971,8 +971,13 @@ def _finish(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], used_idx:
     labels = list(launch.labels) + list(g.labels) + own.get("labels", [])
     if spec.architecture in _VISION_ARCHS and launch.era != "D" and "projector.weights" not in own["fields"] \
             and not own.get("vision_counted"):
-        labels.append("Ollama also counts the vision projector (projector.weights/graph) of this model family; "
-                      "oomkit has no vision tower for this model to count it with")
+        if any(t.name.startswith("v.") for t in spec.weights.tensors):
+            # weights.py _gemma4_e_library_file: the towers' tensors carried in the library file's inventory
+            labels.append("the vision and audio towers' weights are counted as the library file carries them; "
+                          "their encoders' compute graphs are not")
+        else:
+            labels.append("Ollama also counts the vision projector (projector.weights/graph) of this model family; "
+                          "oomkit has no vision tower for this model to count it with")
     if spec.architecture == "mllama" and launch.runner == "ollama":
         # model/models/mllama (v0.7.0+): kvcache.NewWrapperCache(NewEncoderCache(), NewCausalCache): the causal
         # cache of the self-attention layers, the encoder cache (kvcache/encoder.go) the cross-attention layers' K
