@@ -185,11 +185,12 @@ R47 = {
 
 def test_47_the_default_context_is_refused():
     """Every --gpu-memory-utilization the reporter tried (0.9, 0.75, 0.5, 0.3) failed at the default context: V0's
-    profile runs max_num_batched_tokens = max_model_len = 131,072 tokens through the model, leaving no room for
-    the KV cache (oomkit: "No available memory for the cache blocks")."""
+    profile runs max_num_batched_tokens = max_model_len = 131,072 tokens through the model, whose activations do
+    not fit beside the weights at any fraction: the profile run itself runs out of memory (worker.py
+    determine_num_available_blocks calls profile_run before it counts any cache block), so no utilization helps."""
     r = _check(R47["gpu"], R47["version"], R47["command"])
     assert r["fits"] is False
-    assert _refusal(r, r"No available memory for the cache blocks")
+    assert _refusal(r, r"runs out of memory: the profile run")
 
 
 def test_47_the_fix_runs_and_fit_shortens_the_context():

@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import OomkitError
+from ..quant import gguf_recipes
 from . import catalog
 
 # ---- quantization_config of each convention, in the form the quantizing tool writes it ----
@@ -415,9 +417,6 @@ def gguf_file_quant(filename: str) -> str | None:
     m = _GGUF_FILE_QUANT.search(re.split(r"[\\/]", filename.strip())[-1])
     if m is None:
         return None
-    from ..errors import OomkitError
-    from ..quant import gguf_recipes
-
     q = m.group("q").upper()
     if gguf_recipes.named_mix(q) is not None or gguf_recipes.ik_quant_refusal(q):
         return q
