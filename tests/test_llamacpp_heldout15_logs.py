@@ -145,7 +145,7 @@ def test_half_offloaded_llama_device_weights():
     assert mib(model["ROCm0"] + model["CPU_Mapped"]) == fx["printed"]["buffers"]["model_mib"]["CPU_Mapped"]
 
 
-# The pinned llama.cpp's own scheduler with flash attention off (#14709's run has none): test_llamacpp_split's
+# The pinned llama.cpp's own scheduler, flash attention off unless fa=1 (#14709's run has none): test_llamacpp_split's
 # runner, its context's flash_attn_type taken from the settings
 def _scheduled_without_fa(path, split, **ctx) -> dict:
     import subprocess
@@ -155,7 +155,7 @@ def _scheduled_without_fa(path, split, **ctx) -> dict:
 
     runner = _SPLIT_RUNNER.replace('= True, 1, s["type"], s["type"]', '= True, s.get("fa", 1), s["type"], s["type"]')
     assert runner != _SPLIT_RUNNER
-    out = subprocess.run([sys.executable, "-c", runner, str(path), json.dumps(split), json.dumps({**ctx, "fa": 0})],
+    out = subprocess.run([sys.executable, "-c", runner, str(path), json.dumps(split), json.dumps({"fa": 0, **ctx})],
                          capture_output=True, timeout=600, stdin=subprocess.DEVNULL, text=True)
     rows = [json.loads(ln[2:]) for ln in out.stdout.splitlines() if ln.startswith("@@")]
     assert rows, out.stderr[-2000:]
@@ -163,31 +163,31 @@ def _scheduled_without_fa(path, split, **ctx) -> dict:
 
 
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python not installed")
-@pytest.mark.xfail(strict=True, reason=(
-    "pinned build, Gemma-3-12B-shaped 12 layers split 6 / 6, pipeline parallel, no flash attention, 8192 cells, "
-    "-ub 512: llama.cpp 457.04 / 487.04 MiB and 177.55 on the host, oomkit 409.01 / 439.01 / 107.01. Its split "
-    "inputs (GGML_SCHED_DEBUG) hold each cache's V row indices, attn_inp_v_idxs (n_embd_v_gqa x 512 x 8 B = 8 MiB, "
-    "one per cache), kept SCHED_MAX_COPIES times: 3 x 16 MiB more on each device, and on the host 3 x (16 + 7.5 "
-    "the embeddings input), which compute.compute_by_device's pipeline copies leave out (v_index_inputs counts the "
-    "host's one copy)"))
-def test_gemma3_pipeline_split_inputs_at_the_pinned_build():
+@pytest.mark.parametrize("fa", [0, 1], ids=["fa-off", "fa-on"])
+def test_gemma3_pipeline_split_inputs_at_the_pinned_build(fa):
     """#14709's kind of run at the pinned llama.cpp: a 12-layer Gemma-3-12B-shaped file (the SWA pattern's 2 global
-    and 10 sliding layers) over two devices through its own scheduler and ggml-alloc (test_llamacpp_split's runner,
-    flash attention off). The masks' copies come out as oomkit counts them (4 x (16 + 3) MiB a device, the 8192-cell
-    and the 1536-cell mask): what is left is the V row indices' copies, absent before LLAMA_SET_ROWS (b5902's log
-    prints the old ggml_cpy() path), so not #14709's 16 MiB."""
+    and 10 sliding layers) over two devices through its own scheduler and ggml-alloc (test_llamacpp_split's runner).
+    Pipeline parallel, every graph input and split input is kept GGML_SCHED_MAX_COPIES (4) times: the masks (16 + 3
+    MiB), since LLAMA_SET_ROWS each cache's V row indices, attn_inp_v_idxs, n_embd_v_gqa x 512 x 8 B = 8 MiB without
+    flash attention (V transposed), and on the host also the embeddings input (7.5 MiB), a leaf no node reads, whose
+    copies the pinned build makes and master at b10587 did not (compute.SCHED_LEAF_INPUTS_BUILD: oomkit is asked
+    for b10588, F16 cache so no ggml-cuda flash-attention copies). Flash attention off: llama.cpp 457.04 / 487.04
+    MiB and 177.55 on the host; oomkit 409.01 / 439.01 / 107.01 without the indices' and the embeddings input's
+    copies, 457.01 / 487.01 / 177.51 with them. On: llama.cpp 181.07 / 211.07 / 75.58, oomkit 181.01 / 211.01 /
+    75.51 (the n_tokens-wide K / V indices, 4 KiB each, not counted; 53.01 on the host before). b5902's #14709 log
+    predates LLAMA_SET_ROWS (the old ggml_cpy() path), so its devices hold no such copies."""
     from oomkit.memory import Device
     from oomkit.model.gguf_file import read_gguf_spec
     from tests.groundtruth import synth
 
     path = synth.synth_path(synth.gemma3_12b(n_layers=12), "q4_0")
-    real = _scheduled_without_fa(path, [6, 6], n_ctx=8192, n_ubatch=512, n_batch=2048, type=1)
+    real = _scheduled_without_fa(path, [6, 6], n_ctx=8192, n_ubatch=512, n_batch=2048, type=1, fa=fa)
     assert real["pipeline_parallel"] and len(real["compute_mib"]) == 3
     devs = tuple(Device(id=f"CUDA{i}", name="RTX 3090", memory_bytes=24000 * MiB, free_bytes=24000 * MiB)
                  for i in range(2))
     e = oomkit.estimate(read_gguf_spec(path), "llama.cpp", devices=devs, find_max_context=False, fit=False,
                         program="llama-server", n_ctx=8192, n_batch=2048, n_ubatch=512, n_parallel=1, kv_unified=True,
-                        flash_attn="off", mmap=False, tensor_split=(6, 6), engine_version="b9480")
+                        flash_attn="on" if fa else "off", mmap=False, tensor_split=(6, 6), engine_version="b10588")
     assert e.engine_view["pipeline_parallel"]
     got = [u.compute_bytes / MiB for u in e.devices] + [e.host.compute_bytes / MiB]
     for g, r in zip(got, real["compute_mib"], strict=True):

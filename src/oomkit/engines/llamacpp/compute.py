@@ -2013,6 +2013,12 @@ def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> 
 SCHED_MAX_COPIES = 4
 # PR #6017 "llama : add pipeline parallelism support" (f30ea47a8, 2024-03-13, b2413: its count on master)
 PIPELINE_PARALLEL_BUILD = 2413
+# ggml_backend_sched_split_graph's "pass 6" (ggml-backend.cpp): with n_copies > 1 every leaf flagged input gets its
+# copies, one that no node reads too (build_inp_embd's embeddings input on a token batch, ERAS embd_input). Not in
+# master at b10587 (2026-08-22, ngxson/llama.cpp's copy: only a node's sources get them; #20024's b8184 ROCm_Host
+# 4112.16 MiB is matched without them), in the pinned llama.cpp@0c1e57098 (CPU#inp_embd#1-3 in the graph it hands
+# ggml-alloc); its PR not found, placed at the first build after b10587
+SCHED_LEAF_INPUTS_BUILD = 10588
 # backends whose devices report async compute and events (ggml_backend_dev_props caps): CUDA, its HIP build, and
 # Vulkan / SYCL; the RPC backend reports neither (ggml-rpc.cpp ggml_backend_rpc_device_get_props) until PR #18626
 # ("rpc : implement event and async backend APIs", merged 2026-08-26: one dispatcher thread per endpoint, async
@@ -2446,19 +2452,22 @@ def output_weight_copy(spec: ModelSpec, device: Device, s: LlamaCppSettings) -> 
     return gpu_alloc_size(t) if infer_backend((device,), s.backend).name in _GGML_CUDA else t.nbytes
 
 
-def v_index_inputs(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> int:
+def v_index_inputs(spec: ModelSpec, ctx: Context, caches: list[Cache], layers: set[int] | None = None) -> int:
     """The V-index graph inputs without flash attention (ERAS set_rows): each KV cache with a V transposes it
     (v_trans) and stores it through ggml_set_rows with n_embd_v_gqa_max x n_tokens int64 indices
     (llama_kv_cache::build_input_v_idxs), an input the host keeps for an offloaded graph. Measured on an H200
     (llama.cpp 0c1e570, -fa off, -ub 512): CUDA_Host 28.01 MiB for llama-3.1-8b at 4K (the flash-attention
-    inputs' 20.01, the F32 mask's 4 MiB more and 4 MiB of indices), 42.01 for gemma-3-12b's two caches."""
+    inputs' 20.01, the F32 mask's 4 MiB more and 4 MiB of indices), 42.01 for gemma-3-12b's two caches.
+    `layers`: only the caches those layers store into (a device's split inputs). The n_tokens-wide indices (K's
+    build_input_k_idxs, V's with flash attention: 4 KiB at 512 tokens) are left out."""
     if ctx.flash_attn or ctx.fa_auto_off or not ERAS.reached(ctx.build, "set_rows") or spec.architecture in NO_CACHE_GRAPHS:
         return 0
     run = attention_layers(spec)
     if not run:
         return 0
     n_embd_v = max(la.attention.n_kv_heads * la.attention.head_dim_v for la in run)
-    return sum(1 for c in caches if c.layers and c.v_bytes) * n_embd_v * min(ctx.n_ctx, ctx.n_ubatch) * 8
+    read = [c for c in caches if c.layers and c.v_bytes and (layers is None or layers & set(c.layers))]
+    return len(read) * n_embd_v * min(ctx.n_ctx, ctx.n_ubatch) * 8
 
 
 def blas_host_attention(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
@@ -3785,10 +3794,19 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
                     # "prevent ggml-alloc from overwriting the tensor"), so the mask is not freed before a hybrid's
                     # logits as on a single device (ComputePhases.split_output): they sit above it
                     out[d] = max(out[d], ph[d].split_output + copied)
-                out[d] += extra * (copied + resid + T * 4)
+                # and, without flash attention, the V row indices of each cache its layers store into
+                # (v_index_inputs), split inputs too since LLAMA_SET_ROWS (ERAS set_rows): GGML_SCHED_DEBUG at
+                # llama.cpp@0c1e57098 lists both caches' attn_inp_v_idxs (8 MiB each) in each device's split
+                mine = {il for il, dev in enumerate(placement.layer_device) if dev == d}
+                out[d] += extra * (copied + resid + T * 4 + v_index_inputs(spec, ctx, caches, mine))
                 if d != first and d in placement.layer_device:
                     out[d] += SCHED_MAX_COPIES * resid
-        out[-1] += extra * (mask_in + 2 * T * 4)
+        # the host's graph inputs, n_copies each (graph_inputs in ggml_backend_sched_split_graph): token ids,
+        # positions, masks, every cache's V indices, and from SCHED_LEAF_INPUTS_BUILD the unread embeddings input.
+        # The pinned build's Gemma-3-shaped split without flash attention: CPU 177.55 MiB = 4 x (19 + 16) + 2 x 7.5
+        # + 3 x 7.5 (tests/test_llamacpp_heldout15_logs.py)
+        leaf_embd = ERAS.reached(ctx.build, "embd_input") and ctx.build >= SCHED_LEAF_INPUTS_BUILD
+        out[-1] += extra * (mask_in + 2 * T * 4 + v_index_inputs(spec, ctx, caches) + (resid if leaf_embd else 0))
     vk_big = vulkan_refused_logits_bytes(spec, ctx, caches, placement, devices, s)
     if vk_big is not None:  # logits too large for the Vulkan device: on the CPU, replayed
         out[0], out[-1] = vk_big
