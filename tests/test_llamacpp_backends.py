@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import oomkit
-from oomkit.engines.llamacpp import backend_names, backends
+from oomkit.engines.llamacpp import backend_names, backends, repack
 from oomkit.memory import Device
 from tests.groundtruth.synth import SynthModel, _attn_gqa, _embeddings, _ffn_dense, _Meta, write_gguf
 
@@ -64,20 +64,20 @@ def test_cpu_repack_equals_llama_cpp(measured):
 
 def test_repacked_types_on_avx2():
     # measured on the AVX2 test machine (test above): these four repack, the rest stay in the mapped file
-    assert set(backends.REPACK_TYPES["avx2"]) == {"q4_0", "q4_K", "iq4_nl", "mxfp4"}
+    assert set(repack.REPACK_TYPES["avx2"]) == {"q4_0", "q4_K", "iq4_nl", "mxfp4"}
 
 
 def test_no_repack_with_a_gpu_unless_no_host():
     # llama-model.cpp make_cpu_buft_list: a GPU's host buffer type comes before CPU_REPACK
     gpu = (Device("CUDA0", memory_bytes=1 << 30),)
-    assert not backends.repack_applies(gpu, no_host=False, use_extra_bufts=True)
-    assert backends.repack_applies(gpu, no_host=True, use_extra_bufts=True)
-    assert backends.repack_applies((), no_host=False, use_extra_bufts=True)
-    assert not backends.repack_applies((), no_host=False, use_extra_bufts=False)
+    assert not repack.repack_applies(gpu, no_host=False, use_extra_bufts=True)
+    assert repack.repack_applies(gpu, no_host=True, use_extra_bufts=True)
+    assert repack.repack_applies((), no_host=False, use_extra_bufts=True)
+    assert not repack.repack_applies((), no_host=False, use_extra_bufts=False)
     # no host buffer type: RPC devices only, Metal
-    assert backends.repack_applies((Device("RPC[127.0.0.1:50052]"),), no_host=False, use_extra_bufts=True)
-    assert backends.repack_applies((Device("MTL0"),), no_host=False, use_extra_bufts=True)
-    assert not backends.repack_applies((Device("RPC[h:1]"), Device("CUDA0")), no_host=False, use_extra_bufts=True)
+    assert repack.repack_applies((Device("RPC[127.0.0.1:50052]"),), no_host=False, use_extra_bufts=True)
+    assert repack.repack_applies((Device("MTL0"),), no_host=False, use_extra_bufts=True)
+    assert not repack.repack_applies((Device("RPC[h:1]"), Device("CUDA0")), no_host=False, use_extra_bufts=True)
 
 
 def test_backend_from_devices():

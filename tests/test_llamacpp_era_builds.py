@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import oomkit
-from oomkit.engines.llamacpp import backends, compute, fit, kv, mtp, split
+from oomkit.engines.llamacpp import backends, compute, fit, kv, mtp, repack, split
 from oomkit.engines.llamacpp.args import format_command, parse_args, rewrite_command
 from oomkit.engines.llamacpp.projector import clip_flash_attn
 from oomkit.engines.llamacpp.settings import ERAS, LlamaCppSettings, build_number
@@ -97,8 +97,8 @@ OTHER = {
 @pytest.mark.parametrize("where,name", sorted(OTHER))
 def test_other_switches_at_their_merge_commits_build(where, name):
     got = {("fit", n): fit.FIT_ERAS[n] for n in ("mmproj_margin", "host_fit", "draft_margin", "fit_in_common")}
-    got |= {("repack", f"{isa} {kind}"): b for (isa, kind), b in backends.REPACK_SINCE.items()}
-    got[("backends", "REPACK_NAME_BUILD")] = backends.REPACK_NAME_BUILD
+    got |= {("repack", f"{isa} {kind}"): b for (isa, kind), b in repack.REPACK_SINCE.items()}
+    got[("backends", "REPACK_NAME_BUILD")] = repack.REPACK_NAME_BUILD
     got |= {("mtp", "step35_nextn_kv"): mtp.MTP_ERAS["step35_nextn_kv"],
             ("compute", "PIPELINE_PARALLEL_BUILD"): compute.PIPELINE_PARALLEL_BUILD,
             ("compute", "SWIGLU_OP_BUILD"): compute.SWIGLU_OP_BUILD,

@@ -28,7 +28,7 @@ Before -> after (oomkit's figures recorded before any rule was looked at):
 - #11204 CodeLlama-13B, Vulkan iGPU, 27 of 40 layers: KV 2160.00 / CPU 1040.00 exact, CPU output 0.12 exact;
   compute Vulkan0 368.00 exact, Vulkan_Host 28.00 -> 358.01 against 358.01 (the file Q4_0, as the log's 82 splits
   say: before b4936 the CPU layers' matrices sit in CPU_AARCH64, not host memory, so op offload passes over them and
-  the CPU runs those layers' attention; backends.repacked_layers_compute).
+  the CPU runs those layers' attention; compute.repacked_layers_compute).
 
 The set is smaller than the 8-10 asked for: the stored issue threads hold the opening chunks of each turn, so a long
 log's buffer lines are reachable only where they sit near a turn's start; public notes and scraped issue copies in
@@ -132,7 +132,7 @@ def test_codellama_repacked_cpu_layers_split_count():
     has the log's 82 splits: the token rows, six a CPU layer (each norm MUL offloaded after a split with inputs), the
     device's 27 layers, the offloaded output norm and Q6_K output weight."""
     from oomkit.engines.llamacpp import sched_replay
-    from oomkit.engines.llamacpp.backends import repack_applies, repackable
+    from oomkit.engines.llamacpp.repack import repack_applies, repackable
     from oomkit.memory import Device
     from oomkit.model.resolve import resolve
 

@@ -34,17 +34,16 @@ from ...model.spec import ModelSpec, TensorSpec
 from ...quant import ggml
 from ...units import round_up
 from ..versions import llamacpp_build_on
-from . import galloc, sched_replay
 from .backend_names import Backend, device_index, infer_backend
-from .compute import _llama_names, compute_phases, reserved_outputs
+from .compute import compute_phases, reserved_outputs
 from .kv import Cache, Context
+from .repack import CPU_ISAS, GET_ROWS_TENSORS, REPACK_NAME_BUILD, REPACK_TYPES, repack_applies, repackable
 from .settings import build_number
 from .weights import (
     CPU_ALIGNMENT,
     ModelBuffers,
     Placement,
     converter_order,
-    gpu_alloc_size,
     loaded_tensors,
     mapped_range,
     override_patterns,
@@ -102,103 +101,6 @@ def metal_devices(devices: tuple[Device, ...]) -> tuple[Device, ...]:
             d = replace(d, memory_bytes=ws)
         out.append(d)
     return tuple(out)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# CPU_REPACK: the CPU backend's repacked weights (ggml/src/ggml-cpu/repack.cpp)
-
-# ggml_repack_get_optimal_repack_type: the types the CPU backend interleaves for its GEMM kernels, by ISA, with
-# the row-count multiple each layout needs (ne[1] % N). x86 with AVX2 (also AVX512): Q4_0 (8x8), Q4_K (8x8),
-# IQ4_NL (8x8), MXFP4 (8x8) -- measured on this project's AVX2 test machine: Q4_0, Q4_K, IQ4_NL and MXFP4 repack,
-# Q8_0, Q6_K, Q5_K, Q4_1, Q5_0, Q3_K, Q2_K, IQ4_XS do not (tests/test_llamacpp_backends.py); later builds add Q2_K
-# on AVX512. ARM (NEON with dotprod; i8mm): Q4_0 (4x4 / 4x8), Q4_K (8x4 / 8x8), IQ4_NL (4x4), MXFP4 (4x4), Q5_K,
-# Q6_K and Q8_0. Several came late (REPACK_SINCE): MXFP4 not before 2026 on any ISA.
-REPACK_TYPES: dict[str, dict[str, int]] = {
-    "avx2": {"q4_0": 8, "q4_K": 8, "iq4_nl": 8, "mxfp4": 8},
-    "avx512": {"q4_0": 8, "q4_K": 8, "iq4_nl": 8, "mxfp4": 8, "q2_K": 8},
-    "neon": {"q4_0": 4, "q4_K": 8, "iq4_nl": 4, "mxfp4": 4, "q5_K": 8, "q6_K": 8, "q8_0": 4},
-    "none": {},
-}
-CPU_ISAS = tuple(REPACK_TYPES)
-
-# The builds that brought a type's repacking on an ISA (older builds map the type plainly): each PR's merge commit,
-# its count on master (the build number). On ARM the first of a type's PRs (i8mm, then dotprod) stands for "neon".
-#   ARM Q4_K: PR #16739 (i8mm, dbb852b54, 2025-11-24, b7142) and #17494 (dotprod, cd8370b40, b7175).
-#   ARM Q8_0: PR #18096 (669696e00, 2025-12-17, b7451): issue #19224's Metal log of early 2026 repacks a q8_0
-#     block's four attention matrices (CPU_REPACK 26.89 MiB) but not its MXFP4 experts.
-#   ARM Q5_K, Q6_K: PRs #18860 / #18888 (i8mm: 091a46cb8, b7815 / be8890e72, b7845), #19356 / #19360 (dotprod:
-#     b8134 / b7988).
-#   MXFP4 on every ISA: PR #19738 ("ggml-cpu: add repack for mxfp4", d903f30e2, 2026-02-27, b8175).
-#   x86 Q4_K: PR #12332 ("Block interleaving support for Q4_K quantization for x86 AVX2", 3d82dbcbc, 2025-03-20,
-#     b4929): ggml-org/ci's x86 runs at b4329
-#     (2024-12-14) and b4730 (2025-02-16) load a Q4_K_M file into CPU_Mapped alone, no CPU_AARCH64 buffer
-#     (tests/fixtures/engine_logs/llamacpp_more/).
-#   x86 Q4_0: PR #10446 ("ggml : refactor online repacking", 19d8762a, 2024-12-07, b4282) turned on the AVX2 branch of
-#     ggml_aarch64_get_optimal_repack_type (commented out since the online flow of PR #9921, b4081).
-REPACK_SINCE: dict[tuple[str, str], int] = {
-    ("avx2", "q4_0"): 4282,
-    ("avx512", "q4_0"): 4282,
-    ("avx2", "q4_K"): 4929,
-    ("avx512", "q4_K"): 4929,
-    ("neon", "q4_K"): 7142,
-    ("neon", "q8_0"): 7451,
-    ("neon", "q5_K"): 7815,
-    ("neon", "q6_K"): 7845,
-    ("avx2", "mxfp4"): 8175,
-    ("avx512", "mxfp4"): 8175,
-    ("neon", "mxfp4"): 8175,
-}
-
-# The repack buffer type's name: "CPU_AARCH64" (ggml-cpu-aarch64.cpp, on every ISA) until PR #13892 ("ggml-cpu :
-# split arch-specific implementations", f470bc36b, 2025-06-09, b5615) renamed the
-# aarch64 identifiers to repack; issue #11807's log (b4202, an aarch64 build) prints "CPU_AARCH64 model buffer size".
-REPACK_NAME_BUILD = 5615
-
-# tensors read with GGML_OP_GET_ROWS (llama-arch.cpp LLM_TENSOR_INFOS), which the repack buffer type does not
-# support (extra_buffer_type::supports_op: MUL_MAT on a 2-D weight, MUL_MAT_ID on a 3-D expert stack)
-_GET_ROWS = ("token_embd.", "per_layer_token_embd.", "pos_embd.", "token_types.")
-
-
-def repackable(t: TensorSpec, isa: str, build: int | None = None) -> bool:
-    """Whether the CPU backend repacks this weight (`build`: the llama.cpp build, None for the newest)."""
-    kind = ggml.type_by_name(t.dtype).name
-    rows = REPACK_TYPES.get(isa, {}).get(kind)
-    if rows is None or t.name.startswith(_GET_ROWS):
-        return False
-    if build is not None and build < REPACK_SINCE.get((isa, kind), 0):
-        return False
-    dims = len([n for n in t.shape if n > 1]) if len(t.shape) > 2 else len(t.shape)
-    if dims == 3 and "_exps" not in t.name:
-        return False
-    return dims in (2, 3) and len(t.shape) >= 2 and t.shape[1] % rows == 0
-
-
-# make_cpu_buft_list's order (src/llama-model.cpp): until PR #12498 ("model : do not repack if a GPU device is
-# present", af04481e, 2025-03-21, b4936) the CPU's extra buffer types (CPU_AARCH64) came before the first device's
-# host buffer type, so the CPU layers of a GPU load were repacked too; from b4936 none beside a GPU device; from
-# PR #12632 ("change cpu_buft_list order: ACCEL -> GPU host -> CPU extra -> CPU", 0bb29193, 2025-03-29, b4991) the
-# host buffer type first (repack_applies)
-REPACK_BESIDE_GPU_UNTIL = 4936
-REPACK_HOST_FIRST_BUILD = 4991
-
-
-def repack_applies(devices: tuple[Device, ...], no_host: bool, use_extra_bufts: bool, backend: str = "",
-                   build: int | None = None) -> bool:
-    """llama-model.cpp make_cpu_buft_list: the CPU layers try, in order, the first device's host buffer type that
-    exists, then the CPU's extra buffer types (CPU_REPACK), then plain CPU. A host buffer type supports every
-    matmul, so CPU_REPACK is chosen only when no device has one: no GPU (a CPU build, or -dev none), only RPC
-    devices (an RPC-only build: `CPU_REPACK` beside `RPC0[...]` buffers), backends without a host buffer type
-    (Metal, OpenCL), or --no-host; --no-repack (PR #14990, July 2025) turns the extra buffer types off
-    (common/arg.cpp, llama_model_params.use_extra_bufts). Before b4991 (build; None: the newest) the order was the
-    extra types first: beside any device they repack until b4936, and not at all from b4936 (REPACK_BESIDE_GPU_UNTIL)."""
-    if not use_extra_bufts:
-        return False
-    if not devices or no_host and (build is None or build >= REPACK_HOST_FIRST_BUILD):
-        return True
-    if build is not None and build < REPACK_HOST_FIRST_BUILD:
-        return build < REPACK_BESIDE_GPU_UNTIL
-    local = [d for d in devices if not d.id.startswith("RPC")]
-    return not local or infer_backend(tuple(local), backend).host is None
 
 
 def with_cpu_repack(spec: ModelSpec, weights: ModelBuffers, mmap: bool, isa: str,
@@ -322,66 +224,6 @@ def cpu_repack(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBu
     return with_cpu_repack(spec, weights, s.mmap, isa, build)
 
 
-# the pre-refactor graph that sched_replay.llama_graph's kv_first replays (src/llama.cpp build_llama / llm_build_kv /
-# llm_build_ffn, read at b4777, 401af80b); PR #12181 (e0dbec0b, b4881) moved it to llama-graph.cpp
-KV_FIRST_GRAPH_UNTIL = 4881
-# the offload_op of ggml-vulkan and ggml-cuda (ggml_backend_vk_device_offload_op: ne[1] >= 32, not GET_ROWS;
-# ggml_backend_cuda_device_offload_op: get_op_batch_size >= 32): the least rows of an op a host weight's op offload takes
-_OFFLOAD_BACKENDS = ("vulkan", "cuda", "rocm")
-
-
-def repacked_layers_compute(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
-                            devices: tuple[Device, ...], s) -> dict[int, int] | None:
-    """The compute buffers (the device's and the host's, -1) of a partly offloaded load whose CPU layers' matrices
-    sit in CPU_AARCH64 (repack_applies before b4936): that buffer type is not host memory (ggml-cpu-aarch64.cpp: its
-    is_host is NULL), so ggml_backend_sched_backend_id_from_cur's op offload (ggml-backend.cpp, `src_backend_id ==
-    n_backends - 1 && ggml_backend_buffer_is_host(src->buffer)`) passes over their products, which stay on the
-    CPU ('1.wgt'), while the norms' MULs (F32 weights in a host buffer) go to the device ('1.off'). A split then
-    starts at each offloaded norm (pass 5: a weight of another backend once the split has inputs), six a CPU layer,
-    and the CPU runs each CPU layer's Q/K/V, the cache stores, KQ (n_kv x T x n_head F32), the softmax, KQV and wo,
-    then the FFN: sched_replay.llama_graph (kv_first, the b4777 graph) scheduled and allocated for both buffers.
-    llama.cpp#11204 (b4777, CodeLlama-13B Q4_0 on a Renoir iGPU through Vulkan, 27 of 40 layers, 4096 cells): 'graph
-    splits = 82 (with bs=512)' as replayed, Vulkan_Host 358.01 and Vulkan0 368.00 MiB exact (28.00 before: op
-    offload had every CPU-layer product on the device). Where it holds: one Vulkan or ggml-cuda device beside the
-    CPU, a dense Llama without biases, one F16 cache on the layers' devices, no flash attention, one sequence, a
-    ubatch of at least 32 tokens, no tensor overrides, b4282-b4880 (x86 Q4_0 repacking; the pre-refactor graph);
-    None elsewhere."""
-    build = ctx.build
-    if not devices or build >= KV_FIRST_GRAPH_UNTIL or len(devices) != 1 or spec.architecture != "llama":
-        return None
-    if infer_backend(devices, s.backend).name not in _OFFLOAD_BACKENDS \
-            or not repack_applies(devices, s.no_host, s.repack, s.backend, build):
-        return None
-    T = min(ctx.n_ctx, ctx.n_ubatch)
-    host_layers = {i for i, d in enumerate(placement.layer_device) if d < 0}
-    if not host_layers or not set(placement.layer_device) <= {-1, 0} or placement.output_device not in (-1, 0) \
-            or T < 32 or ctx.flash_attn or s.no_kv_offload or len(caches) != 1 or caches[0].name == "SWA" \
-            or max(1, ctx.n_seq_max, ctx.n_stream) != 1 or ctx.type_k.name != "f16" or ctx.type_v.name != "f16" \
-            or s.override_tensor or s.cpu_moe or s.n_cpu_moe:
-        return None
-    ok, (_, biases) = _llama_names(spec, False)
-    if not ok or biases:
-        return None
-    on_host = [t for t in spec.weights.tensors
-               if t.layer in host_layers or t.layer is None and placement.output_device < 0
-               and t.name.startswith(("output.", "output_norm."))]
-    repacked = frozenset(t.name for t in on_host if repackable(t, s.cpu_isa, build))
-    if not repacked:
-        return None
-    vk = infer_backend(devices, s.backend).name == "vulkan"  # ggml_nbytes in a Vulkan buffer (vulkan_unpadded)
-    host = {t.name: t.nbytes if vk else gpu_alloc_size(t) for t in on_host if t.name not in repacked}
-    n_outputs = reserved_outputs(ctx, s)
-
-    def build_graph() -> sched_replay.Graph:
-        return sched_replay.llama_graph(spec, T, n_outputs, caches[0].cells, host, host_layers, False,
-                                        cpy_store=True, kv_first=True, repacked=repacked,
-                                        host_output=placement.output_device < 0)
-
-    host_bytes = galloc.peak_bytes(0, sched_replay.device_nodes(build_graph(), backend=sched_replay.HOST))
-    device_bytes = galloc.peak_bytes(0, sched_replay.device_nodes(build_graph()), galloc.ALIGN if vk else 128)
-    return {0: device_bytes, -1: host_bytes}
-
-
 # ---------------------------------------------------------------------------------------------------------
 # Hexagon: the weights and the matmuls an HTP session refuses stay on the CPU
 
@@ -422,7 +264,7 @@ def _matmul_weight(t: TensorSpec) -> bool:
     biases (1-D, or an expert stack's [n_ff, n_expert] bias: they feed MUL / ADD / ADD_ID, which the HTP runs on
     F32)."""
     dims = [n for n in t.shape if n > 1]
-    return len(dims) >= 2 and t.name.endswith(".weight") and not t.name.startswith(_GET_ROWS)
+    return len(dims) >= 2 and t.name.endswith(".weight") and not t.name.startswith(GET_ROWS_TENSORS)
 
 
 def htp_takes(t: TensorSpec, build: int | None = None) -> str | None:
@@ -670,7 +512,7 @@ def split_host_embeddings(view: dict, devices: tuple[Device, ...], s, weights: M
     if host is None or host not in mb:
         return view
     moved = sum(round_up(t.nbytes, CPU_ALIGNMENT) for t in weights.cpu_tensors
-                if t.name.startswith(_GET_ROWS) and not gathered_on_host(t, b, build))
+                if t.name.startswith(GET_ROWS_TENSORS) and not gathered_on_host(t, b, build))
     return _host_to_cpu(view, mb, host, moved)
 
 

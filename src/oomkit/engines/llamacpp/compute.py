@@ -19,6 +19,7 @@ from ..versions import llamacpp_build_on
 from . import compute_graphs, galloc, sched_replay
 from .backend_names import infer_backend
 from .kv import Cache, Context, attention_layers
+from .repack import repack_applies, repackable
 from .settings import ERAS, NEWEST, LlamaCppSettings, build_number, speculative_n_max
 from .weights import (
     LAYER0_TENSORS,
@@ -3820,7 +3821,6 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
             d = placement.output_device
             out[d] = max(out[d], p.inputs + 2 * T * 4 + mean + spec.n_vocab * reserved_outputs(ctx, s) * 4)
     out.update(vulkan_pipeline_split(spec, ctx, caches, placement, devices, s))  # the devices' splits, replayed
-    from .backends import repacked_layers_compute  # backends imports this module
     rp = repacked_layers_compute(spec, ctx, caches, placement, devices, s)
     if rp is not None:  # CPU layers in CPU_AARCH64 (before b4936): their products on the CPU, replayed
         out[0], out[-1] = rp[0], max(out.get(-1, 0), rp[-1])
@@ -3828,3 +3828,63 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     if blas:  # host weights' products on the BLAS backend, its own buffer (printed as CPU)
         out[BLAS_KEY] = blas
     return out
+
+
+# the pre-refactor graph that sched_replay.llama_graph's kv_first replays (src/llama.cpp build_llama / llm_build_kv /
+# llm_build_ffn, read at b4777, 401af80b); PR #12181 (e0dbec0b, b4881) moved it to llama-graph.cpp
+KV_FIRST_GRAPH_UNTIL = 4881
+# the offload_op of ggml-vulkan and ggml-cuda (ggml_backend_vk_device_offload_op: ne[1] >= 32, not GET_ROWS;
+# ggml_backend_cuda_device_offload_op: get_op_batch_size >= 32): the least rows of an op a host weight's op offload takes
+_OFFLOAD_BACKENDS = ("vulkan", "cuda", "rocm")
+
+
+def repacked_layers_compute(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                            devices: tuple[Device, ...], s) -> dict[int, int] | None:
+    """The compute buffers (the device's and the host's, -1) of a partly offloaded load whose CPU layers' matrices
+    sit in CPU_AARCH64 (repack_applies before b4936): that buffer type is not host memory (ggml-cpu-aarch64.cpp: its
+    is_host is NULL), so ggml_backend_sched_backend_id_from_cur's op offload (ggml-backend.cpp, `src_backend_id ==
+    n_backends - 1 && ggml_backend_buffer_is_host(src->buffer)`) passes over their products, which stay on the
+    CPU ('1.wgt'), while the norms' MULs (F32 weights in a host buffer) go to the device ('1.off'). A split then
+    starts at each offloaded norm (pass 5: a weight of another backend once the split has inputs), six a CPU layer,
+    and the CPU runs each CPU layer's Q/K/V, the cache stores, KQ (n_kv x T x n_head F32), the softmax, KQV and wo,
+    then the FFN: sched_replay.llama_graph (kv_first, the b4777 graph) scheduled and allocated for both buffers.
+    llama.cpp#11204 (b4777, CodeLlama-13B Q4_0 on a Renoir iGPU through Vulkan, 27 of 40 layers, 4096 cells): 'graph
+    splits = 82 (with bs=512)' as replayed, Vulkan_Host 358.01 and Vulkan0 368.00 MiB exact (28.00 before: op
+    offload had every CPU-layer product on the device). Where it holds: one Vulkan or ggml-cuda device beside the
+    CPU, a dense Llama without biases, one F16 cache on the layers' devices, no flash attention, one sequence, a
+    ubatch of at least 32 tokens, no tensor overrides, b4282-b4880 (x86 Q4_0 repacking; the pre-refactor graph);
+    None elsewhere."""
+    build = ctx.build
+    if not devices or build >= KV_FIRST_GRAPH_UNTIL or len(devices) != 1 or spec.architecture != "llama":
+        return None
+    if infer_backend(devices, s.backend).name not in _OFFLOAD_BACKENDS \
+            or not repack_applies(devices, s.no_host, s.repack, s.backend, build):
+        return None
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    host_layers = {i for i, d in enumerate(placement.layer_device) if d < 0}
+    if not host_layers or not set(placement.layer_device) <= {-1, 0} or placement.output_device not in (-1, 0) \
+            or T < 32 or ctx.flash_attn or s.no_kv_offload or len(caches) != 1 or caches[0].name == "SWA" \
+            or max(1, ctx.n_seq_max, ctx.n_stream) != 1 or ctx.type_k.name != "f16" or ctx.type_v.name != "f16" \
+            or s.override_tensor or s.cpu_moe or s.n_cpu_moe:
+        return None
+    ok, (_, biases) = _llama_names(spec, False)
+    if not ok or biases:
+        return None
+    on_host = [t for t in spec.weights.tensors
+               if t.layer in host_layers or t.layer is None and placement.output_device < 0
+               and t.name.startswith(("output.", "output_norm."))]
+    repacked = frozenset(t.name for t in on_host if repackable(t, s.cpu_isa, build))
+    if not repacked:
+        return None
+    vk = infer_backend(devices, s.backend).name == "vulkan"  # ggml_nbytes in a Vulkan buffer (vulkan_unpadded)
+    host = {t.name: t.nbytes if vk else gpu_alloc_size(t) for t in on_host if t.name not in repacked}
+    n_outputs = reserved_outputs(ctx, s)
+
+    def build_graph() -> sched_replay.Graph:
+        return sched_replay.llama_graph(spec, T, n_outputs, caches[0].cells, host, host_layers, False,
+                                        cpy_store=True, kv_first=True, repacked=repacked,
+                                        host_output=placement.output_device < 0)
+
+    host_bytes = galloc.peak_bytes(0, sched_replay.device_nodes(build_graph(), backend=sched_replay.HOST))
+    device_bytes = galloc.peak_bytes(0, sched_replay.device_nodes(build_graph()), galloc.ALIGN if vk else 128)
+    return {0: device_bytes, -1: host_bytes}

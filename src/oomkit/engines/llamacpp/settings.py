@@ -216,7 +216,7 @@ class LlamaCppSettings:
     backend: str = ""  # oomkit --backend cuda|rocm|metal|vulkan|sycl|opencl|cpu; "" = from the devices (backends.py)
     repack: bool = True  # --repack / -nr --no-repack: the CPU backend's extra buffer types (CPU_REPACK)
     no_host: bool = False  # --no-host: CPU weights skip the GPU's pinned host buffer (and may be repacked)
-    cpu_isa: str = "avx2"  # the CPU's vector ISA, which decides the repacked types (backends.REPACK_TYPES)
+    cpu_isa: str = "avx2"  # the CPU's vector ISA, which decides the repacked types (repack.REPACK_TYPES)
     # whether every non-CPU backend of the build reports async compute and events (ggml_backend_dev_props caps),
     # which pipeline parallelism needs (compute.pipeline_parallel): False for a ggml-cuda (CUDA / HIP) build with
     # -DGGML_CUDA_NO_PEER_COPY=ON, or a build with an ACCEL backend such as BLAS (-DGGML_BLAS=ON). No llama.cpp flag
