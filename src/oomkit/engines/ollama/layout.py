@@ -373,7 +373,7 @@ def _estimate_eras_abc(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...]
     own = _own_estimate(spec, g, launch, used_gpus, num_parallel, num_gpu)
 
     # the runner, with the layers Ollama decided (a GPU that got no layer holds nothing)
-    if gpus and own["layers"] and len(used_idx) > 1:
+    if gpus and own["layers"] and len(used_idx) > 1 and own["split"]:  # none before v0.1.45: llama.cpp's own split
         kept = [(i, c) for i, c in zip(used_idx, own["split"], strict=True) if c > 0]
         used_idx, own["split"] = [i for i, _ in kept], [c for _, c in kept]
     used_devs = tuple(devices[i] for i in used_idx)
@@ -686,8 +686,13 @@ def _era_a_result(g: GgufView, launch: Launch, gpus: list[OGpu], num_parallel: i
         fields["projector.weights"] = logged["projector.weights"] = proj.weights
         fields["projector.graph"] = logged["projector.graph"] = proj.graph
     fields["memory.available"] = {gp.id: gp.free for gp in gpus if gp.free != _UNKNOWN_FREE}
-    fields["memory.required.allocations"] = ({gp.id: a for gp, a in zip(gpus, est.gpu_sizes, strict=True)} if gpus
-                                             else dict(zip(["CPU"], est.gpu_sizes, strict=False)))
+    if gpus and len(est.gpu_sizes) == 1 < len(gpus):
+        # before the per-GPU estimate (v0.1.45) the GPUs' free memory is pooled and the line prints one figure for
+        # all of them (llm/memory.go EstimateGPULayers of v0.1.33-v0.1.44: "available", memoryAvailable summed)
+        fields["memory.required.allocations"] = {",".join(gp.id for gp in gpus): est.gpu_sizes[0]}
+    else:
+        fields["memory.required.allocations"] = ({gp.id: a for gp, a in zip(gpus, est.gpu_sizes, strict=True)}
+                                                 if gpus else dict(zip(["CPU"], est.gpu_sizes, strict=False)))
     return {"layers": est.layers, "split": list(est.tensor_split), "fields": fields, "vram": est.vram,
             "requested": num_gpu,
             "total": est.total, "kv": est.graph.kv_total, "weights": est.memory_weights + est.output_bytes
