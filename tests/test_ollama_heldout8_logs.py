@@ -31,8 +31,8 @@ asked to check: cited already by tests/test_verdicts_llamacpp_ollama.py and test
 all three CUDA); #12912, #13085, #12303, #12147, #5913, #5136, #1016, #9181, #5117 and ggml-org/llama.cpp#8886
 (Metal / ROCm / CPU logs held already); #12922 (ROCm, v0.12.9: a 66-block 5120-wide MHA model the excerpt does not
 name); #15749 (gemma4:e4b on ROCm, v0.21.0: "model weights" ROCm0 2.8 GiB + CPU 6.6 GiB, 42/43 layers; oomkit
-resolves the tag to 2.7 + 2.7 GiB, 43/43: the library file's 9.4 GiB of weights is not itemized in the excerpt, so
-the miss cannot be placed from it); #16261 (ROCm gemma4:26b, the excerpt cut at the first "model weights" line);
+gave 2.7 + 2.7 GiB, 43/43; placed since from Ollama's quantization, converter and loader source in
+tests/test_ollama_gemma4_e4b.py, where it is 2.8 + 6.6 GiB, 42/43); #16261 (ROCm gemma4:26b, the excerpt cut at the first "model weights" line);
 #6288 / MooreThreads/ollama-musa#22 (Vulkan forks of 2024-2025 without an offload line); #3418 (ROCm, the model not
 named); #7081, #10874, #9948 (Metal), #14509, #13146 (Vulkan): the excerpts stop before the memory lines."""
 
