@@ -47,7 +47,7 @@ from oomkit.engines.llamacpp.weights import without_nextn
 from oomkit.memory import Device
 from oomkit.model.resolve import resolve
 from tests.llamacpp_heldout import MiB, set_fixtures
-from tests.test_llamacpp_fit_heldout_logs import breakdown, fit_layers
+from tests.test_llamacpp_fit_heldout_logs import breakdown, fit_layers, params
 
 FIXTURES = set_fixtures("llamacpp_fit_heldout2")
 CHECKS = ("initial_used_mib", "zero_layer_mib", "n_ctx", "layers", "unchanged", "context_mib", "initial_breakdown_mib")
@@ -114,18 +114,7 @@ def measured(path: Path) -> dict:
     return _MEASURED[path.name]
 
 
-def params():
-    out = []
-    for path in FIXTURES:
-        fx = json.loads(path.read_text())
-        for c in (c for c in CHECKS if c in fx["printed"]):
-            miss = fx.get("known_miss", {}).get(c)
-            marks = [pytest.mark.xfail(strict=True, reason=miss)] if miss else []
-            out.append(pytest.param(path, c, marks=marks, id=f"{path.stem}-{c}"))
-    return out
-
-
-@pytest.mark.parametrize(("path", "check"), params())
+@pytest.mark.parametrize(("path", "check"), params(FIXTURES, CHECKS))
 def test_fit_held_out_log(path, check):
     rows = measured(path)[check]
     assert all(ok for *_, ok in rows), [(what, got, want) for what, got, want, ok in rows if not ok]

@@ -150,20 +150,23 @@ def measured(path: Path) -> dict:
     return _MEASURED[path.name]
 
 
-def params():
+CHECKS = ("initial_used_mib", "initial_breakdown_mib", "n_ctx", "layers", "overflow_type", "dense_only_layers",
+          "fitted_used_mib", "rerun")
+
+
+def params(fixtures: list[Path], checks: tuple[str, ...]) -> list:
+    """One test per fixture and figure it prints (a "rerun" of its own), a strict xfail where its known_miss says."""
     out = []
-    for path in FIXTURES:
+    for path in fixtures:
         fx = json.loads(path.read_text())
-        checks = [c for c in ("initial_used_mib", "initial_breakdown_mib", "n_ctx", "layers", "overflow_type",
-                              "dense_only_layers", "fitted_used_mib") if c in fx["printed"]] + (["rerun"] if "rerun" in fx else [])
-        for c in checks:
+        for c in (c for c in checks if c in fx["printed"] or c == "rerun" and "rerun" in fx):
             miss = fx.get("known_miss", {}).get(c)
             marks = [pytest.mark.xfail(strict=True, reason=miss)] if miss else []
             out.append(pytest.param(path, c, marks=marks, id=f"{path.stem}-{c}"))
     return out
 
 
-@pytest.mark.parametrize(("path", "check"), params())
+@pytest.mark.parametrize(("path", "check"), params(FIXTURES, CHECKS))
 def test_fit_held_out_log(path, check):
     rows = measured(path)[check]
     assert all(ok for *_, ok in rows), [(what, got, want) for what, got, want, ok in rows if not ok]
