@@ -134,6 +134,9 @@ def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
             "per head (128 x 192 / 128), not as the 576-wide latent",))
     if _gemma4_e_library(spec):
         spec = _gemma4_e_library_file(spec)
+    if _gemma3n_library(spec):
+        spec = _retyped(spec, _gemma3n_library_type, "weights as in Ollama's library gemma3n GGUF: "
+                        "per_layer_token_embd BF16 (never quantized), the F16 matrices Q4_K")
     if not spec.weights.exact and not publishers_gguf(spec) and spec.weights.format.upper() == "Q4_K_M" and (
             spec.architecture == "gemma4" or (_GO_QUANTIZED_TOWERS & {t.family for t in getattr(spec, "towers", ())}
                                               and not _quantized_in_spring_2025(spec))):
@@ -288,6 +291,30 @@ def _gemma4_e_library(spec: ModelSpec) -> bool:
             and spec.weights.format.upper() == "Q4_K_M"
             and not any(t.kind == "vision" for t in getattr(spec, "towers", ()))
             and any(t.name == "per_layer_token_embd.weight" for t in spec.weights.tensors))
+
+
+def _gemma3n_library(spec: ModelSpec) -> bool:
+    """Ollama's library gemma3n:e2b / e4b (its own conversion, quantized by server/quantization.go): newType skips
+    per_layer_token_embd (d0b32def6, "this tensor isn't compatible with cuda when quantized to q4_K", 2025-06-26,
+    the day the library tags were published; v0.9.4+), so the table stays BF16 as converted: 262144 x 30 x 256 x 2 B
+    = 3840 MiB for the E2B (ollama/ollama#11640, gemma3n:e2b at v0.10.x, 0/31 layers: "model weights" buffer=CPU
+    5.6 GiB, where a Q6_K table would give 3.5 GiB; ollama.com lists the tags at 5.6 / 7.5 GB)."""
+    return (spec.architecture == "gemma3n" and not spec.weights.exact and not publishers_gguf(spec)
+            and spec.weights.format.upper() == "Q4_K_M"
+            and any(t.name == "per_layer_token_embd.weight" for t in spec.weights.tensors))
+
+
+def _gemma3n_library_type(t) -> str:
+    """server/quantization.go newType / getTensorNewType (v0.9.4-v0.2x) on the Q4_K_M gemma3n: per_layer_token_embd
+    kept BF16; a 2-D / 3-D ".weight" that is no norm takes the file type's Q4_K when its rows divide by 256
+    (per_layer_model_proj, altup_proj, altup_unembd_proj, altup_router, laurel_l), where llama.cpp's quantizer
+    leaves them F16; a row that does not divide takes a fallback type, not modelled (laurel_r, 64 wide: F16 kept)."""
+    if t.name == "per_layer_token_embd.weight":
+        return "bf16"
+    if (t.dtype == "f16" and len(t.shape) >= 2 and t.shape[0] % 256 == 0 and t.name.endswith("weight")
+            and not t.name.endswith("_norm.weight")):
+        return "q4_K"
+    return t.dtype
 
 
 def _gemma4_e_towers(text_hidden: int) -> list[tuple[str, tuple[int, ...], str]]:
