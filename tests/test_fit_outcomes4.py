@@ -2,9 +2,10 @@
 where a run did not fit (out of memory, or the engine refused it) and the thread shows the change that made it run.
 For each: oomkit's figure for the failing command says it does not fit, and fit turns the knob the thread turned, to
 a value on the working side of the thread's figures. Each thread's command, hardware and working setting were
-written down, and `oomkit fit` run on it, before any test was written. The three disagreements and the crash below
+written down, and `oomkit fit` run on it, before any test was written. The disagreements and the crash below
 lie in engine files (src/oomkit/engines/*) and stay strict xfails with the figures. Agreement: 4 of 8 threads
-before, 4 of 8 after. One plan change (plan/search.py one_per_outcome): for ollama#11790's model plan wrote the same
+before, 4 of 8 after; llama.cpp#4452 agreed later (5 of 8), once builds before b1843 were sized as the row split
+they ran (engines/llamacpp/split.py row_split_era). One plan change (plan/search.py one_per_outcome): for ollama#11790's model plan wrote the same
 run three times (f16 KV, then q8_0 and q4_0 KV with flash attention, which Ollama turns off for gpt-oss at 0.11.3 and
 then keeps the cache f16), now once.
 
@@ -17,7 +18,7 @@ written as the repository the thread names (or the base checkpoint of a fine-tun
 | vllm-project/vllm#4821 Llama-3-8B-Instruct fine-tune, bf16, eager, utilization 1 | vLLM 0.4.2, RTX 4060 Ti 16GB | a quantized model (maintainer's reply) | --quantization fp8 | yes |
 | ggml-org/llama.cpp#8817 DeepSeek-V2-Lite-Chat Q4_0, default n_ctx = 163,840 | llama.cpp b3500 (its week), one 16 GB GPU (assumed) | -c 2048 | -c 25344 | yes |
 | ollama/ollama#11790 gpt-oss:20b, OLLAMA_CONTEXT_LENGTH 131072 x 3 parallel | Ollama 0.11.3 (its week), 96 GiB to the GPU | a lower context or parallelism | OLLAMA_CONTEXT_LENGTH=103424 | yes |
-| ggml-org/llama.cpp#4452 Mixtral-8x7B-Instruct Q6_K, -ngl 33 -c 32768 | llama.cpp b1650 (its week), 2 x RTX 3090 | -ts 40,60 | unchanged: fits, 463 MiB left (and -ts 40,60 judged 905 MiB short) | no (strict xfail) |
+| ggml-org/llama.cpp#4452 Mixtral-8x7B-Instruct Q6_K, -ngl 33 -c 32768 | llama.cpp b1650 (its week), 2 x RTX 3090 | -ts 40,60 | the even split does not fit (CUDA0 373 MiB short: the b1650 row split keeps the KV cache and compute scratch on the main GPU), -ts 40,60 fits | yes |
 | ollama/ollama#3711 mixtral:8x22b on two GPUs | Ollama 0.1.32, RTX A6000 + RTX 3090 | one layer fewer (--n-gpu-layers 51 -> 50) | 51 layers as the runner got them (was: internal error); judged to fit with 0.8 GiB left a GPU | no (strict xfail) |
 | ollama/ollama#3765 llama3:70b-instruct-q2_K, 2,048 tokens | Ollama 0.1.32 (its week), RX 7900 XT 20GB | num_batch 32; fewer layers | unchanged: runs split, 134 MiB left | no (strict xfail) |
 | vllm-project/vllm#2413 Mixtral-8x7B-Instruct GPTQ | vLLM 0.2.7, A40 | enforce_eager=True | unchanged: fits, 10,067 MiB left | no (strict xfail) |
@@ -235,15 +236,27 @@ R4452 = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="oomkit judges the even split to fit with 463 MiB left on CUDA0 (36,500 MiB of "
-                   "weights, 4,096 MiB f16 KV at 32,768, 4,288 MiB compute, 914 MiB runtime over two 24,576 MiB "
-                   "cards), and the thread's working -ts 40,60 to be 905 MiB short on CUDA1: the thread says the "
-                   "reverse (the default split ran out of memory, 40/60 ran), so the b1650-era placement of Mixtral's "
-                   "layers, output tensor and compute buffer between two CUDA devices is off by at least ~0.5 GiB a "
-                   "card (engines/llamacpp); the thread prints no buffer sizes to place it")
 def test_4452_the_even_split_does_not_fit_and_40_60_does():
     assert _check(R4452["gpu"], R4452["version"], R4452["command"])["fits"] is False
     assert _check(R4452["gpu"], R4452["version"], R4452["command"] + " -ts 40,60")["fits"] is True
+
+
+def test_4452_b1650_cuts_the_matrices_by_rows_and_keeps_kv_and_scratch_on_the_main_gpu():
+    """Before PR #4766 (b1843) a CUDA build split every offloaded matrix by rows over the GPUs (-ts, else their
+    total memory) and kept the KV cache (32 layers x 32,768 cells x 1,024 x 2 x f16 = 4,096 MiB) and the compute
+    scratch on GPU 0 (llama.cpp b1650 llm_load_tensors, llama_kv_cache_init, ggml-cuda.cu ggml_cuda_transform_tensor);
+    -ts 40,60 gives GPU 0 40 % of the matrices."""
+    even = _check(R4452["gpu"], R4452["version"], R4452["command"])["estimate"]["devices"]
+    ts = _check(R4452["gpu"], R4452["version"], R4452["command"] + " -ts 40,60")["estimate"]["devices"]
+    assert even[0]["kv_cache_bytes"] == ts[0]["kv_cache_bytes"] == 4096 * MiB
+    assert even[1]["kv_cache_bytes"] == ts[1]["kv_cache_bytes"] == 0
+    assert even[1]["compute_bytes"] == ts[1]["compute_bytes"] == 0 < ts[0]["compute_bytes"]
+    assert abs(even[0]["weights_bytes"] - even[1]["weights_bytes"]) < 16 * MiB
+    w = ts[0]["weights_bytes"] + ts[1]["weights_bytes"]
+    assert abs(ts[0]["weights_bytes"] / w - 0.40) < 0.005
+    # a build from PR #4766 on deals out layers and their KV cache (-sm layer, the default)
+    after = _check(R4452["gpu"], "b1843", R4452["command"])["estimate"]["devices"]
+    assert after[1]["kv_cache_bytes"] > 0
 
 
 # ---------------------------------------------------------------------------------------------------------------

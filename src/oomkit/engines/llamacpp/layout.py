@@ -51,7 +51,7 @@ from .kv import Cache, Context, kv_bytes_per_token, kv_caches, recurrent_bytes_b
 from .mtp import engine_view as mtp_engine_view
 from .mtp import mtp_context
 from .settings import ERAS, LlamaCppSettings, build_number, check_build, fa_form_note, version_warning
-from .split import has_split_buffers, model_devices
+from .split import has_split_buffers, model_devices, row_split_era
 from .weights import ModelBuffers, Placement, converted_file, model_buffers, place_layers, pre_mla_file
 
 
@@ -138,6 +138,7 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     out_bytes = output_buffer_bytes(spec, ctx, s)
     compute = hexagon_compute(compute_by_device(spec, ctx, caches, placement, devices, s, rough), spec, ctx, caches,
                               placement, devices, s)
+    weights, state, compute = row_split_era(spec, devices, s, placement, weights, state, compute)  # before b1843
     mtp = mtp_context(spec, devices, s, ctx.n_ctx, placement)  # --spec-type draft-mtp: a second context (mtp.py)
     mkv, mcomp = (mtp.kv, mtp.compute) if mtp else ({}, {})
 

@@ -142,6 +142,11 @@ ERAS = Eras({
     # named "CPU_Mapped"; before it the buffer took ggml_backend_cpu_buffer_type()'s name, "CPU"
     # (llm_load_tensors: "CPU buffer size", ollama/ollama#3158 at b2356, #3796 at b2679)
     "cpu_mapped_name": 3990,
+    # PR #4766 "llama : ggml-backend integration" (e7e4df03, 2024-01-12, b1843): -sm none|layer|row, default layer
+    # (layers and their KV cache dealt out over the GPUs). Before it a CUDA / ROCm build cut every offloaded
+    # matrix by rows over all GPUs (llama.cpp llm_load_tensors: GGML_BACKEND_GPU_SPLIT) and kept the rest of the
+    # offloaded weights, the KV cache and the compute scratch on the main GPU (split.row_split_era)
+    "split_layer": 1843,
     # PR #14217 "ubatch : new splitting logic" (4c9fdfbe, 2025-06-20, b5713): src/llama-graph.cpp build_inp_mean
     # makes the mean-pooling input n_tokens x ubatch.n_seqs_unq (before: n_tokens x n_tokens)
     "mean_by_seq": 5713,

@@ -125,3 +125,69 @@ def model_devices(devices: tuple[Device, ...], s) -> tuple[Device, ...]:
     if refusal:
         raise SettingsError(refusal)
     return devices
+
+
+# ggml-cuda.cu get_row_rounding (b1650, CUDA on Volta and later): a device's share of a split matrix starts and ends
+# on a multiple of these rows (64 for the other quantized types, 1 for F16 / F32)
+_ROW_ROUNDING_128 = frozenset({"q4_0", "q4_1", "q4_K", "q5_K"})
+_ROW_PADDING = 512  # ggml-cuda.cu MATRIX_ROW_PADDING: the last row padded to a multiple of 512 elements
+
+
+def _row_rounding(dtype: str) -> int:
+    if dtype.lower() in ("f16", "f32"):
+        return 1
+    return 128 if dtype in _ROW_ROUNDING_128 else 64
+
+
+def row_split_era(spec, devices: tuple[Device, ...], s, placement, weights, state, compute: dict[int, int]):
+    """Before PR #4766 (ERAS split_layer, b1843) a CUDA / ROCm build had one multi-GPU layout, a row split
+    (llama.cpp b1650 llm_load_tensors): each offloaded layer's matrices are GGML_BACKEND_GPU_SPLIT, cut by rows
+    over all GPUs (ggml-cuda.cu ggml_cuda_transform_tensor: device id takes rows nrows*g_tensor_split[id] to
+    nrows*g_tensor_split[id+1], rounded down by get_row_rounding, its last row padded to MATRIX_ROW_PADDING), where
+    g_tensor_split holds each device's starting fraction of -ts (ggml_cuda_set_tensor_split) or, without -ts, of
+    the devices' total memory (ggml_init_cublas: prop.totalGlobalMem). The norms, biases and the MoE router
+    (ffn_gate_inp) are GGML_BACKEND_GPU, whole on the main GPU (-mg), as is every offloaded layer's K and V
+    (llama_kv_cache_init: ggml_cuda_assign_buffers_no_scratch) and the one compute scratch buffer of the whole graph
+    (llama_new_context_with_model: ggml_cuda_set_scratch_size(alloc_size)). Returns weights, state and compute as
+    that build held them; other builds and backends unchanged. Not modelled: the per-device cuBLAS / MMQ buffer
+    pool (ggml_cuda_pool_malloc) and cudaMalloc's granularity over the many split allocations."""
+    from .weights import loaded_tensors, tensor_device
+
+    n = len(devices)
+    backend = infer_backend(devices, s.backend or backend_of_names(s.device)).name
+    if (n < 2 or backend not in ("cuda", "rocm") or ERAS.reached(build_number(s.engine_version), "split_layer")
+            or placement.n_gpu_layers == 0):
+        return weights, state, compute
+    main = s.main_gpu if 0 <= s.main_gpu < n else 0
+    parts = [float(p) for p in s.tensor_split[:n]] if s.tensor_split and any(s.tensor_split) else []
+    parts = parts + [0.0] * (n - len(parts)) if parts else [float(d.memory_bytes or 1) for d in devices]
+    starts = [sum(parts[:i]) / sum(parts) for i in range(n)]  # g_tensor_split: each device's starting fraction
+    ids = tuple(d.id for d in devices)
+    by_device: dict[int, int] = {}
+    for t in loaded_tensors(spec, s):
+        if tensor_device(t, placement, (), n, ids) < 0:
+            continue
+        ne0 = t.shape[0] if t.shape else 1
+        rows = max(t.n_elements // max(ne0, 1), 1)
+        row = t.nbytes // rows
+        pad = (_ROW_PADDING - ne0 % _ROW_PADDING) * row // ne0 if ne0 % _ROW_PADDING else 0  # ggml_row_size
+        if len(t.shape) < 2 or rows == 1 or ".ffn_gate_inp." in t.name:
+            by_device[main] = by_device.get(main, 0) + t.nbytes + pad
+            continue
+        r = _row_rounding(t.dtype)
+        for i in range(n):
+            lo = 0 if i == 0 else int(rows * starts[i]) // r * r
+            hi = rows if i == n - 1 else int(rows * starts[i + 1]) // r * r
+            if hi > lo:
+                by_device[i] = by_device.get(i, 0) + (hi - lo) * row + pad
+    kv = {d: b for d, b in state.kv.items() if d < 0}
+    rs = {d: b for d, b in state.rs.items() if d < 0}
+    if any(d >= 0 for d in state.kv):
+        kv[main] = sum(b for d, b in state.kv.items() if d >= 0)
+    if any(d >= 0 for d in state.rs):
+        rs[main] = sum(b for d, b in state.rs.items() if d >= 0)
+    scratch = {d: b for d, b in compute.items() if d < 0}
+    if any(d >= 0 for d in compute):
+        # the scratch holds the whole graph's tensors as one allocator measured them: the largest device graph here
+        scratch[main] = max(b for d, b in compute.items() if d >= 0)
+    return replace(weights, by_device=by_device), replace(state, kv=kv, rs=rs), scratch
