@@ -14,8 +14,8 @@ and the llama.cpp runner's own buffers (model, KV, output, compute). Measured be
   0.06 -> 2.02 MiB, exact (layout.py _patched_output_buffer: Ollama's embeddings patch keeps the logits with
   embeddings on, (n_vocab + n_embd) x 4 slots); ROCm0 compute 560.00 against 572.00 MiB (-2.1%), before and
   after; ROCm_Host compute 24.00 against 44.01 MiB (-45%, a strict xfail: the excerpt's 66 graph splits, two a
-  layer with every layer on ROCm0, show an op of each layer run on the CPU by this build, which the 2-split graph
-  oomkit models does not have).
+  layer with every layer on ROCm0, are not what v0.5.13's ggml-cuda.cu supports_op and llama.cpp graph give on
+  HIP (2 splits); the thread's own fix, 0.5.13's ggml-base.dll swapped back in, points to mismatched libraries).
 - run-llama/llama_index#13139, llama3:8b through Ollama 0.1.32 on an 8 GB M1 (Metal), num_ctx 3900: Metal KV
   488.00 MiB exact (3904 cells), before and after; CPU output buffer 0.02 -> 0.50 MiB, exact (the vendored
   llama.cpp's own has_logits = causal_attn of PR #6122, before PR #7477); the Metal compute buffer 283.62 against
@@ -150,8 +150,14 @@ def test_llama31_rocm_device_compute_within_ten_percent():
 
 
 @pytest.mark.xfail(strict=True, reason="likelovewant/ollama-for-amd#63: ROCm_Host compute buffer 24.00 MiB against "
-                   "44.01 (-45%); the excerpt's 'graph splits = 66' (two a layer, every layer on ROCm0) shows an op "
-                   "of each layer run on the CPU by this build, which the 2-split graph oomkit models does not have")
+                   "44.01 (-45%); the excerpt's 'graph splits = 66' (two a layer, every layer on ROCm0) is not what "
+                   "Ollama v0.5.13's source builds: its ggml-cuda.cu ggml_backend_cuda_device_supports_op takes "
+                   "every op of the llama layer on HIP (no gfx- or HIP-specific refusal; ROPE asks only for a "
+                   "contiguous src0) and llama-model.cpp weight_buft_supported puts rope_freqs on the layer's "
+                   "device, so 2 splits. The missing 20.00 MiB is Qcur + Kcur in f32 (8 + 2 MiB) in and out of "
+                   "the two ROPEs, but llm_build_kv orders mm(wk) between them, so ROPE on the CPU would give 4 "
+                   "splits a layer (130), not 2; the thread (the GPU found, the CPU computing; the reply swaps "
+                   "0.5.13's ggml-base.dll back in) points to mismatched ggml libraries, which no source models")
 def test_llama31_rocm_host_compute_within_ten_percent():
     p, ev = _rocm()
     got, printed = ev["compute_buffer_bytes"]["ROCm_Host"] / MiB, _mib(p["ROCm_Host compute buffer size"])
