@@ -201,6 +201,10 @@ def split_args(argv: list[str], options: dict[str, bool]
         i += 1
     if command is None and model is not None and "\n" in model and (hint := compose_hint(model)) is not None:
         raise OomkitError(hint)  # a Docker Compose service pasted as MODEL: its command, not the YAML around it
+    if command is None and model is not None and "\n" in model and (hint := python_call_hint(model)) is not None:
+        # a Python script pasted as MODEL, before it is taken for a command (unslothai/unsloth#1238: a comment's
+        # URL reads as a model named by a transport, and the shell's split loses the call's quotes)
+        raise OomkitError(hint)
     if command is None and model is not None and names_a_command(model):
         model, command = None, _pasted(model)  # `oomkit check "vllm serve X ..."`: the command quoted as MODEL
     if command is None and model is not None and (hint := python_call_hint(model)) is not None:

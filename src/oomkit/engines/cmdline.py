@@ -215,8 +215,14 @@ def python_call_hint(text: str) -> str | None:
     literal arguments are carried over; a variable is left as MODEL (oomkit does not run the code)."""
     import ast  # read only for a pasted Python call, off the CLI's start-up path
 
-    if "(" not in text or not any(k in text for k in ("from_pretrained", "LLM(", "Llama(", "LlamaCpp(")):
+    if "(" not in text or not any(k in text for k in ("from_pretrained", "LLM(", "Llama(", "LlamaCpp(", "Engine(",
+                                                      "mlx_lm")):
         return None
+    if re.search(r"^\s*(?:from\s+tensorrt_llm\b|import\s+tensorrt_llm\b)|\btensorrt_llm\.LLM\(", text, re.MULTILINE):
+        # TensorRT-LLM's LLM(...) (tensorrt_llm/llmapi/llm.py) shares vLLM's class name and keywords but builds a
+        # TensorRT engine, which oomkit does not model (NVIDIA/TensorRT-LLM#7818)
+        return ("this is Python code calling TensorRT-LLM's LLM(...) (from tensorrt_llm), not vLLM's: oomkit does not "
+                "model TensorRT-LLM; for vLLM give `oomkit check -- vllm serve MODEL ...`")
     if m := re.search(r"\b(\w*Pipeline)\.from_pretrained\(", text):
         # diffusers' pipelines (DiffusionPipeline, FluxPipeline, QwenImagePipeline, ...: diffusers/pipelines/
         # pipeline_utils.py DiffusionPipeline.from_pretrained) load an image or video generator's components, not a
@@ -226,17 +232,28 @@ def python_call_hint(text: str) -> str | None:
     try:
         tree = ast.parse(text.strip().rstrip(";"))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        # the call's quotes gone (a shell split it after --): named, its arguments not read
-        m = re.search(r"(?:^|[\s=.])(from_pretrained|LLM|Llama|LlamaCpp)\(", text)
-        if m is None:
-            return None
-        tree = ast.parse(f"{m.group(1) if m.group(1) != 'from_pretrained' else 'x.from_pretrained'}()")
+        # a paste's lines out of indent (vllm-project/vllm#7352: ` llm = LLM(...)` one blank in) or cut: the
+        # loader call itself, read from its name to its closing parenthesis; else, the call's quotes gone (a shell
+        # split it after --), named with its arguments not read
+        tree = _loader_call(text)
+        if tree is None:
+            m = re.search(r"(?:^|[\s=.])(from_pretrained|LLM|Llama|LlamaCpp)\(", text)
+            if m is None:
+                return None
+            tree = ast.parse(f"{m.group(1) if m.group(1) != 'from_pretrained' else 'x.from_pretrained'}()")
+    assigned = {t.id: node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                for t in node.targets if isinstance(t, ast.Name)}
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         f = node.func
         name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-        if name not in ("from_pretrained", "LLM", "Llama", "LlamaCpp"):
+        if name == "load" and not ("mlx_lm" in text and (isinstance(f, ast.Name) or (
+                isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "mlx_lm"))):
+            continue  # mlx_lm's load(path_or_hf_repo) only: json.load, torch.load and the rest load no model
+        if name == "Engine" and "sgl" not in text:
+            continue  # SGLang's offline engine (`sgl.Engine`, `sglang.Engine`) only
+        if name not in ("from_pretrained", "LLM", "Llama", "LlamaCpp", "Engine", "load"):
             continue
         kw = {k.arg: k.value for k in node.keywords if k.arg}
 
@@ -257,6 +274,12 @@ def python_call_hint(text: str) -> str | None:
             model = (lit(first) or lit(kw.get("pretrained_model_name_or_path")) or lit(kw.get("model_name"))
                      or "MODEL")
             opts = []
+            qc = kw.get("quantization_config")
+            qc = assigned.get(qc.id, qc) if isinstance(qc, ast.Name) else qc
+            if isinstance(qc, ast.Call) and getattr(qc.func, "attr", getattr(qc.func, "id", "")) == "BitsAndBytesConfig":
+                # transformers' BitsAndBytesConfig(load_in_4bit=True) passed as quantization_config (the form its
+                # docs give, docs/source/en/quantization/bitsandbytes.md) loads as load_in_4bit=True does
+                kw = {**{k.arg: k.value for k in qc.keywords if k.arg in ("load_in_4bit", "load_in_8bit")}, **kw}
             for k, flag in _TRANSFORMERS_KWARGS.items():
                 if (v := lit(kw.get(k))) is not None:
                     opts += [flag] if flag.startswith("--load-in") and v == "true" else \
@@ -269,6 +292,19 @@ def python_call_hint(text: str) -> str | None:
                     and (v := lit(node_v)) is not None]
             form = " ".join(["oomkit check -- vllm serve", model, *opts])
             what = "vLLM's LLM"
+        elif name == "Engine":
+            # sglang/srt/entrypoints/engine.py Engine.__init__(**kwargs): ServerArgs(**kwargs), the dataclass whose
+            # fields launch_server takes as flags (server_args.py add_cli_args: model_path -> --model-path)
+            model = lit(kw.get("model_path")) or "MODEL"
+            opts = [f"--{k.replace('_', '-')} {v}" for k, node_v in kw.items() if k != "model_path"
+                    and (v := lit(node_v)) is not None]
+            form = " ".join(["oomkit check -- python -m sglang.launch_server --model-path", model, *opts])
+            what = "SGLang's Engine"
+        elif name == "load":
+            # mlx_lm/utils.py load(path_or_hf_repo, ...): the model mlx_lm.generate --model loads
+            model = lit(first) or lit(kw.get("path_or_hf_repo")) or "MODEL"
+            form = f"oomkit check -- mlx_lm.generate --model {model}"
+            what = "mlx_lm's load"
         else:
             model = lit(first) or lit(kw.get("model_path")) or "MODEL"
             opts = []
@@ -279,4 +315,23 @@ def python_call_hint(text: str) -> str | None:
             what = f"llama-cpp-python's {name}"
         return (f"this is Python code ({what}(...)), not a model name or an engine command; oomkit does not run "
                 f"it: give `{form}`")
+    return None
+
+
+def _loader_call(text: str) -> Any:
+    """The first model loader call in Python text that does not parse whole (lines out of indent, a cut paste), as
+    its own expression from the callee's name to the matching parenthesis, on a line that is no comment; None if
+    there is none or it does not parse."""
+    import ast
+
+    for m in re.finditer(r"^[^#\n]*?((?:[A-Za-z_][\w.]*\.)?(?:from_pretrained|LLM|Llama|LlamaCpp|Engine)\()", text,
+                         re.MULTILINE):
+        start, depth = m.start(1), 0
+        for k in range(m.end(1) - 1, min(len(text), m.end(1) + 20000)):
+            depth += {"(": 1, ")": -1}.get(text[k], 0)
+            if depth == 0:
+                try:
+                    return ast.parse(text[start:k + 1], mode="eval")
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    break
     return None
