@@ -201,11 +201,37 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
         if plain and online is None:
             total += sum(n * segment_tail(size) for size, n in params.values()) + segment_tail(rope)
         params.clear()
-        total += rope + _deepstack_bytes(spec, s, r, first)
+        total += rope + _deepstack_bytes(spec, s, r, first) + mla_dequant_bytes(spec, r, online, (lo, hi))
         if tower_on_stage(r, first):
             total += _tower_bytes(spec, s, r)
         out.append(int(total))
     return out
+
+
+# MLA's 16-bit copy of a quantized kv_b_proj (attention/backends/mla/common.py and v1/attention/backends/mla/common.py
+# MLACommonImpl.process_weights_after_loading, read in the 0.8.3, 0.8.4 and 0.8.5 wheels): where kv_b_proj's
+# quant_method is not UnquantizedLinearMethod, get_and_maybe_dequant_weights runs it over an identity matrix and
+# keeps the product, [kv_lora_rank, heads of the rank x (qk_nope_head_dim + v_head_dim)] in the model dtype, as the
+# W_UK_T / W_UV views, beside the quantized weight the prefill still uses; the loader calls it inside load_model
+# (model_loader/loader.py _process_weights_after_loading), so "model weights take" counts it. An unquantized
+# kv_b_proj gives views of its own weight (no copy). Other releases not read: 0.7.x's matrix absorption differs.
+MLA_DEQUANT_COPY = ((0, 8, 3), (0, 8, 6))
+
+
+def mla_dequant_bytes(spec: ModelSpec, r: Resolved, online: str | None, layers: tuple[int, int]) -> int:
+    """Bytes of MLA's dequantized kv_b_proj copies on a rank of the stage holding trunk layers [lo, hi)."""
+    if not MLA_DEQUANT_COPY[0] <= r.version < MLA_DEQUANT_COPY[1]:
+        return 0
+    lo, hi = layers
+    quantized = {t.layer for t in spec.weights.tensors if t.layer is not None and lo <= t.layer < hi
+                 and ".attn_k_b." in t.name and (online is not None or t.dtype.lower() not in FLOAT_BYTES)}
+    total = 0
+    for i, layer in enumerate(spec.trunk_layers):
+        a = layer.attention
+        if i in quantized and a is not None and a.kv_lora_rank:
+            heads = cdiv(a.n_heads, r.tp)  # kv_b_proj is a ColumnParallelLinear over the heads
+            total += a.kv_lora_rank * heads * (a.qk_nope_head_dim + a.v_head_dim) * r.dtype_bytes
+    return total
 
 
 # Encoders that --mm-encoder-tp-mode data runs data-parallel, each TP rank holding the whole encoder (PR #23190,
