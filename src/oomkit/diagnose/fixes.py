@@ -989,6 +989,14 @@ def _sglang_compute(d: Diagnosis) -> list[Fix]:
         new = round(float(mfs) - 0.05, 2)
         out.append(Fix(summary=f"--mem-fraction-static {new} (from {mfs}): more room outside the KV pool",
                        flags=("--mem-fraction-static", str(new))))
+    else:
+        # server_args.py's help for --mem-fraction-static (SGLang 0.1.x through 2026): "The fraction of the memory
+        # used for static allocation (model weights and KV cache memory pool). Use a smaller value if you see
+        # out-of-memory errors."
+        # Unset, the server picks it from the GPU's size (server_args.py __post_init__ / _handle_gpu_memory_settings)
+        out.append(Fix(summary="--mem-fraction-static lower than the one the server picked (e.g. 0.8): a smaller KV "
+                               "pool leaves more room outside it (a vision encoder's activations, the step's buffers)",
+                       flags=("--mem-fraction-static", "0.8")))
     out.append(Fix(summary="--cuda-graph-max-bs smaller or --disable-cuda-graph", flags=("--disable-cuda-graph",)))
     return out
 

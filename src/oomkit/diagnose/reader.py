@@ -625,6 +625,12 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
         # the engine's serving loop reports the failure right after it (a message re-wrapped over many lines puts
         # the report past the line window above)
         return "compute", "low", ["vLLM's serving loop reports the failure right after it: a step run while serving"]
+    served = doc.slice(max(0, anchor.line.start - NEAR_REGION), anchor.line.start)
+    if re.search(_OPENAI_ACCESS, served) and host_of(served + "\n" + anchor.line.text) == "vllm":
+        # the OpenAI server logged answering a request before the failure (uvicorn's access line): vLLM had started
+        # and its engine was running that request's steps, so the failure is a step run while serving
+        return "compute", "low", ["the OpenAI server answered a request before the failure (uvicorn's access line "
+                                  "for /v1/chat/completions): a step run while serving"]
     moved = _after_message(doc, anchor)
     st = stage_from_markers(moved)
     if st:
@@ -1040,12 +1046,17 @@ _VLLM_STEP_DUMP = "Dumping input data for V1 LLM engine"
 # V0 engine/async_llm_engine.py _log_task_completion (the request loop's task ended on an exception, AsyncEngineDeadError);
 # v1/engine/core.py execute_model_with_error_logging's batch dump; the OpenAI server's request handlers logging a
 # request's failure (entrypoints/openai/serving_chat.py chat_completion_stream_generator / _full_generator,
-# serving_completion.py: their logger's "serving_chat.py:661]" prefix), which run only once the server answers
+# serving_completion.py: their logger's "serving_chat.py:661]" prefix), which run only once the server answers;
+# uvicorn's access line for an OpenAI route (uvicorn/protocols/http/h11_impl.py and httptools_impl.py RequestResponseCycle
+# send: '%s - "%s %s HTTP/%s" %d', as entrypoints/openai/api_server.py serves /v1/chat/completions and
+# /v1/completions, every vLLM release): the server had started and was answering requests
+_OPENAI_ACCESS = r'"POST\s{1,4}/v1/(?:chat/)?completions\s{1,4}HTTP/[0-9.]{1,3}"\s{1,4}[0-9]{3}\b'
 _VLLM_SERVING = re.compile(r"EngineCore\s{1,4}encountered\s{1,4}(?:a\s{1,4}fatal\s{1,4}error|an\s{1,4}issue)|"
                            r"EngineDeadError|Engine\s{1,4}loop\s{1,4}is\s{1,4}not\s{1,4}running|\bin\s{1,4}"
                            r"(?:run_busy_loop|_process_engine_step|execute_model_with_error_logging|get_output_async|"
                            r"output_handler)\b|\b_log_task_completion\b|AsyncEngineDeadError|"
-                           r"\bserving_(?:chat|completion)\.py:[0-9]{1,5}\]|" + re.escape(_VLLM_STEP_DUMP))
+                           r"\bserving_(?:chat|completion)\.py:[0-9]{1,5}\]|" + _OPENAI_ACCESS + "|"
+                           + re.escape(_VLLM_STEP_DUMP))
 _PROC_PREFIX = re.compile(r"\((?:Worker|VllmWorker|EngineCore|RayWorkerWrapper|APIServer)[\w ]{0,40}pid=[0-9]{1,9}")
 
 
