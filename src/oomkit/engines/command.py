@@ -572,6 +572,7 @@ def _image_entrypoint(image: str) -> tuple[str, ...] | None:
     (vllm-openai: `vllm serve`; `python3 -m vllm.entrypoints.openai.api_server` before 0.7, which takes the same
     flags), Ollama Dockerfile (ENTRYPOINT /bin/ollama, CMD serve). SGLang's images have no entrypoint: the command
     follows the image."""
+    image = image.partition("@")[0]  # `...:server-cuda@sha256:...`: the digest pins the tag's image
     repo, _, tag = image.rpartition(":") if ":" in image.rpartition("/")[2] else (image, "", "")
     repo = repo.lower()
     if repo.endswith("/llama.cpp") or repo == "llama.cpp":
@@ -592,6 +593,7 @@ def _image_entrypoint(image: str) -> tuple[str, ...] | None:
 def _engine_image_without_entrypoint(image: str) -> bool:
     """An engine's own image that has no ENTRYPOINT (_image_entrypoint is None for it): SGLang's (lmsysorg/sglang,
     docker/Dockerfile: no ENTRYPOINT) and llama.cpp's with a tag other than server / light / full."""
+    image = image.partition("@")[0]
     repo = (image.rpartition(":")[0] if ":" in image.rpartition("/")[2] else image).lower()
     return repo.endswith("lmsysorg/sglang") or repo.endswith("/llama.cpp") or repo == "llama.cpp"
 
@@ -762,8 +764,9 @@ _ENGINE_VARS = re.compile(r"(?:OLLAMA|VLLM|SGLANG|SGL|LLAMA_ARG|GGML|CUDA_VISIBL
 def compose_hint(text: str) -> str | None:
     """Compose YAML text -> the one-line refusal naming the oomkit form of the command its service runs; None for
     text that is no compose service (a vLLM config, a Modelfile, a name)."""
-    if not re.search(r"^[\s-]*(?:command|entrypoint|args|cmd)\s*:", text, re.MULTILINE):
-        return None
+    if not re.search(r"^[\s-]*(?:command|entrypoint|args|cmd)\s*:", text, re.MULTILINE) and not any(
+            _image_entrypoint(m.group(1).strip("'\"")) for m in re.finditer(r"^[\s-]*image\s*:\s*(\S+)", text, re.MULTILINE)):
+        return None  # neither a command nor an engine image that runs its own (ollama/ollama: `ollama serve`)
     try:
         import yaml  # PyYAML, which huggingface_hub installs; read only for such a paste
 
@@ -780,6 +783,9 @@ def compose_hint(text: str) -> str | None:
         return swap
     svc = next((s for s in _mappings(doc) if "command" in s or "entrypoint" in s or ("args" in s and "image" in s)),
                None)
+    if svc is None:  # a service of an engine image with no command: the image's own (ollama/ollama#9814)
+        svc = next((s for s in _mappings(doc) if isinstance(s.get("image"), str) and _image_entrypoint(s["image"])),
+                   None)
     if svc is None:
         return None
 
@@ -819,13 +825,29 @@ def compose_hint(text: str) -> str | None:
         return None
     what = ("a Kubernetes container, not a model name: the engine command it runs is its command and args" if
             k8s else "a Docker Compose service, not a model name: the engine command it runs is its "
-            "entrypoint and command")
+            + ("entrypoint and command" if entry or cmd else "image's own"))
     if not entry and not image and cmd and (cmd[0].startswith("-") or _names_no_program(cmd)):
         # only the arguments: the image's own entrypoint (`vllm serve` in vllm/vllm-openai) runs them, and the
         # paste does not say which image that is
         return (f"this is {what}, but it names no image and its command no program (the image's entrypoint runs "
                 f"it): give `oomkit check -- docker run IMAGE {join_command(cmd)}` with the service's image")
+    if _names_no_model(argv):
+        # `ollama serve` (the ollama/ollama image's CMD) loads the model a request names, so the model is given
+        # beside the command (ollama/ollama#9814, #4102)
+        return (f"this is {what}, and that command loads no model until a request names one; give `oomkit check "
+                f"MODEL -- {join_command(argv)}` with the model its clients ask for")
     return f"this is {what}; give `oomkit check -- {join_command(argv)}`"
+
+
+def _names_no_model(argv: list[str]) -> bool:
+    """Whether an engine command reads as one that names no model (`ollama serve`); False when it names one or
+    cannot be read."""
+    from .cmdline import parse_command  # cmdline imports this module
+
+    try:
+        return parse_command(list(argv), {}).model is None
+    except Exception:  # a command oomkit refuses is refused, with its own reason, when it is given
+        return False
 
 
 # A llama-swap config (mostlygeek/llama-swap, proxy/config/config.go LoadConfigFromReader): `models:` maps a model

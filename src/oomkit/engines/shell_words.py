@@ -20,15 +20,27 @@ _WINDOWS_PATH = re.compile(r"(?:^|\s)(?:\.{1,2}\\|[A-Za-z]:\\)\S")
 def _windows_text(text: str) -> bool:
     head = text.lstrip()
     return bool(_WINDOWS_CONTINUATION.search(text) or _WINDOWS_PATH.search(text)
-                or head.startswith("& ") or re.match(r"PS [A-Za-z]:\\[^\n>]*>", head))
+                or head.startswith("& ") or re.match(r"PS [A-Za-z]:\\[^\n>]*>", head)
+                # a batch file's `set NAME=...` read back as `%NAME%` (bash's `set` takes no NAME=value)
+                or (re.search(r"^\s*@?set\s+\"?[A-Za-z_]\w*=", text, re.MULTILINE | re.IGNORECASE)
+                    and re.search(r"%[A-Za-z_]\w*%", text)))
 
 
 # A batch file's lines before its command (cmd.exe `help echo`, `help rem`, `help set`): `@echo off`, a `rem` or
 # `::` comment, `setlocal`, `chcp`, `title`, `cd` change no argument; `set NAME=value` (`set "NAME=value"`) puts
 # NAME in the environment of the commands after it, as PowerShell's `$env:NAME = "value"` does
-_BATCH_QUIET = re.compile(r"\s*@?(?:echo\s+(?:off|on)|rem(?:\s.*)?|::.*|setlocal\b.*|endlocal|chcp\s.*|title\s.*|cls"
+_BATCH_QUIET = re.compile(r"\s*@?(?:echo(?:[\s.].*)?|rem(?:\s.*)?|::.*|setlocal\b.*|endlocal|chcp\s.*|title\s.*|cls"
                           r"|cd(?:\s+/d)?\s.*|pushd\s.*)\s*", re.IGNORECASE)
 _BATCH_SET = re.compile(r'\s*@?set\s+"?([A-Za-z_]\w*)=([^"\n]*?)"?\s*', re.IGNORECASE)
+# `set NAME="value"` keeps the quotes in the value, `set "NAME=value"` does not (`help set`); `%NAME%` in a later
+# line is replaced by the value before the line is parsed (`help call`, "%VAR%" expansion), quotes and all, so
+# `set LMS="C:\...\lms.exe"` then `%LMS% load ...` runs lms.exe (Turbo31150/turbo scripts/startup_m1.bat)
+_BATCH_SET_RAW = re.compile(r'\s*@?set\s+(?:"([A-Za-z_]\w*)=(.*)"|([A-Za-z_]\w*)=(.*?))\s*', re.IGNORECASE)
+# a batch file's lines after its command that run nothing oomkit reads: `pause`, `timeout /t N`, `exit`
+_BATCH_AFTER = re.compile(r"\s*@?(?:pause|exit(?:\s.*)?|timeout\s.*|goto\s.*|:\w.*)\s*", re.IGNORECASE)
+# cmd.exe's prompt copied with the command (`C:\Users\sovf>llama-server.exe -m ...`, ggml-org/llama.cpp#27374):
+# the current folder and `>` glued to the program; a `>` after a flag is a redirection, not a prompt
+_CMD_PROMPT = re.compile(r"^\s*[A-Za-z]:\\[^\n>]*>(?=[^\s>])")
 _PS_ENV = re.compile(r"\s*\$env:([A-Za-z_]\w*)\s*=\s*([\"']?)(.*?)\2\s*;?\s*", re.IGNORECASE)
 # cmd.exe's `start [/options] PROGRAM ...` (`help start`: /affinity, /node and /d take a value; a first quoted
 # word is the window title) and `call PROGRAM ...` run PROGRAM with the arguments after it
@@ -40,12 +52,25 @@ def _split_windows(text: str) -> list[str]:
     group, a backtick or caret at a line's end continues it; the call operator and a prompt are not arguments."""
     text = _WINDOWS_CONTINUATION.sub(" ", text)
     text = re.sub(r"^\s*PS [A-Za-z]:\\[^\n>]*>", "", text)
-    lines, env = text.split("\n"), []
+    if (m := _CMD_PROMPT.match(text)) and not re.search(r"\s-", m.group(0)):
+        text = text[m.end():]
+    lines, env, batch = text.split("\n"), [], {}
     while len(lines) > 1 and (not lines[0].strip() or _BATCH_QUIET.fullmatch(lines[0])
-                              or (m := _BATCH_SET.fullmatch(lines[0]) or _PS_ENV.fullmatch(lines[0]))):
+                              or (m := _BATCH_SET.fullmatch(lines[0]) or _PS_ENV.fullmatch(lines[0])
+                                  or _BATCH_SET_RAW.fullmatch(lines[0]))):
         if lines[0].strip() and not _BATCH_QUIET.fullmatch(lines[0]):
-            env.append(f"{m.group(1)}={m.group(m.lastindex)}")
+            if (raw := _BATCH_SET_RAW.fullmatch(lines[0])) is not None:
+                name, value = (raw.group(1), raw.group(2)) if raw.group(1) else (raw.group(3), raw.group(4))
+                batch[name.upper()] = _expand_batch(value, batch)
+                env.append(f"{name}={batch[name.upper()].strip(chr(34))}")
+            else:
+                env.append(f"{m.group(1)}={m.group(m.lastindex)}")
         lines = lines[1:]
+    while len(lines) > 1 and (not lines[-1].strip() or _BATCH_AFTER.fullmatch(lines[-1])
+                              or _BATCH_QUIET.fullmatch(lines[-1])):
+        lines = lines[:-1]
+    if batch:
+        lines = [_expand_batch(ln, batch) for ln in lines]
     lex = shlex.shlex("\n".join(lines), posix=True)
     lex.whitespace_split, lex.escape, lex.commenters = True, "", ""
     words = list(lex)
@@ -57,6 +82,12 @@ def _split_windows(text: str) -> list[str]:
         words = words[k:]
     run = _as_run(words)
     return [*env, *run] if run else run
+
+
+def _expand_batch(line: str, values: dict[str, str]) -> str:
+    """cmd.exe's `%NAME%` in a batch line -> the value a `set` line above gave NAME (names are not case
+    sensitive); one no `set` gave (`%~dp0`, the batch file's folder) stays as written."""
+    return re.sub(r"%([A-Za-z_]\w*)%", lambda m: values.get(m.group(1).upper(), m.group(0)), line)
 
 
 def split_command(text: str) -> list[str]:
