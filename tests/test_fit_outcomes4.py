@@ -246,7 +246,9 @@ def test_4452_b1650_cuts_the_matrices_by_rows_and_keeps_kv_and_scratch_on_the_ma
     total memory) and kept the KV cache (32 layers x 32,768 cells x 1,024 x 2 x f16 = 4,096 MiB) and the compute
     scratch on GPU 0 (llama.cpp b1650 llm_load_tensors, llama_kv_cache_init, ggml-cuda.cu ggml_cuda_transform_tensor);
     -ts 40,60 gives GPU 0 40 % of the matrices."""
-    even = _check(R4452["gpu"], R4452["version"], R4452["command"])["estimate"]["devices"]
+    r = _check(R4452["gpu"], R4452["version"], R4452["command"])
+    assert _refusal(r, r"before b1843 cuts each offloaded weight matrix by rows over the GPUs")
+    even = r["estimate"]["devices"]
     ts = _check(R4452["gpu"], R4452["version"], R4452["command"] + " -ts 40,60")["estimate"]["devices"]
     assert even[0]["kv_cache_bytes"] == ts[0]["kv_cache_bytes"] == 4096 * MiB
     assert even[1]["kv_cache_bytes"] == ts[1]["kv_cache_bytes"] == 0

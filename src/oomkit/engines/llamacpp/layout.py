@@ -292,6 +292,12 @@ def _warnings(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
         warnings.append("-sm row keeps the layer split for layers, KV cache and compute but cuts each layer's weight "
                         f"matrices by rows over all devices ({devices[0].id}_Split ... buffers); oomkit shows each "
                         "layer's weights on its own device")
+    elif (len(devices) > 1 and backend in ("cuda", "rocm") and place_layers(spec, devices, s).n_gpu_layers
+          and not ERAS.reached(build_number(s.engine_version), "split_layer")):
+        # split.row_split_era: the only multi-GPU layout before PR #4766 (b1843)
+        warnings.append(f"llama.cpp before b{ERAS['split_layer']} cuts each offloaded weight matrix by rows over "
+                        f"the GPUs (-ts) and keeps the KV cache and compute scratch on the main GPU (-mg); its "
+                        "per-GPU cuBLAS buffer pool is not counted")
     elif s.split_mode == "row" and len(devices) > 1:
         # before b9890 make_gpu_buft_list passed over a backend without "ggml_backend_split_buffer_type" (Vulkan,
         # Metal, ...): its devices' default buffer types, the layers as -sm layer places them (split.has_split_buffers)
