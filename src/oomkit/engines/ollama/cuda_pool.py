@@ -243,3 +243,70 @@ def hip_gptoss_pool_bytes(spec: ModelSpec, n_tokens: int, n_outputs: int, full_c
     if n_outputs > 3:
         bf16_product(E, spec.n_vocab, n_outputs)
     return pool.size
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The llama runner on ROCm, v0.1.29-v0.1.48 (vendored llama.cpp ceca1aef0 ... 7c26775ad, ggml-cuda.cu alike): the
+# HIP build has no VMM pool (ggml_cuda_pool_vmm sits in #if !defined(GGML_USE_HIPBLAS)), so every scratch request
+# goes to ggml_cuda_pool_leg::alloc, which hipMallocs 1.05 x the request rounded up to 256 B when no free buffer
+# fits and keeps what it got until the context ends. None of it is in the compute buffer llama.cpp reserves.
+# ggml_cuda_mul_mat on RDNA3+ (cc >= CC_RDNA3, gfx11xx; CUDA_USE_TENSOR_CORES is defined) never takes MMQ, so a
+# batch of more than MMVQ_MAX_BATCH_SIZE (8) columns goes to ggml_cuda_op_mul_mat_cublas, whose cc >= CC_VOLTA
+# branch (every AMD cc, CC_OFFSET_AMD + ...) takes from the pool a F16 copy of the quantized weight, the F16 copy
+# of src1 and the F16 result; the attention products (ggml_cuda_mul_mat_batched_cublas) the F16 copy of src1 and
+# the F16 result, plus the pointer arrays when the heads are grouped (r2 > 1).
+V_HIP_CUBLAS_POOL, V_HIP_CUBLAS_POOL_END = (0, 1, 29), (0, 2, 0)
+_MMVQ_MAX_BATCH = 8
+_WEIGHT_ORDER = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_up", "ffn_gate", "ffn_down")
+
+
+def hip_cublas_pool_bytes(spec: ModelSpec, gpu_layers: list[int], n_tokens: int, n_kv: int) -> int:
+    """The legacy pool's size after the prompt's batches on one RDNA3 GPU (0 where the layer is not a dense
+    attention block of separate Q/K/V, or the batch goes to mmvq). gpu_layers: the blocks on this GPU, in order;
+    n_tokens: the batch (n_ubatch); n_kv: the cells the attention reads (the context, the worst case)."""
+    if n_tokens <= _MMVQ_MAX_BATCH or not gpu_layers:
+        return 0
+    by_layer: dict[int, dict[str, tuple[str, tuple[int, ...]]]] = {}
+    for t in spec.weights.tensors:
+        if t.layer is None or not t.name.startswith("blk."):
+            continue
+        if "_exps" in t.name or "attn_qkv" in t.name:
+            return 0  # MUL_MAT_ID / a fused QKV: another path, not modelled
+        part = t.name.split(".")[2]
+        if part in _WEIGHT_ORDER and len(t.shape) == 2:
+            by_layer.setdefault(t.layer, {})[part] = (t.dtype.lower(), t.shape)
+    pool = _LegacyPool()
+    for il in gpu_layers:
+        w = by_layer.get(il)
+        la = spec.layers[il] if il < len(spec.layers) else None
+        if not w or la is None or la.attention is None:
+            return 0
+        at, T = la.attention, n_tokens
+        for name in ("attn_q", "attn_k", "attn_v"):
+            _cublas_f16(pool, w.get(name), T)
+        grouped = at.n_heads if at.n_heads != at.n_kv_heads else 0
+        _batched_f16(pool, at.head_dim_k * T * at.n_heads, n_kv * T * at.n_heads, grouped)  # KQ
+        _batched_f16(pool, n_kv * T * at.n_heads, at.head_dim_v * T * at.n_heads, grouped)  # KQV
+        for name in ("attn_output", "ffn_up", "ffn_gate", "ffn_down"):
+            _cublas_f16(pool, w.get(name), T)
+    return pool.size
+
+
+def _cublas_f16(pool: _LegacyPool, weight: tuple[str, tuple[int, ...]] | None, n_tokens: int) -> None:
+    """ggml_cuda_op_mul_mat_cublas, the F16 branch: src0_as_f16 (a quantized weight), src1_as_f16, dst_f16."""
+    if weight is None:
+        return
+    dtype, (n_in, n_out) = weight
+    a = pool.alloc(2 * n_in * n_out) if dtype != "f16" else 0
+    b = pool.alloc(2 * n_in * n_tokens)
+    c = pool.alloc(2 * n_out * n_tokens)
+    pool.release(*(x for x in (c, b, a) if x))
+
+
+def _batched_f16(pool: _LegacyPool, n_src1: int, n_dst: int, grouped_heads: int) -> None:
+    """ggml_cuda_mul_mat_batched_cublas: src1_f16_alloc, dst_f16, and with grouped heads (r2 > 1) ptrs_src
+    (2 x ne23 pointers) and ptrs_dst (ne23)."""
+    b = pool.alloc(2 * n_src1)
+    c = pool.alloc(2 * n_dst)
+    ptrs = [pool.alloc(8 * 2 * grouped_heads), pool.alloc(8 * grouped_heads)] if grouped_heads else []
+    pool.release(*reversed(ptrs), c, b)

@@ -22,7 +22,15 @@ from ..llamacpp.fit import params_fit
 from ..llamacpp.kv import Cache
 from ..llamacpp.settings import version_warning
 from ..versions import version_str
-from .cuda_pool import V_CUDA_POOL_IN_GRAPH, V_HIP_TILE_RDNA, cuda_pool_bytes, hip_gptoss_pool_bytes
+from .cuda_pool import (
+    V_CUDA_POOL_IN_GRAPH,
+    V_HIP_CUBLAS_POOL,
+    V_HIP_CUBLAS_POOL_END,
+    V_HIP_TILE_RDNA,
+    cuda_pool_bytes,
+    hip_cublas_pool_bytes,
+    hip_gptoss_pool_bytes,
+)
 from .graph import (
     GEMMA3_GLOBAL_EVERY,
     gemma3_embed_graph_replayed,
@@ -251,6 +259,31 @@ def _patched_output_buffer(spec: ModelSpec, launch: Launch, ls: LlamaCppSettings
     return replace(runner, host=host, engine_view=view)
 
 
+def _hip_cublas_pool(spec: ModelSpec, launch: Launch, ls: LlamaCppSettings, runner: MemoryEstimate,
+                     devs: tuple[Device, ...]) -> MemoryEstimate:
+    """The llama runner's ROCm pool on an RDNA3+ GPU, v0.1.29-v0.1.48 (cuda_pool.py hip_cublas_pool_bytes): what
+    the prompt's batches hipMalloc beside the reserved compute buffer, added to each such GPU's compute. A prompt of
+    n_ubatch tokens is assumed (the most a batch holds). ollama/ollama#3765 (0.1.32, llama3:70b-instruct-q2_K on
+    an RX 7900 XT, 61/81 layers): the run died in "ggml-cuda.cu:233 alloc ... hipMalloc(... look_ahead_size)"."""
+    if launch.library != "rocm" or not (V_HIP_CUBLAS_POOL <= launch.version < V_HIP_CUBLAS_POOL_END):
+        return runner
+    n_tokens = min(ls.n_ubatch, ls.n_batch)
+    pools: dict[str, int] = {}
+    for d in devs:
+        gfx = re.fullmatch(r"gfx(\d+?)(\d[0-9a-f])", d.gfx_target or "")
+        if gfx is None or int(gfx.group(1)) < 11:  # cc >= CC_RDNA3 (1100): gfx11xx and later
+            continue
+        layers = [lu.index for lu in runner.layers if lu.device == d.id and lu.index < len(spec.layers)]
+        size = hip_cublas_pool_bytes(spec, sorted(layers), n_tokens, ls.n_ctx)
+        if size:
+            pools[d.id] = size
+    if not pools:
+        return runner
+    devices = tuple(replace(u, compute_bytes=u.compute_bytes + pools.get(u.id, 0)) for u in runner.devices)
+    view = dict(runner.engine_view, hip_pool_bytes=pools)
+    return replace(runner, devices=devices, engine_view=view)
+
+
 def _split(counts: list[int]) -> tuple[float, ...]:
     return tuple(float(c) for c in counts) if len(counts) > 1 and sum(counts) else ()
 
@@ -385,6 +418,7 @@ def _estimate_eras_abc(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...]
         runner = _replace_kv(runner, _ollama_engine_kv(spec, launch, num_parallel), used_devs)
     elif launch.runner == "llama":
         runner = _patched_output_buffer(spec, launch, ls, runner)
+        runner = _hip_cublas_pool(spec, launch, ls, runner, used_devs)
     return _finish(spec, g, devices, used_idx, s, launch, num_parallel, runner, own, ls)
 
 
