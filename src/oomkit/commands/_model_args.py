@@ -60,6 +60,12 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
             parsed = parse_command(command, env)
         if parsed.model is not None and model is not None:
             raise OomkitError("give either MODEL with options, or an engine command after --, not both")
+        if parsed.model is None and model is None and (router := _router_source(command)) is not None:
+            # llama-server with no model and --models-preset / --models-dir runs as a router (tools/server
+            # server-models.cpp): each model loads, as its own llama-server, when a request names it
+            raise OomkitError(f"llama-server {router[0]} {router[1]} runs the router, which starts a llama-server "
+                              f"for each model of {router[1]} a request names: give that model's command (`oomkit "
+                              f"check -- llama-server -m MODEL -c N ...`), or paste {router[1]}'s text as MODEL")
         if parsed.model is None and model is None:  # `ollama serve` names none: MODEL may come before --
             raise OomkitError(f"the {_program_typed(command)} command names no model: give MODEL before the --")
         engine_name, model, settings = parsed.engine, parsed.model or model, parsed.settings
@@ -212,6 +218,18 @@ def split_args(argv: list[str], options: dict[str, bool]
     if command is None and model is not None and (hint := pasted_file_hint(model)) is not None:
         raise OomkitError(hint)  # an Ollama Modelfile or a vLLM config file pasted as MODEL
     return opts, model, engine_args, command
+
+
+def _router_source(command: list[str]) -> tuple[str, str] | None:
+    """(flag, value) of llama-server's --models-preset / --models-dir in an engine command, if it has one."""
+    for k, a in enumerate(command):
+        flag, eq, value = a.partition("=")
+        if flag in ("--models-preset", "--models-dir"):
+            if eq:
+                return flag, value
+            if k + 1 < len(command):
+                return flag, command[k + 1]
+    return None
 
 
 def _pasted(text: str) -> list[str]:

@@ -432,7 +432,8 @@ def gguf_file_model(filename: str) -> str | None:
     catalog model and file type a GGUF file's name says (the publishers' "<model>-<QUANT>.gguf"), or None."""
     base = re.split(r"[\\/]", filename.strip())[-1]
     m = _GGUF_FILE_QUANT.search(base)
-    if m is None or m.start() == 0:
+    if m is None or m.start() == 0 or gguf_file_quant(base) is None:
+        # a tag no file type has ("Qwen3.8-27B-Q8_0_MTP.gguf", ggml-org/llama.cpp#27162): the name says no type
         return None
     found = _base("", base[: m.start()].lower())
     hf_id = catalog.base_hf_id(found[0]) if found else None
