@@ -22,7 +22,7 @@ from ...memory import Device
 from ...model import catalog, names
 from ...model.spec import ModelSpec
 from ..base import Choice
-from .settings import LlamaCppSettings
+from .settings import ERAS, LlamaCppSettings, build_number
 
 # The file types GGUF repos publish for most models, best quality first (llama-quantize's names).
 GGUF_LADDER = ("BF16", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_M", "IQ3_XXS", "Q2_K", "IQ2_XXS")
@@ -47,9 +47,12 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: LlamaC
     formats = (spec.weights.format,) if fixed_format or local else _formats(spec)
     repo = None if local else gguf_repo(model)
     split = tensor_split(devices)
-    offload = _offload(spec)
+    build = build_number(base.engine_version)
+    offload = _offload(spec, build)
+    # a quantized cache needs -fa (a quantized V cache runs only with flash attention): none before the build has it
+    kv_types = KV_TYPES if ERAS.reached(build, "flag_flash_attn") else KV_TYPES[:1]
     for fmt in formats:
-        for kv in KV_TYPES:
+        for kv in kv_types:
             s = replace(base, cache_type_k=kv, cache_type_v=kv, n_parallel=concurrency,
                         kv_unified=base.kv_unified if concurrency > 1 else False)
             if kv != "f16":
@@ -83,9 +86,10 @@ def _formats(spec: ModelSpec) -> tuple[str, ...]:
     return (top, *GGUF_LADDER[1:])
 
 
-def _offload(spec: ModelSpec) -> tuple[str, tuple[Any, ...]]:
+def _offload(spec: ModelSpec, build: int) -> tuple[str, tuple[Any, ...]]:
     n = spec.n_trunk_layers
-    if is_moe(spec):  # --n-cpu-moe N: the expert tensors of the first N layers stay in system RAM
+    if is_moe(spec) and ERAS.reached(build, "flag_n_cpu_moe"):
+        # --n-cpu-moe N: the expert tensors of the first N layers stay in system RAM
         return "n_cpu_moe", tuple(range(0, n + 1))
     return "n_gpu_layers", tuple(range(n + 1, -1, -1))  # -ngl N: N layers on the GPU (the output layer first)
 
