@@ -21,15 +21,12 @@ from .lmstudio import as_runtime, known_range, runtime_build, runtime_name, runt
 # 1d7ab2b94 is master's 9272nd commit), so each era is exact: "(commit, date, bNNNN)" names the merge commit as read
 # in master's history (the ngxson/llama.cpp fork's copy of it, to b10587).
 ERAS = Eras({
-    # Flags a command written for a build may carry (common/common.cpp gpt_params_parse of those builds, later
+    # Flags plan and fit may write for a build (common/common.cpp gpt_params_parse of those builds, later
     # common/arg.cpp), each from the PR that added it (merge commit, date, its count on master):
-    # PR #4309 "llama : per-layer KV cache + quantum K cache" (bcc0eb45, 2023-12-07, b1619): -ctk / -ctv;
-    # PR #5021 "ggml : add Flash Attention" (9c67c277, 2024-04-30, b2771): -fa, which a quantized V cache needs;
-    # PR #11397 "llama : add option to override model tensor buffers" (e0e912f4, 2025-04-02, b5028): -ot;
+    # PR #5021 "ggml : add Flash Attention" (9c67c277, 2024-04-30, b2771): -fa, which a quantized V cache needs
+    # (-ctk / -ctv came earlier, PR #4309, b1619);
     # PR #15077 "llama : add --n-cpu-moe option" (ec428b02, 2025-08-05, b6089): --n-cpu-moe / --cpu-moe
-    "flag_cache_type": 1619,
     "flag_flash_attn": 2771,
-    "flag_override_tensor": 5028,
     "flag_n_cpu_moe": 6089,
     # PR #12801 "llama : DeepSeek V2/V3 MLA implementation" (daa422881, 2025-04-15, b5137): MLA GGUFs cache the
     # latent (K = kv_lora_rank + rope, V = kv_lora_rank)
