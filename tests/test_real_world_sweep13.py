@@ -34,7 +34,7 @@ engine commands (engines/shell_words.py). FIXED 14, STILL 1, RIGHT 25: llama.cpp
 `C:\\...\\Qwen3.8-27B-Q8_0_MTP.gguf` is refused as "unknown quant tag 'Q8_0_MTP'" because model/resolve.py
 split_quant reads the drive letter's colon as a quant separator (a file outside this sweep's reach; model/names.py
 no longer offers such a name's tag as the way to estimate it). The mutation pass (every form of each command under
-check, fit and plan) answered or refused in one line before the change too.
+check, fit and plan) answers or refuses in one line after the change; it was not run before it.
 """
 
 from __future__ import annotations
