@@ -56,30 +56,31 @@ def test_lookup_needs_the_file():
     assert published_sizes.lookup("UD-Q3_K_XL", base="Qwen/Qwen3.5-9B") is None
 
 
-@pytest.mark.parametrize("name", ["qwen3.5-9b", "unsloth/Qwen3.5-9B-GGUF", "Qwen/Qwen3.5-9B"])
+@pytest.mark.parametrize("name", ["qwen3.5-0.8b", "unsloth/Qwen3.5-0.8B-GGUF", "Qwen/Qwen3.5-0.8B"])
 def test_stand_in_sized_to_the_listing(name):
-    """Qwen3.5-9B UD-Q4_K_XL: the file (no next-n block) holds the listed 6.0 GB less its header; the stand-in's
+    """Qwen3.5-0.8B UD-Q4_K_XL (the 2B / 4B / 9B files take the recipe read from their load logs): the file (no
+    next-n block) holds the listed 559 MB less its header; the stand-in's
     token_embd / output keep their bytes, the repeating layers take the rest, and the note says where it is from."""
     spec = resolve(name, "UD-Q4_K_XL")
-    size = published_sizes.lookup("UD-Q4_K_XL", base="Qwen/Qwen3.5-9B")
+    size = published_sizes.lookup("UD-Q4_K_XL", base="Qwen/Qwen3.5-0.8B")
     file = without_nextn(spec)  # typed again over the trunk: the sizing holds
     assert file.weights.published == size
     emb = next(t for t in file.weights.tensors if t.name == "token_embd.weight")
     header = published_sizes.header_bytes(emb.shape[1], len(file.weights.tensors))
     assert abs(file.weights.nbytes + header - size.nbytes) < 4096  # the scaled tensors' rounding
     note = _note(spec)
-    assert "6.0 GB" in note and "Llama-macOS/pull/63" in note and "±0.8%" in note and "stand-in" in note
+    assert "559 MB" in note and "Llama-macOS/pull/63" in note and "±0.1%" in note and "stand-in" in note
     assert "is not modelled" not in " ".join(spec.labels)
 
 
 def test_only_repeating_layers_are_scaled():
     from oomkit.quant import published_sizes as ps
 
-    sized = without_nextn(resolve("qwen3.5-9b", "UD-Q4_K_XL"))
+    sized = without_nextn(resolve("qwen3.5-0.8b", "UD-Q4_K_XL"))
     lookup = ps.lookup
     ps.lookup = lambda *a, **k: None
     try:
-        plain = without_nextn(resolve("qwen3.5-9b", "UD-Q4_K_XL"))
+        plain = without_nextn(resolve("qwen3.5-0.8b", "UD-Q4_K_XL"))
     finally:
         ps.lookup = lookup
     by_name = {t.name: t for t in plain.weights.tensors}
