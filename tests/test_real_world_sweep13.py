@@ -138,7 +138,7 @@ CASES_AND_ENGINES = [
           ('refuses', 'its [unsloth/gemma-4-31B-it-qat-GGUF:Q4_K_XL] runs as')), 'llama.cpp'),
     (Case('l24439c', 'https://github.com/ggml-org/llama.cpp/issues/24439', 'cmd', 'RTX 4090', 'b9592', FIXED,
           'llama-server --models-preset models.ini',
-          ('refuses', 'llama-server --models-preset models.ini runs the router')), None),
+          ('refuses', 'with --models-preset models.ini it runs the router')), None),
     (Case('l23502', 'https://github.com/ggml-org/llama.cpp/issues/23502', 'model', '2x RTX 3090', None, RIGHT,
           '[MoE-Vision-Qwen3-Omni-30B-A3B-Thinking]\nm = ggml-org/Qwen3-Omni-30B-A3B-Thinking-GGUF/Qwen3-Omni-30B-A3B-Thinking-Q8_0.gguf\nmm = ggml-org/Qwen3-Omni-30B-A3B-Thinking-GGUF/mmproj-Qwen3-Omni-30B-A3B-Thinking-bf16.gguf\nc = 32768\n\n[Dense-Devstral-2-123B-Instruct-2512]\nm = unsloth/Devstral-2-123B-Instruct-2512-GGUF/Devstral-2-123B-Instruct-2512-UD-Q4_K_XL-00001-of-00002.gguf\nc = 131072',
           ('refuses', 'its [MoE-Vision-Qwen3-Omni-30B-A3B-Thinking] runs as')), 'llama.cpp'),

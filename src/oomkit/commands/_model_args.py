@@ -63,9 +63,12 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
         if parsed.model is None and model is None and (router := _router_source(command)) is not None:
             # llama-server with no model and --models-preset / --models-dir runs as a router (tools/server
             # server-models.cpp): each model loads, as its own llama-server, when a request names it
-            raise OomkitError(f"llama-server {router[0]} {router[1]} runs the router, which starts a llama-server "
-                              f"for each model of {router[1]} a request names: give that model's command (`oomkit "
-                              f"check -- llama-server -m MODEL -c N ...`), or paste {router[1]}'s text as MODEL")
+            preset = router[0] == "--models-preset"
+            raise OomkitError(f"the {_program_typed(command)} command names no model: with {router[0]} {router[1]} "
+                              f"it runs the router, which starts a llama-server for each "
+                              f"{'model of' if preset else 'GGUF in'} {router[1]} a request names: give that model's "
+                              "command (`oomkit check -- llama-server -m MODEL -c N ...`)"
+                              + (f", or paste {router[1]}'s text as MODEL" if preset else ""))
         if parsed.model is None and model is None:  # `ollama serve` names none: MODEL may come before --
             raise OomkitError(f"the {_program_typed(command)} command names no model: give MODEL before the --")
         engine_name, model, settings = parsed.engine, parsed.model or model, parsed.settings
