@@ -64,11 +64,12 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
             # llama-server with no model and --models-preset / --models-dir runs as a router (tools/server
             # server-models.cpp): each model loads, as its own llama-server, when a request names it
             preset = router[0] == "--models-preset"
+            # (server-models.cpp: the router's own flags are each model's defaults, a preset's keys override them)
             raise OomkitError(f"the {_program_typed(command)} command names no model: with {router[0]} {router[1]} "
                               f"it runs the router, which starts a llama-server for each "
-                              f"{'model of' if preset else 'GGUF in'} {router[1]} a request names: give that model's "
-                              "command (`oomkit check -- llama-server -m MODEL -c N ...`)"
-                              + (f", or paste {router[1]}'s text as MODEL" if preset else ""))
+                              f"{'model of' if preset else 'GGUF in'} {router[1]} a request names: give MODEL before "
+                              "the -- (the router's flags are that model's defaults)"
+                              + (f", or paste {router[1]}'s text as MODEL for a preset's own settings" if preset else ""))
         if parsed.model is None and model is None:  # `ollama serve` names none: MODEL may come before --
             raise OomkitError(f"the {_program_typed(command)} command names no model: give MODEL before the --")
         engine_name, model, settings = parsed.engine, parsed.model or model, parsed.settings
