@@ -29,10 +29,10 @@ the tag is read). Python: an indented `llm = LLM(...)` (vllm#7352) lost its argu
 holds a URL, BitsAndBytesConfig(load_in_4bit=True) was dropped (transformers' docs), sgl.Engine(...) and mlx_lm's
 load(...) were "no such file: import ..." (engines/cmdline.py python_call_hint). cmd.exe's prompt glued to llama-server.exe
 (llama.cpp#27374, #18546), `%LMS% load` after `set LMS="...lms.exe"` and a batch file's `echo` lines were unknown
-engine commands (engines/shell_words.py). FIXED 13, STILL 1, RIGHT 26: llama.cpp#27162's
-`C:\\...\\Qwen3.8-27B-Q8_0_MTP.gguf` is refused as "unknown quant tag 'Q8_0_MTP'" because model/resolve.py
-split_quant reads the drive letter's colon as a quant separator (a file outside this sweep's reach; model/names.py
-no longer offers such a name's tag as the way to estimate it). The mutation pass (every form of each command under
+engine commands (engines/shell_words.py). FIXED 14, STILL 0, RIGHT 26: llama.cpp#27162's
+`C:\\...\\Qwen3.8-27B-Q8_0_MTP.gguf` was refused as "unknown quant tag 'Q8_0_MTP'" (model/resolve.py split_quant
+read the drive letter's colon as a quant separator); a path after the colon is no tag now, and the file is refused
+as not on this machine. The mutation pass (every form of each command under
 check, fit and plan) answers or refuses in one line after the change; it was not run before it. `llama-server
 --models-preset models.ini` (l24439c) was refused as naming no model, right as sweep 6's lc25333 holds; its refusal
 now also says the router loads the preset's models on request.
@@ -150,7 +150,7 @@ CASES_AND_ENGINES = [
           'vllm serve --config config.yaml',
           ('refuses', 'no such file: config.yaml')), None),
     # ---- Windows cmd.exe / PowerShell and LM Studio ----
-    (Case('l27162', 'https://github.com/ggml-org/llama.cpp/issues/27162', 'cmd', '2x RTX 3090', 'b10437', STILL,
+    (Case('l27162', 'https://github.com/ggml-org/llama.cpp/issues/27162', 'cmd', '2x RTX 3090', 'b10437', FIXED,
           'C:\\llama-cpp\\llama-cuda\\llama-server.exe -m C:\\llama-cpp\\models\\27b_MTP\\Qwen3.8-27B-Q8_0_MTP.gguf --batch-size 2048 --ubatch-size 512 --cache-type-k q8_0 --cache-type-v q8_0 --ctx-size 250000 --spec-type draft-mtp --spec-draft-n-max 2 --temp 1 --top-p 0.95 --top-k 20 --split-mode layer --kv-unified -fa on --reasoning-preserve --cache-ram 16384 --host 0.0.0.0 --port 8080',
           ('refuses', 'no such file: C:\\llama-cpp\\models\\27b_MTP\\Qwen3.8-27B-Q8_0_MTP.gguf')), None),
     (Case('l27374', 'https://github.com/ggml-org/llama.cpp/issues/27374', 'cmd', 'RTX 4090', 'b10488', FIXED,
@@ -181,11 +181,7 @@ CASES_AND_ENGINES = [
 CASES = [c for c, _ in CASES_AND_ENGINES]
 ENGINE = {c.id: e for c, e in CASES_AND_ENGINES}
 
-STILL_WRONG: dict[str, str] = {  # the case id -> why it still answers wrong
-    "l27162": "model/resolve.py split_quant splits 'C:\\...\\Qwen3.8-27B-Q8_0_MTP.gguf' at the drive letter's colon and "
-              "refuses 'Q8_0_MTP' as an unknown quant tag (measured: exit 2, \"unknown quant tag 'Q8_0_MTP'; known: "
-              "F32, ...\"), before the path is refused as a file not on this machine",
-}
+STILL_WRONG: dict[str, str] = {}  # the case id -> why it still answers wrong
 
 
 check = checker(ENGINE)  # sweep 11's reading and refusal checks, with this sweep's engines
@@ -198,6 +194,6 @@ test_a_real_input_answers_as_the_thread_shows, test_every_form_of_a_real_command
 def test_the_sweep_counts():
     assert len(CASES) == 40 and len({c.id for c in CASES}) == 40
     assert sum(c.kind == "cmd" for c in CASES) == 19 and sum(c.kind == "model" for c in CASES) == 21
-    assert sum(c.status == FIXED for c in CASES) == 13 and sum(c.status == STILL for c in CASES) == 1
+    assert sum(c.status == FIXED for c in CASES) == 14 and sum(c.status == STILL for c in CASES) == 0
     assert sum(c.status == RIGHT for c in CASES) == 26
     assert set(STILL_WRONG) == {c.id for c in CASES if c.status == STILL}

@@ -59,6 +59,8 @@ def split_quant(ref: str) -> tuple[str, str | None]:
     A tag shaped like a quant that names none ("Q4_K_XXL") is an error that lists the known ones."""
     if ":" in ref:
         base, tail = ref.rsplit(":", 1)
+        if "/" in tail or "\\" in tail:
+            return ref, None  # a path after the colon (C:\models\x-Q8_0_MTP.gguf): a drive letter, not a tag
         if tail.lower().endswith(".gguf"):
             tail = tail[: -len(".gguf")]  # "Qwen/Qwen3-8B:Q4_K_M.gguf": the file's type, as "-hf repo:Q4_K_M" names it
         if tail.lower().startswith("i1-") and "/" in base:
