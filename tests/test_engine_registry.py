@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from oomkit.engines import base
+from oomkit.engines import base, pasted
 
 
 def test_the_static_tables_match_the_engine_records():
@@ -30,9 +30,9 @@ def test_program_and_module_lookups_give_the_records_variant():
 
 
 def test_pasted_file_hints_reach_the_engines_that_own_them():
-    assert "Ollama Modelfile" in base.pasted_file_hint("FROM qwen3:8b\nPARAMETER num_ctx 8192\n")
-    assert "vLLM config file" in base.pasted_file_hint("model: Qwen/Qwen3-8B\nmax-model-len: 8192\n")
-    assert base.pasted_file_hint("qwen3:8b") is None
+    assert "Ollama Modelfile" in pasted.pasted_file_hint("FROM qwen3:8b\nPARAMETER num_ctx 8192\n")
+    assert "vLLM config file" in pasted.pasted_file_hint("model: Qwen/Qwen3-8B\nmax-model-len: 8192\n")
+    assert pasted.pasted_file_hint("qwen3:8b") is None
 
 
 def _loaded(code: str) -> set[str]:

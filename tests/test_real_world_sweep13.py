@@ -23,7 +23,7 @@ Measured (2026-12-06), before this sweep's change: 40 real inputs (19 commands, 
 threads and 14 READMEs, docs and scripts; 14 wrong. A compose service of ollama/ollama with no command (#9814) was
 "unknown model 'services: ...'", one with `command: serve` (#4102) was sent to a command that is refused in turn, and
 a service not under `services:` pinned by digest (llama.cpp#9556) was "no such file: llamacpp-server: image: ..."
-(engines/command.py compose_hint: the image's own command, MODEL named for `ollama serve`, the digest dropped before
+(engines/pasted.py compose_hint: the image's own command, MODEL named for `ollama serve`, the digest dropped before
 the tag is read). Python: an indented `llm = LLM(...)` (vllm#7352) lost its arguments, TensorRT-LLM's LLM(...)
 (TensorRT-LLM#7818) was read as vLLM's, Unsloth's script (unsloth#1238) was taken for a command because a comment
 holds a URL, BitsAndBytesConfig(load_in_4bit=True) was dropped (transformers' docs), sgl.Engine(...) and mlx_lm's

@@ -23,8 +23,9 @@ import random
 
 import pytest
 
-from oomkit.engines.command import compose_hint, on_the_host
+from oomkit.engines.command import on_the_host
 from oomkit.engines.llamacpp.args import preset_hint
+from oomkit.engines.pasted import compose_hint
 from oomkit.engines.shell_words import split_command
 from oomkit.engines.vllm.args import parse_args as vllm_args
 from oomkit.errors import OomkitError

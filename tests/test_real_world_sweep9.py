@@ -28,7 +28,8 @@ import random
 import pytest
 
 from oomkit.engines.cmdline import parse_command, python_call_hint
-from oomkit.engines.command import compose_hint, unwrap
+from oomkit.engines.command import unwrap
+from oomkit.engines.pasted import compose_hint
 from oomkit.engines.shell_words import split_command
 from oomkit.errors import OomkitError
 from tests.sweep_harness import (

@@ -9,9 +9,10 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..engines.base import EngineModule, get_engine, pasted_file_hint
+from ..engines.base import EngineModule, get_engine
 from ..engines.cmdline import names_a_command, parse_command, python_call_hint, split_command
-from ..engines.command import compose_hint, leading_assignments, unwrap
+from ..engines.command import leading_assignments, unwrap
+from ..engines.pasted import compose_hint, pasted_file_hint
 from ..engines.release_flags import reading_release
 from ..errors import OomkitError, SettingsError
 from ..estimate import estimate

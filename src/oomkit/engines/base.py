@@ -133,7 +133,7 @@ class EngineModule:
     # (spec, settings) -> the model as the settings change its config (vLLM --hf-overrides); None: as resolved
     model_fn: Callable[[Any, Any], Any] | None = None
     # text given as MODEL -> the refusal naming the oomkit form, when it is the engine's own configuration file (an
-    # Ollama Modelfile, a vLLM --config YAML; several lines each); None: not one (pasted_file_hint)
+    # Ollama Modelfile, a vLLM --config YAML; several lines each); None: not one (pasted.pasted_file_hint)
     file_hint_fn: Callable[[str], str | None] | None = None
 
     def settings(self, **options: Any) -> Any:
@@ -306,22 +306,6 @@ def engine_for_program(program: str, module: str | None = None) -> tuple[EngineM
     eng = _load(table[key])
     variants = eng.python_modules if module is not None else eng.programs
     return eng, variants[key]
-
-
-def pasted_file_hint(text: str) -> str | None:
-    """When `text`, given as MODEL, is an engine's own configuration file (an Ollama Modelfile, a `vllm serve
-    --config` YAML) or a Docker Compose service running one, the one-line refusal that names the oomkit form reading the same model and settings (the
-    engine's `file_hint_fn`); None otherwise. Such a file has several lines: a one-line MODEL loads no engine."""
-    if len(text.splitlines()) < 2:
-        return None
-    from .command import compose_hint  # a Docker Compose service: the command it runs
-
-    if (hint := compose_hint(text)) is not None:
-        return hint
-    for eng in all_engines():
-        if eng.file_hint_fn is not None and (hint := eng.file_hint_fn(text)) is not None:
-            return hint
-    return None
 
 
 def _release(version: Any) -> tuple[int, int, int] | None:

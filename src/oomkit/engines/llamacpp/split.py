@@ -16,6 +16,7 @@ from ...errors import SettingsError
 from ...memory import Device
 from .backend_names import backend_of_names, infer_backend, named_by_backend
 from .settings import ERAS, build_number
+from .weights import loaded_tensors, tensor_device
 
 # PR #16276 "rpc : add support for multiple devices" (898acba68, 2025-10-04, b6688: its count on master): an
 # rpc-server exposes each of its devices, and the buffer type gains the device's
@@ -151,8 +152,6 @@ def row_split_era(spec, devices: tuple[Device, ...], s, placement, weights, stat
     (llama_new_context_with_model: ggml_cuda_set_scratch_size(alloc_size)). Returns weights, state and compute as
     that build held them; other builds and backends unchanged. Not modelled: the per-device cuBLAS / MMQ buffer
     pool (ggml_cuda_pool_malloc) and cudaMalloc's granularity over the many split allocations."""
-    from .weights import loaded_tensors, tensor_device
-
     n = len(devices)
     backend = infer_backend(devices, s.backend or backend_of_names(s.device)).name
     if (n < 2 or backend not in ("cuda", "rocm") or ERAS.reached(build_number(s.engine_version), "split_layer")
