@@ -391,20 +391,21 @@ def test_vllm_death_after_the_kv_cache_is_named_as_the_engine_prints_it():
     assert "a shorter context does not help" in proc.stdout and "idle card" not in proc.stdout
 
 
-def test_vllm_refusal_past_the_physical_memory_is_the_kv_cache_stage():
+def test_vllm_profile_run_past_the_physical_memory_dies_in_the_profile_run():
     """Qwen3-30B-A3B FP8 (29.1 GiB of weights) on a 32 GB RTX 5090 at 0.95 with 32,768 batched tokens: the weights
-    load, the profile run's peak and non-torch memory leave nothing in the budget and together pass the card's memory,
-    and vLLM raises "No available memory for the cache blocks" (kv_cache_utils.py check_enough_kv_cache_memory). The
-    stage is the KV cache, in vLLM's words, not the compute buffer that the generic weights / KV / compute order would
-    name."""
+    load, then the profile run's activation peak does not fit in what the card has left, so PyTorch runs out of
+    memory inside profile_run, before vLLM can count a cache block (gpu_worker.py determine_available_memory calls
+    profile_run first; kv_cache_utils.py check_enough_kv_cache_memory comes after it). The stage is the profile
+    run's (compute), not the KV check's refusal."""
     cmd = ["vllm", "serve", "Qwen/Qwen3-30B-A3B-Instruct-2507-FP8", "--max-model-len", "65536",
            "--gpu-memory-utilization", "0.95", "--max-num-batched-tokens", "32768"]
     proc = run_oomkit("check", "--gpu", "RTX 5090", "--json", "--", *cmd)
     assert proc.returncode == 1, proc.stderr
     d = json.loads(proc.stdout)
-    assert d["fits"] is False and d["stage"] == "kv_cache"
+    assert d["fits"] is False and d["stage"] == "compute"
     text = run_oomkit("check", "--gpu", "RTX 5090", "--", *cmd).stdout
-    assert "fails first at the KV cache: vllm refuses to start: No available memory for the cache blocks" in text
+    assert "fails first during vllm's start-up: the profile run (activation peak) needs" in text
+    assert "No available memory for the cache blocks" not in text
 
 
 def test_json_verdict_of_an_engine_refusal_names_the_engine_not_a_zero_shortfall():
