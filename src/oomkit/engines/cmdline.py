@@ -6,7 +6,6 @@ engine records' own `programs` and `python_modules`, and hands the rest to that 
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 from dataclasses import dataclass, replace
@@ -323,6 +322,8 @@ def _loader_call(text: str) -> Any:
     """The first model loader call in Python text that does not parse whole (lines out of indent, a cut paste), as
     its own expression from the callee's name to the matching parenthesis, on a line that is no comment; None if
     there is none or it does not parse."""
+    import ast  # read only for a pasted Python call, off the CLI's start-up path
+
     for m in re.finditer(r"^[^#\n]*?((?:[A-Za-z_][\w.]*\.)?(?:from_pretrained|LLM|Llama|LlamaCpp|Engine)\()", text,
                          re.MULTILINE):
         start, depth = m.start(1), 0
