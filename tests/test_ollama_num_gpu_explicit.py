@@ -66,9 +66,9 @@ def test_v093_num_gpu_20_puts_20_layers_on_the_gpus_and_does_not_fit():
 
 
 def test_v093_num_gpu_above_the_layer_count_is_every_layer():
-    # "num_gpu 999 to force the GPU": llama.cpp takes at most n_layer + 1
+    # "num_gpu 999 to force the GPU": llama.cpp takes at most n_layer + 1; the command carries 999 as given
     r = _check("0.9.3", "/set parameter num_gpu 999")
-    assert _layers(r) == 62 and "--n-gpu-layers 62 " in r["estimate"]["engine_view"]["ollama_launch"]
+    assert _layers(r) == 62 and "--n-gpu-layers 999 " in r["estimate"]["engine_view"]["ollama_launch"]
     assert not _runs(r)
 
 

@@ -980,7 +980,13 @@ def _llama_server_settings(spec: ModelSpec, g: GgufView, used: tuple[Device, ...
     return ls
 
 
-def _launch_command(launch: Launch, np_: int, ls: LlamaCppSettings) -> str:
+def _launch_command(launch: Launch, np_: int, ls: LlamaCppSettings, num_gpu: int) -> str:
+    """The runner command Ollama logs ("starting llama server"). Before v0.11.5 llm/server.go NewLlamaServer
+    passes opts.NumGPU as --n-gpu-layers and replaces it by its estimate's layers only when it is -1 (v0.9.2:
+    `case opts.NumGPU < 0 && estimate.Layers > 0 ...: opts.NumGPU = estimate.Layers`, then
+    `params = append(params, "--n-gpu-layers", strconv.Itoa(opts.NumGPU))`): an explicit num_gpu above the
+    layer count is printed as given (ollama/ollama#11162: layers.requested=256), the runner taking at most
+    block_count + 1 of them."""
     kv = f" --cache-type-k {ls.cache_type_k} --cache-type-v {ls.cache_type_v}" if launch.kv_cache_type else ""
     if launch.era == "D":
         ngl = f" -ngl {ls.n_gpu_layers}" if ls.n_gpu_layers >= 0 else ""
@@ -992,8 +998,9 @@ def _launch_command(launch: Launch, np_: int, ls: LlamaCppSettings) -> str:
     engine = " --ollama-engine" if launch.runner == "ollama" else ""
     split = " --tensor-split " + ",".join(str(int(x)) for x in ls.tensor_split) if ls.tensor_split else ""
     kvt = f" --kv-cache-type {launch.kv_cache_type}" if launch.kv_cache_type else ""
+    ngl = num_gpu if launch.era == "A" and num_gpu > 0 and ls.n_gpu_layers > 0 else max(ls.n_gpu_layers, 0)
     return (f"ollama runner{engine} --ctx-size {ls.n_ctx} --batch-size {launch.num_batch} --n-gpu-layers "
-            f"{max(ls.n_gpu_layers, 0)}{fa}{kvt} --parallel {np_}{split}")
+            f"{ngl}{fa}{kvt} --parallel {np_}{split}")
 
 
 def _finish(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], used_idx: list[int], s: OllamaSettings,
@@ -1032,7 +1039,7 @@ def _finish(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], used_idx:
         "ollama_era": launch.era,
         "ollama_runner": {"llama": "llama.cpp runner", "ollama": "Ollama engine",
                           "llama-server": "llama-server"}[launch.runner],
-        "ollama_launch": _launch_command(launch, num_parallel, ls),
+        "ollama_launch": _launch_command(launch, num_parallel, ls, s.num_gpu),
         "ollama_layers": (f"{own['layers']}/{spec.n_layers + 1}" if own["layers"] is not None else None),
         "ollama_layers_split": ",".join(map(str, own["split"])) if len(own["split"]) > 1 else None,
         "ollama_memory": own["fields"],
