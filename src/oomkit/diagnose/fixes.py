@@ -160,6 +160,9 @@ _CANNED_DROPS: tuple[tuple[str, Callable[[str, Diagnosis, list[Fix], str | None]
      lambda t, d, c, r: "kv-cache-dtype fp8" in t and str(d.settings.get("kv_cache_dtype", "")).startswith("fp8")),
     ("an image's features, merged before any prefill step splits the prompt",
      lambda t, d, c, r: "prefill-step-size" in t and any("(image input)" in x for x in d.causes)),
+    # -ts moves layers between GPUs (common/arg.cpp --tensor-split): it frees no host memory, where the buffer that
+    # failed was (a CUDA_Host or CPU buffer, placed host_ram)
+    ("a host buffer is on no GPU to rebalance", lambda t, d, c, r: d.stage == "host_ram" and "rebalance -ts" in t),
     ("the weights are loaded before any batch runs", lambda t, d, c, r: "smaller batch" in t and d.stage == "weights"),
     ("one weight tensor over the driver's per-allocation limit: the micro-batch and the context do not touch it",
      lambda t, d, c, r: t.startswith(("-ub", "-c ", "split the model")) and any("one weight tensor is larger" in x
@@ -882,7 +885,19 @@ def _sglang_short_pool(d: Diagnosis) -> list[Fix]:
     return out
 
 
-_BY_PHASE = {"vllm": _vllm_post_kv, "sglang": _sglang_post_kv}
+def _tgi_post_kv(d: Diagnosis, predict: bool = True) -> list[Fix]:
+    """TGI sized its KV blocks from free memory less (1 - --cuda-memory-fraction) of the device, then captured its
+    decode CUDA graphs in what was left (flash_causal_lm.py FlashCausalLM.warmup; launcher/src/main.rs --cuda-graphs:
+    'Specify the batch sizes to compute cuda graphs for. Use "0" to disable. Default = "1,2,4,8,16,32"'). The warm-up
+    catches only torch.cuda.OutOfMemoryError around the capture: a raw CUDA error kills the shard."""
+    del d, predict
+    return [Fix(summary="--cuda-graphs 1,2,4,8 (from the default 1,2,4,8,16,32): fewer and smaller decode graphs "
+                        "captured; --cuda-graphs 0 captures none (slower decoding)", flags=("--cuda-graphs", "1,2,4,8")),
+            Fix(summary="--cuda-memory-fraction 0.9 (the default is 1.0): the KV blocks are then sized to leave 10% "
+                        "of the GPU unused, room for the graphs", flags=("--cuda-memory-fraction", "0.9"))]
+
+
+_BY_PHASE = {"vllm": _vllm_post_kv, "sglang": _sglang_post_kv, "tgi": _tgi_post_kv}
 
 
 # ---------------------------------------------------------------------------------------------------------

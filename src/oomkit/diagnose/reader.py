@@ -562,7 +562,10 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
         return placed
     wrapper = next((e for e in incident if e is not anchor and e.sig.stage and e.role == "oom"
                     and e.sig.engine not in ("pytorch", "cuda")), None)
-    if sig.id == "torch_cuda_oom" or sig.id == "torch_mps_oom":
+    # the cut head is the whole message where its figures were read on the lines after it (a paste re-wrapped
+    # right after "CUDA out of memory.")
+    if sig.id in ("torch_cuda_oom", "torch_mps_oom") or (sig.id == "torch_cuda_oom_cut"
+                                                          and numbers.get("requested_bytes") is not None):
         placed = _torch_stage(numbers)
         # the engine's own wrapper (vLLM's sampler warm-up) names the step that ran out; reserved-but-unallocated
         # memory at that moment is a fix beside it (fixes.py), not the stage
@@ -694,13 +697,25 @@ _PHASE_MARKERS = (("Capturing CUDA graph", "CUDA graph capture"), ("Capturing cu
                   ("Graph capturing finished", "sampler warm-up"))  # vLLM V1 warms the sampler up next
 
 
+# TGI's capture frames: its own warm-up step and torch/cuda/graphs.py's capture calls under it
+_TGI_CAPTURE_FRAMES = ("cuda_graph_warmup", "capture_begin", "capture_end", "torch.cuda.graph")
+
+
 _SERVING = ("Application startup complete", "Starting vLLM API server", "Avg prompt throughput",
             "The server is fired up", "Prefill batch", "Decode batch", "KV cache usage")
 
 
 def _phase(doc: Text, anchor: Event, incident: list[Event], around: str, runner: str | None) -> str | None:
     """The start-up phase after the KV cache that ran out, where the text shows it: the engine's own message, the
-    traceback's frames, then the last progress line before the failure (vLLM and SGLang only)."""
+    traceback's frames, then the last progress line before the failure (vLLM and SGLang; TGI by its frames)."""
+    if runner == "tgi":
+        # TGI's warm-up (server/text_generation_server/models/flash_causal_lm.py FlashCausalLM.warmup, CUDA graphs
+        # from 1.4 on): the KV blocks are sized from free memory less (1 - --cuda-memory-fraction) of the device, then
+        # cuda_graph_warmup captures one graph per size in CUDA_GRAPHS (launcher --cuda-graphs) in what is left; only
+        # a capture frame places it (TGI prints no progress line per graph)
+        names = frames(around)
+        hit = any(k in n for n in names for k in _TGI_CAPTURE_FRAMES)
+        return "CUDA graph capture" if hit and anchor.sig.stage in (None, "compute") else None
     if runner not in ("vllm", "sglang"):
         return None
     if anchor.sig.id == "vllm_sampler_warmup" or any(e.sig.id == "vllm_sampler_warmup" for e in incident):
@@ -759,7 +774,7 @@ def _phase(doc: Text, anchor: Event, incident: list[Event], around: str, runner:
 
 def _post_kv_cause(phase: str, runner: str | None, buffers: dict[str, Any]) -> list[str]:
     """What the log says the engine had done before the phase that ran out."""
-    who = {"vllm": "vLLM", "sglang": "SGLang"}.get(runner or "", runner or "the engine")
+    who = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI"}.get(runner or "", runner or "the engine")
     kv = buffers.get("kv_cache_in_use_bytes") or buffers.get("available_kv_cache_bytes")
     tokens = buffers.get("kv_cache_tokens") or buffers.get("max_total_num_tokens")
     had = ""
@@ -776,7 +791,8 @@ def _post_kv_cause(phase: str, runner: str | None, buffers: dict[str, Any]) -> l
                              "dummy requests)",
             "symmetric memory pool": "the symmetric-memory pool's preallocation (SGLANG_SYMM_MEM_PREALLOC_GB_SIZE "
                                      "GiB, the start-up's last step)"}[phase]
-    budget = {"vllm": "gpu_memory_utilization", "sglang": "mem_fraction_static"}.get(runner or "", "memory")
+    budget = {"vllm": "gpu_memory_utilization", "sglang": "mem_fraction_static",
+              "tgi": "--cuda-memory-fraction"}.get(runner or "", "memory")
     return [f"{who} had allocated its KV cache{had}; then {what} ran out: it runs outside the {budget} budget "
             "that sized the KV cache, in what that budget leaves"]
 

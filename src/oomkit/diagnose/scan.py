@@ -552,6 +552,7 @@ def _numbers(doc: Text, sig: Signature, line: Line) -> dict[str, Any]:
         return {}
     variants = [line.text]
     nums = read_fields(sig.fields, variants)
+    joined = None
     if len(nums) < len({f.key for f in sig.fields}):
         more = doc.following(line, max(CONTINUATION, sig.span))
         # a wrapped message carries on over the next lines: joined with a space (wrapped at a word) and without
@@ -564,10 +565,13 @@ def _numbers(doc: Text, sig: Signature, line: Line) -> dict[str, Any]:
         if cont:
             # at a word the next line's indent goes too (a message re-wrapped inside an indented quote)
             variants = [line.text + " " + " ".join(c.strip() for c in cont), line.text + "".join(cont)]
+            joined = variants[0]
             for k, v in read_fields(sig.fields, variants).items():
                 nums.setdefault(k, v)
     if sig.id == "torch_cuda_oom":
         procs = processes(line.text)
+        if joined is not None:  # the list wrapped onto the lines that carry the message on
+            procs = max(procs, processes(joined), key=len)
         if procs:
             nums["processes"] = procs
         if "reserved_bytes" in nums and "allocated_bytes" in nums and "reserved_unallocated_bytes" not in nums:
