@@ -1154,6 +1154,11 @@ def _read_dense_ffn_rows(spec: ModelSpec) -> dict[int, tuple[int, int, bool]]:
 # Before it SiLU ran in place on the gate and the product in place on it, so two n_ff-wide tensors were alive, not
 # three.
 SWIGLU_OP_BUILD = 5776
+# PR #6505 "ggml : group all experts in a single ggml_mul_mat_id" (0d56246f, b2694): build_moe_ffn runs the used
+# experts as one MUL_MAT_ID each for up, gate and down ([n_ff, n_expert_used, n_tokens]). Before it llama.cpp's MoE
+# branch (llama.cpp build_llama at ceebbb5b, b2008) loops over the n_expert_used experts, each with its own up, gate,
+# SiLU (a new tensor) and product of one n_ff row per token, the previous experts' weighted sum (moe_out) alive
+MOE_GROUPED_BUILD = 2694
 # The speculative drafts that carry their own embeddings (src/models/eagle3.cpp, dflash.cpp): their layer input is
 # the normed token embeddings beside the target's features, freed once the attention has read them, so below the
 # FFN only the FFN input and its norm stay (plus the masks and one more row block while a later layer attends).
@@ -1336,7 +1341,13 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
                 base = masks + 2 * resid + a.n_heads * a.head_dim_v * T * f32
             # three wide blocks in every era: llama.cpp 8733e0c (May 2025, before the SWIGLU op) gives a 2-layer
             # Qwen3-30B-A3B-shaped file the same CPU buffer as 0c1e57098 (120.01 MiB at 32K, FA, -ub 512)
-            work = max(work, base + 3 * wide + (weighted if weighted > 2 * wide else 0))
+            if build >= MOE_GROUPED_BUILD:
+                work = max(work, base + 3 * wide + (weighted if weighted > 2 * wide else 0))
+            else:
+                # one expert at a time (MOE_GROUPED_BUILD): its up, gate and SiLU rows beside the sum of the ones
+                # before. llama.cpp#5206 (b2008, Mixtral 8x7B through Metal, -c 512): Metal 125.98 MiB
+                one = f.n_ff_expert * T * f32
+                work = max(work, base + 3 * one + (resid if f.n_experts_used > 1 else 0))
             if f.n_ff_shared:
                 # the shared expert (build_ffn after build_moe_ffn, src/models/qwen2moe.cpp and the other MoE
                 # graphs with ffn_*_shexp) runs while the routed experts' sum is alive: its gate, up and product
@@ -1889,7 +1900,28 @@ def device_fa_supported(a: Attention, ctx: Context, backend: str, device: Device
         return ctx.build >= SYCL_FA_BUILD
     if backend == "metal":
         return metal_fa_supported(a, ctx) and (device is None or metal_simdgroup_mm(device))
+    if backend == "rocm" and HIP_FA_HEADS_GATED[0] <= ctx.build < HIP_FA_HEADS_GATED[1]:
+        return hip_fa_gated_supported(a, ctx)
     return cuda_fa_supported(a, ctx)
+
+
+# ggml/src/ggml-cuda.cu ggml_backend_cuda_supports_op, case GGML_OP_FLASH_ATTN_EXT: from PR #7188 "CUDA: add FP32
+# FlashAttention vector kernel" (dc685be4, b2862) a HIP build (GGML_USE_HIPBLAS && __HIP_PLATFORM_AMD__) takes only
+# Q / K heads of 64 and 128, and from PR #8896 (a8dbc6f7, b3539) the 64 only with an F16 K cache, until PR #9581
+# "CUDA: enable Gemma FA for HIP/Pascal" (a5b57b08, b3802) adds 256 (F16 K and V). Before b2862 (from the flash
+# attention merge, b2771) every head size was taken. llama.cpp#9580 (b3758, Gemma 2 9B on two AMD GPUs, -fa):
+# every layer's flash attention on the CPU, 87 graph splits
+HIP_FA_HEADS_GATED = (2862, 3802)
+HIP_FA_F16_K64_BUILD = 3539
+
+
+def hip_fa_gated_supported(a: Attention, ctx: Context) -> bool:
+    """Whether a HIP build in HIP_FA_HEADS_GATED takes the layer's FLASH_ATTN_EXT: a K head of 128, or of 64 (with
+    an F16 K cache from HIP_FA_F16_K64_BUILD)."""
+    dk, _, _ = fa_head_dims(a, ctx)
+    if dk == 64:
+        return ctx.build < HIP_FA_F16_K64_BUILD or ctx.type_k.name == "f16"
+    return dk == 128
 
 
 def device_fa_on_host(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
@@ -1937,6 +1969,8 @@ def device_fa_on_host(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     # (ggml-alloc's best fit, replayed). The b9222 M4 Pro log (Metal, K q5_1 beside V q8_0, 262144 cells, -ub 256,
     # Qwen3.5-9B's 16 x 256 heads; tests/test_llamacpp_heldout7_logs.py): the CPU buffer 660.28 MiB, 660 of it
     # 4 (the hidden-state rows) + 256 (the F32 mask's hole: Q 4, K 192, the output rows 4) + 128 (F16) + 272 (V)
+    if pipeline_parallel(spec, placement, devices, s):  # every layer's sources kept (fa_host_split_copies)
+        return devs, 0
     q, k, v, o = worst
     nodes = [galloc.Node(spec.n_embd * T * 4, output=True)] + [galloc.Node(c.cells * T * 4) for c in caches]
     n_in = len(nodes)
@@ -1944,6 +1978,41 @@ def device_fa_on_host(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     first = len(nodes)
     nodes += [galloc.Node(q), galloc.Node(k), galloc.Node(v), galloc.Node(o, (first, first + 1, first + 2))]
     return devs, galloc.peak_bytes(n_in, nodes)
+
+
+def fa_host_split_copies(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                         devices: tuple[Device, ...], s: LlamaCppSettings) -> dict[int, int]:
+    """Under pipeline parallelism, the flash attention device_fa_on_host leaves to the CPU makes each such layer a
+    CPU split of its own, and ggml_backend_sched_split_graph (ggml/src/ggml-backend.c, llama.cpp@3c7989fd) gives
+    every split input SCHED_MAX_COPIES copies, each marked input and output ("prevent ggml-alloc from overwriting
+    the tensor"), so none is freed or reused: the host keeps every such layer's Q rows (F32) and K and V views of
+    its cache, n_copies times, with one layer's output rows at a time; each device keeps, n_copies times, the
+    output rows of each of its layers handed back. -> backend (-1 the host) -> bytes. llama.cpp#9580 (b3758, Gemma
+    2 9B over two AMD GPUs, -fa, 2048 cells, 14 / 28 layers): ROCm_Host 4088.02 MiB = 42 x 4 x (8 + 8 + 8) and
+    the graph inputs; ROCm0 578.01 and ROCm1 1431.02 with 14 and 28 x 4 x 8 MiB of returned rows."""
+    devs, _ = device_fa_on_host(spec, ctx, caches, placement, devices, s)
+    if not devs or not pipeline_parallel(spec, placement, devices, s):
+        return {}
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    cells = {il: c.cells for c in caches for il in c.layers}
+    backend = infer_backend(devices, s.backend).name
+    out: dict[int, int] = {}
+    largest_o = 0
+    for la in attention_layers(spec):
+        d = placement.layer_device[la.index] if la.index < len(placement.layer_device) else -1
+        a = la.attention
+        if d not in devs or device_fa_supported(a, ctx, backend, devices[d]):
+            continue
+        n_kv = cells.get(la.index, 0)
+        dk, dv, n_kv_heads = fa_head_dims(a, ctx)
+        k = n_kv * n_kv_heads * dk * ctx.type_k.type_size // ctx.type_k.block_size
+        v = n_kv * n_kv_heads * dv * ctx.type_v.type_size // ctx.type_v.block_size
+        q, o = T * 4 * a.n_heads * dk, T * 4 * a.n_heads * dv
+        out[-1] = out.get(-1, 0) + SCHED_MAX_COPIES * (q + k + v)
+        out[d] = out.get(d, 0) + SCHED_MAX_COPIES * o
+        largest_o = max(largest_o, o)
+    out[-1] += largest_o
+    return out
 
 
 # src/llama-graph.cpp build_moe_ffn: Mistral 4 asks for F32 precision of the experts' down product
@@ -3808,6 +3877,8 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         # + 3 x 7.5 (tests/test_llamacpp_heldout15_logs.py)
         leaf_embd = ERAS.reached(ctx.build, "embd_input") and ctx.build >= SCHED_LEAF_INPUTS_BUILD
         out[-1] += extra * (mask_in + 2 * T * 4 + v_index_inputs(spec, ctx, caches) + (resid if leaf_embd else 0))
+        for d, kept in fa_host_split_copies(spec, ctx, caches, placement, devices, s).items():
+            out[d] = out.get(d, 0) + kept  # flash attention on the host: every layer's split inputs kept
     vk_big = vulkan_refused_logits_bytes(spec, ctx, caches, placement, devices, s)
     if vk_big is not None:  # logits too large for the Vulkan device: on the CPU, replayed
         out[0], out[-1] = vk_big
