@@ -6,8 +6,8 @@ AMD GPUs through ROCm with -fa and pipeline parallelism at b3758 (#9580), and Mi
 an Intel Mac's 8 GB AMD GPU by an early-2024 ./main (b2008, #5206). Model, KV and output buffers exact; compute
 within 10%; a figure oomkit misses stays a strict xfail with its measured error (the fixture's known_miss).
 
-Before -> after (oomkit's figures recorded before any rule was looked at; 15 buffers: 7 exact, 1 more within 1%,
-3 more within 10%, 4 off):
+Before -> after (oomkit's figures recorded before any rule was looked at). 14 buffers: before 7 exact, 1 more within
+1%, 2 more within 10%, 4 off; after 7 exact, 3 more within 1%, 4 more within 10%, none off:
 - PR #6773 OpenHermes-2.5-Mistral-7B-16k Q5_K_M, ROCm, -c 2048, flash attention off, b2771: model ROCm0 4807.06 and
   CPU 85.94 exact, KV ROCm0 256.00 exact, output 0.12 exact; compute ROCm0 164.00 against 166.00 (0.988), ROCm_Host
   12.00 against 12.01. Unchanged.
