@@ -92,6 +92,12 @@ FIT_ERAS = Eras({
     # estimated memory per device" (cfe9838d2, 2026-04-21, b8865, the first commit with common/fit.cpp); b8763
     # (issue #21801) still prints the former, b9036 (PR #22546's log) the latter
     "fit_in_common": 8865,
+    # PR #20910 "llama-fit: fix regex pattern for gate_up tensors" (merged 2026-03-23; fixes issues #20492, #20703,
+    # #20883; PR #20758, "gate_up is missing from the tensor patterns", was its first try): the overflow patterns
+    # and pattern_moe_all name the merged ffn_gate_up_exps. Its count on master is not in the history read here
+    # (the mirror ends at 2025-11-23): b8479, between b8351 (PR #20549) and b8639 (2026-04-02), at the ~16 builds a
+    # day of those releases and b8651 (2026-04-03). lmstudio-bug-tracker#1673 (2026-03-20) prints the older form
+    "fit_gate_up": 8479,
 })
 
 
@@ -117,6 +123,23 @@ _OVERFLOW = {
     MOE: r"blk\.{}\.ffn_(up|down|gate_up|gate)_(ch|)exps",
 }
 MOE_ALL = r"blk\.\d+\.ffn_(up|down|gate_up|gate)_(ch|)exps"  # pattern_moe_all
+# before PR #20910 (FIT_ERAS fit_gate_up): the same fractions without gate_up, so a merged ffn_gate_up_exps matches
+# no MOE pattern and stays on its device (the ATTN and UP forms still catch it through their trailing .*); the
+# fit-params README's b6895 output and lmstudio-bug-tracker#1673's print these
+_OVERFLOW_BEFORE_GATE_UP = {
+    ATTN: r"blk\.{}\.ffn_(up|gate|down).*",
+    UP: r"blk\.{}\.ffn_(gate|down).*",
+    GATE: r"blk\.{}\.ffn_down.*",
+    MOE: r"blk\.{}\.ffn_(up|down|gate)_(ch|)exps",
+}
+_MOE_ALL_BEFORE_GATE_UP = r"blk\.\d+\.ffn_(up|down|gate)_(ch|)exps"
+
+
+def overflow_patterns(s: LlamaCppSettings) -> tuple[dict[int, str], str]:
+    """The build's overflow pattern per layer fraction and its pattern_moe_all (llama_get_overflow_pattern)."""
+    if FIT_ERAS.reached(build_number(s.engine_version), "fit_gate_up"):
+        return _OVERFLOW, MOE_ALL
+    return _OVERFLOW_BEFORE_GATE_UP, _MOE_ALL_BEFORE_GATE_UP
 
 
 @dataclass(frozen=True)
@@ -594,6 +617,7 @@ def _fit_layers(spec, devices, cur, free, margins, full, n_layer, n_expert, name
         raise _Refused("model_params::tensor_buft_overrides already set by user, abort")
     if n_layer >= 1000:
         raise _Refused("at most 1000 model layers are supported")
+    patterns, moe_all = overflow_patterns(cur)
 
     def settings_for(ngl: list[_Ngl], overflow_to: list[str]) -> LlamaCppSettings:
         """set_ngl_tensor_split_tbo: -ngl, -ts in layers per device, -ot for the partial layers. Each device's full
@@ -606,7 +630,7 @@ def _fit_layers(spec, devices, cur, free, margins, full, n_layer, n_expert, name
             il0 += ngl[i].n_full
             for il in range(il0, il0 + ngl[i].n_part):
                 first = il == il0
-                overrides.append((_OVERFLOW[ngl[i].overflow if first else MOE].format(il),
+                overrides.append((patterns[ngl[i].overflow if first else MOE].format(il),
                                   overflow_to[i] if first else "CPU"))
             il0 += ngl[i].n_part
         split = tuple(float(n.n_layer) for n in ngl) if nd > 1 else ()
@@ -619,7 +643,7 @@ def _fit_layers(spec, devices, cur, free, margins, full, n_layer, n_expert, name
 
     surplus_cpu_moe = 0
     if n_expert > 0:
-        cpu_moe = measure(replace(cur, override_tensor=((MOE_ALL, "CPU"),)))
+        cpu_moe = measure(replace(cur, override_tensor=((moe_all, "CPU"),)))
         surplus_cpu_moe = sum(free[i] - cpu_moe[i].total - margins[i] for i in range(nd))
         if surplus_cpu_moe > 0:
             log(f"with only dense weights in device memory there is a total surplus of {surplus_cpu_moe // MiB} MiB")
