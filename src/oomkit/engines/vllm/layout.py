@@ -523,8 +523,10 @@ def _assemble(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank],
     mm_figures, mm_line = encoder_view(spec, s, r)  # profile_run's encoder dummy pass (encoder.py)
     view.update(mm_figures)
     lines += [mm_line] if mm_line else []
-    if r.v1 and not r.runner_v2 and r.version >= (0, 19, 0) and not s.enforce_eager and ranks[0].memory.cudagraph:
-        # gpu_model_runner.py profile_cudagraph_memory (0.19+): printed, subtracted from 0.20; runner V2 prints none
+    if r.v1 and not r.runner_v2 and r.at_least("cudagraph_estimate") and not s.enforce_eager and \
+            ranks[0].memory.cudagraph:
+        # gpu_model_runner.py profile_cudagraph_memory (0.18+): printed, subtracted from 0.20 (opt-in before); runner
+        # V2 prints none
         lines.append(f"Estimated CUDA graph memory: {format_gib(ranks[0].memory.cudagraph, r.version)} GiB total")
     if ranks[0].available is not None and r.v1:
         lines.append(f"Available KV cache memory: {format_gib(ranks[0].available, r.version)} GiB")

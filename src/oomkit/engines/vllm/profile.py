@@ -676,14 +676,15 @@ def context_bytes(r: Resolved) -> int:
 
 def cudagraphs_in_budget(s: VllmSettings, r: Resolved) -> bool:
     """gpu_worker.py determine_available_memory: the CUDA graph estimate is subtracted when
-    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS is set (default from 0.20; opt-in in 0.19) and graphs are on;
+    VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS is set (default from 0.20; opt-in in 0.18 and 0.19, settings.ERAS
+    cudagraph_estimate) and graphs are on;
     model runner V2 estimates nothing before 0.29 (settings.ERAS v2_cudagraph_estimate)."""
     if not r.v1 or s.enforce_eager:
         return False
     if r.runner_v2 and not r.at_least("v2_cudagraph_estimate"):
         return False  # V2's profile_cudagraph_memory returns 0 up to 0.28 (vllm#49224), whatever the variable says
     if s.estimate_cudagraphs is not None:
-        return s.estimate_cudagraphs and r.version >= (0, 19, 0)
+        return s.estimate_cudagraphs and r.at_least("cudagraph_estimate")
     return r.at_least("cudagraph_budget")
 
 

@@ -123,6 +123,10 @@ ERAS = Eras({
     # 0.20.0 run subtracts its estimate (kaitakuai/experiments qwen3-235b-vllm020-240k: "CUDA-graph reserve ...
     # default-on", 1.10 GiB)
     "cudagraph_budget": (0, 20, 0),
+    # v1/worker/gpu_model_runner.py profile_cudagraph_memory and gpu_worker.py determine_available_memory's opt-in
+    # subtraction (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, envs.py default "0"): first in the 0.18.0 wheel ("This
+    # will become the default in v0.19"), absent from 0.17.0's envs.py, gpu_worker.py and gpu_model_runner.py
+    "cudagraph_estimate": (0, 18, 0),
     # model_executor/layers/rotary_embedding (mrope.py from 0.10.1) MRotaryEmbedding.__init__: the cos/sin cache of an
     # M-RoPE model spans max_position_embeddings * 4 positions ("In Qwen2.5-VL, the maximum index value is related to
     # the duration of the input video"), read in the 0.8.0-0.31.0 wheels; not in 0.5.4 (0.6-0.7 not read:
