@@ -15,7 +15,7 @@ which the vLLM estimate gives only as a warning): strict xfails with the figures
 
 | report | engine, release, GPUs | what it shows | oomkit before | after | agrees |
 |---|---|---|---|---|---|
-| lmstudio-bug-tracker#1673 Qwen3.5-35B-A3B Q4_K_M, -c 65536 | llama.cpp (2026-03-20: b8430), RTX 4070 Ti SUPER 16GB | --fit: -ngl 41, blk.22 UP, experts of 23-39 on the CPU, patterns without gate_up | -ngl 41, blk.25 UP, patterns with gate_up | patterns as printed; blk.25 | no (layer: strict xfail) |
+| lmstudio-bug-tracker#1673 Qwen3.5-35B-A3B Q4_K_M, -c 65536 | llama.cpp (2026-03-20: b8438), RTX 4070 Ti SUPER 16GB | --fit: -ngl 41, blk.22 UP, experts of 23-39 on the CPU, patterns without gate_up | -ngl 41, blk.25 UP, patterns with gate_up | patterns as printed; blk.25 | no (layer: strict xfail) |
 | ggml-org/llama.cpp#6668 command-r-plus Q5_K_S, -ngl 65 -ts 499,524,523 | llama.cpp b2647, 3 x RTX 4090 | OOM at every split; IQ4_XS runs | typed split 35 MiB short on CUDA1; IQ4_XS fits; fit -ngl 61 | same | yes |
 | vllm-project/vllm#7553 Yi-1.5-34B-Chat TP4, 0.9 | vLLM 0.5.4, 4 x RTX 4090 | graphs 2,464 MiB a card; OOM at a batch of 4 x 2k | graphs 2,466 MiB; warns the 4,096-token batch; fit unchanged | same | check yes, fit no (strict xfail) |
 | vllm-project/vllm#12890 DeepSeek-V3 FP8 TP8, 0.98 | vLLM 0.7.0 (before MLA, 0.7.1), 8 x H20 96GB | at most 6,500 tokens | 13,568 (15,248 in the pool at 6,500) | same | no (strict xfail) |
@@ -55,9 +55,9 @@ R1673 = {
                 "memory\n-c 65536 -ngl 41 -ot \"blk\\.22\\.ffn_(gate|down).*=CPU,blk\\.23\\.ffn_(up|down|gate)_(ch|)"
                 "exps=CPU,...\"\n```"),
     "command": "llama-fit-params -hf unsloth/Qwen3.5-35B-A3B-GGUF:Q4_K_M -c 65536",
-    # the thread names no build: b8430 is the count of its week (b8351, PR #20549; b8639 on 2026-04-02), and its
-    # output's patterns lack gate_up, so it predates PR #20910 (2026-03-23)
-    "gpu": ["--gpu", "RTX 4070 Ti SUPER"], "version": "b8430",
+    # the thread names no build: its date (b8438 by versions.llamacpp_build_on); its output's patterns lack
+    # gate_up, so the build predates PR #20910 (2026-03-23, b8480)
+    "gpu": ["--gpu", "RTX 4070 Ti SUPER"], "version": "2026-03-20",
 }
 
 _UP_BEFORE = r"blk\\\.(\d+)\\\.ffn_\(gate\|down\)\.\*=CPU"
@@ -83,7 +83,7 @@ def test_1673_fit_keeps_all_41_layers_and_prints_the_builds_patterns():
     # consecutive layers after the partial one, up to the output's index (40), which no tensor matches
     assert [int(m.group(1)) for m in rest] == list(range(int(first.group(1)) + 1, 41))
     # from PR #20910 on, the same decisions carry gate_up
-    after = _fit_view(R1673["gpu"], "b8479", R1673["command"])["fit_override_tensor"].split(",")
+    after = _fit_view(R1673["gpu"], "b8480", R1673["command"])["fit_override_tensor"].split(",")
     assert after[0].endswith(r"\.ffn_(gate|gate_up|down).*=CPU") and "gate_up|gate)_(ch|)exps" in after[1]
 
 

@@ -95,9 +95,9 @@ FIT_ERAS = Eras({
     # PR #20910 "llama-fit: fix regex pattern for gate_up tensors" (merged 2026-03-23; fixes issues #20492, #20703,
     # #20883; PR #20758, "gate_up is missing from the tensor patterns", was its first try): the overflow patterns
     # and pattern_moe_all name the merged ffn_gate_up_exps. Its count on master is not in the history read here
-    # (the mirror ends at 2025-11-23): b8479, between b8351 (PR #20549) and b8639 (2026-04-02), at the ~16 builds a
-    # day of those releases and b8651 (2026-04-03). lmstudio-bug-tracker#1673 (2026-03-20) prints the older form
-    "fit_gate_up": 8479,
+    # (the mirror ends at 2025-11-23): b8480, the build of its merge day by versions.llamacpp_build_on (between
+    # b8351, PR #20549, and b8639, 2026-04-02). lmstudio-bug-tracker#1673 (2026-03-20) prints the older form
+    "fit_gate_up": 8480,
 })
 
 
