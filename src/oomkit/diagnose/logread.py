@@ -486,10 +486,19 @@ _FRAME_TAIL = re.compile(r"\", line[ \t]{0,4}\r?\n?[ \t]{0,4}[0-9]{1,20},?[ \t]{
                          r"[ \t]{0,4}(\w{1,100})")
 
 
+# IPython's traceback (Jupyter, Colab) names a frame after its path, not in Python's 'File "x", line N, in f':
+# IPython 8 ultratb "File /path/x.py:298, in f(args)", IPython 7 "/path/x.py in f(args)" (Colab links the path:
+# "[/path/x.py](https://localhost:8080/#) in f(args)"); the frame's current line is marked "---> N code"
+_IPY_FRAME = re.compile(r"(?:File [^\s\"]{1,400}\.py:[0-9]{1,20}, in |\.py(?:\]\([^)\n]{0,200}\))?[ \t]{1,4}in )([\w.]{1,200})\(")
+_IPY_ARROW = re.compile(r"(?:^|[ \t])-{2,4}> ?[0-9]{1,7} ([^\n]{1,400})", re.M)
+
+
 def frames(region: str) -> list[str]:
     """Function names of the Python traceback frames in region, in order (a frame whose path was wrapped onto a
-    second line read from its tail)."""
-    return [m.group(1) for m in _FRAME_TAIL.finditer(region)] if 'File "' in region else []
+    second line read from its tail); IPython's frames where the region has no Python frame."""
+    if 'File "' in region:
+        return [m.group(1) for m in _FRAME_TAIL.finditer(region)]
+    return [m.group(1).rsplit(".", 1)[-1] for m in _IPY_FRAME.finditer(region)] if ".py" in region else []
 
 
 # a frame's source line as Python prints it under the frame: the call in progress when the error was raised
@@ -501,8 +510,9 @@ _CALL = re.compile(r"(?:[\w.\[\], ]{1,80}=\s{0,4})?(?:return\s{1,4}|await\s{1,4}
 def calls(region: str) -> list[str]:
     """The function each traceback frame's source line calls, in order (a script's `<module>` frame names no
     function; its line does). The source line carries the frame line's prefix (a logger's, a worker's)."""
-    if 'File "' not in region:
-        return []
+    if 'File "' not in region:  # IPython marks each frame's current line "---> N code" instead
+        return [c.group(1).rsplit(".", 1)[-1] for m in _IPY_ARROW.finditer(region)
+                if (c := _CALL.match(m.group(1).strip()))]
     out = []
     for m in _FRAME_AND_NEXT.finditer(region):
         prefix, src = m.group(1), m.group(2)

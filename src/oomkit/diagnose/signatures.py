@@ -324,6 +324,23 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("--max-model-len below the printed token count", "--gpu-memory-utilization higher",
                "--kv-cache-dtype fp8", "--tensor-parallel-size N")),
     Signature(
+        # sleep mode (--enable-sleep-mode, RL trainers sharing the GPU): vllm/device_allocator/cumem.py
+        # CuMemAllocator.wake_up re-maps every allocation sleep() released (the weights, the KV pool sized by
+        # gpu_memory_utilization) through csrc/cumem_allocator.cpp python_create_and_map, whose CUDA_CHECK raises
+        # RuntimeError("CUDA Error: <cuGetErrorString> at <file>:<line>"): cuMemCreate out of memory because what
+        # shares the GPU did not give that memory back (vLLM 0.7.2+)
+        "vllm_cumem_oom", "vllm", ("cumem_allocator.cpp",),
+        r"CUDA Error: out of memory at \S{0,200}cumem_allocator\.cpp", stage="kv_cache", priority=8,
+        message="RuntimeError: CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:{line}",
+        versions="vLLM 0.7.2-current with sleep mode (CuMemAllocator)",
+        causes=("vLLM's sleep-mode allocator could not map its memory back (at wake_up: the weights and the KV pool "
+                "sized by gpu_memory_utilization): what shares the GPU (a trainer's model, optimizer, cached "
+                "blocks) still holds it",),
+        fixes=("--gpu-memory-utilization lower (vLLM's share, mapped back at wake_up; in an RL trainer its rollout "
+               "setting: OpenRLHF --vllm_gpu_memory_utilization, verl actor_rollout_ref.rollout.gpu_memory_utilization)",
+               "free the training side's GPU memory before wake_up (offload its parameters and optimizer, "
+               "torch.cuda.empty_cache())", "--tensor-parallel-size N (a smaller share per GPU)")),
+    Signature(
         "vllm_no_cache_blocks", "vllm", ("No available memory for the cache blocks",),
         r"No available memory for the cache blocks", stage="kv_cache", priority=7,
         message="ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
@@ -546,6 +563,23 @@ SIGNATURES: tuple[Signature, ...] = (
         message="max_total_tokens={req} is larger than the profiled value {profiled}. Use the profiled value instead.",
         causes=("a negative profiled KV pool: the weights exceed the static memory budget",),
         fixes=("--mem-fraction-static higher", "--tp N", "a quantized model")),
+    Signature(
+        # SGLang's memory release / resume for RL trainers (release_memory_occupation / resume_memory_occupation,
+        # --enable-memory-saver): sgl-project/torch_memory_saver re-creates the physical pages of its regions (the
+        # weights, the KV pool sized by mem_fraction_static) with cuMemCreate; its CURESULT_CHECK prints
+        # "[torch_memory_saver.cpp] CUresult error: <n> (<cuGetErrorString>) file=.. func=cu_mem_create line=.." and
+        # exits (older: "CUresult error  result=<n> file=.. func=cu_mem_create"); 2 is CUDA_ERROR_OUT_OF_MEMORY
+        "sglang_memory_saver_oom", "sglang", ("[torch_memory_saver.cpp] CUresult error",),
+        r"\[torch_memory_saver\.cpp\] CUresult error(?::\s{0,4}2 \(out of memory\)|\s{1,4}result=2\b)",
+        stage="kv_cache", backend="CUDA", priority=8,
+        message="[torch_memory_saver.cpp] CUresult error: 2 (out of memory)  file=csrc/utils.h func=cu_mem_create "
+                "line={n}",
+        versions="torch_memory_saver 0.0.x (SGLang --enable-memory-saver; verl / slime rollouts), both forms",
+        causes=("SGLang's memory saver could not re-create its released memory (the weights, the KV pool sized by "
+                "mem_fraction_static) on resume: what shares the GPU (the trainer) still holds it",),
+        fixes=("--mem-fraction-static lower (SGLang's share, re-created on resume; in verl "
+               "actor_rollout_ref.rollout.gpu_memory_utilization)",
+               "offload the trainer's parameters / optimizer before the rollout resumes, or more GPUs")),
     Signature(
         # model_executor/cuda_graph_runner.py CudaGraphRunner.__init__: `raise Exception(f"Capture cuda graph failed:
         # {e}\n{CUDA_GRAPH_CAPTURE_FAILED_MSG}")`: PyTorch's message on the same line when the capture ran out
