@@ -40,6 +40,7 @@ from .settings import (
     env_warnings,
     era,
     parse_version,
+    release_candidate,
     releases,
     runner_build,
     union_until,
@@ -166,6 +167,7 @@ class Launch:
     sched_spread: bool
     warnings: list[str] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
+    rc: int | None = None  # the N of a -rcN release asked for (settings.before_candidate)
 
 
 def _fa_default_archs(v: Version) -> set[str]:
@@ -247,7 +249,8 @@ def resolve_launch(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], s:
     return Launch(version=v, era=the_era, runner=runner, num_ctx=num_ctx, num_parallel=num_parallel,
                   num_batch=num_batch, kv_requested=kv_requested, kv_cache_type=kvct, flash_attention=fa,
                   fa_mode=fa_mode, gpu_overhead=overhead, library=library, minimum=minimum,
-                  new_estimates=new_estimates, sched_spread=sched_spread, warnings=warnings, labels=labels)
+                  new_estimates=new_estimates, sched_spread=sched_spread, warnings=warnings, labels=labels,
+                  rc=release_candidate(s.engine_version))
 
 
 # --backend's names (llama.cpp's) and the device ids oomkit gives (hardware/catalog.py) -> Ollama's library names

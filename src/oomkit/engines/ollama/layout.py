@@ -69,6 +69,7 @@ from .projector import (
 )
 from .projector import projector as vision_projector
 from .settings import (
+    RC_MLLAMA_GRAPH,
     V_BACKEND_LIBRARY_NAMES,
     V_GO_RUNNER,
     V_GPU_OVERHEAD,
@@ -82,6 +83,7 @@ from .settings import (
     V_VISION_GRAPH,
     V_WEIGHTS_NO_KV,
     OllamaSettings,
+    before_candidate,
     runner_build,
 )
 from .weights import (
@@ -695,7 +697,8 @@ def _era_a_result(g: GgufView, launch: Launch, gpus: list[OGpu], num_parallel: i
     zero, last = (0, vision) if v >= V_PROJECTOR_LAST_LAYER else (vision, 0)
     est = estimate_gpu_layers(g, v, gpus, launch.num_ctx, launch.num_batch, num_parallel, launch.kv_cache_type,
                                  launch.flash_attention, num_gpu, launch.gpu_overhead, projector_weights=zero,
-                                 projector_last=last)
+                                 projector_last=last,
+                                 mllama_branch=not before_candidate(v, launch.rc, RC_MLLAMA_GRAPH))
     if not gpus and v >= V_PER_GPU_ESTIMATE:
         # CPU only (library=cpu): Ollama counts the system RAM as one device that holds the one-layer buffer
         # (blk.0 and its KV) and the full graph beside everything that overflows, as both CPU logs show to the

@@ -70,9 +70,10 @@ class Graph:
 
 
 def graph_size(g: GgufView, version: Version, num_ctx: int, num_batch: int, num_parallel: int, kvct: str,
-               flash_attention: bool) -> Graph:
+               flash_attention: bool, mllama_branch: bool = True) -> Graph:
     """GraphSize(context, batch, numParallel, kvCacheType, useFlashAttention) plus estimateGPULayers' defaults
-    for a zero graph (llm/memory.go: partial = h/hkv * kvTotal / 6, full = partial)."""
+    for a zero graph (llm/memory.go: partial = h/hkv * kvTotal / 6, full = partial). mllama_branch False: a
+    candidate of v0.4.0 before -rc7 (settings.RC_MLLAMA_GRAPH), whose GraphSize has no mllama case."""
     context = num_ctx * num_parallel  # sched/server multiply num_ctx by the parallel slots
     if version >= V_CTX_INSIDE_GRAPHSIZE:
         batch = min(num_ctx, num_batch)  # memory.go: min(opts.NumCtx, opts.NumBatch), NumCtx per slot
@@ -80,11 +81,13 @@ def graph_size(g: GgufView, version: Version, num_ctx: int, num_batch: int, num_
         batch = min(context, num_batch)  # opts.NumCtx already held num_ctx x numParallel
     bpe = kv_bytes_per_element(kvct, version)
     kv, total = _default_kv(g, version, context, bpe)
-    if g.arch == "mllama" and g.cross_layers:
+    if g.arch == "mllama" and g.cross_layers and mllama_branch:
         kv, total = _mllama_kv(g, version, context, kv, total)
     labels: list[str] = []
-    partial, full = _arch_graph(g, version, context, batch, num_parallel, bpe, flash_attention, kv,
-                                sum(kv) if total is None else total, labels)
+    partial = full = 0
+    if g.arch != "mllama" or mllama_branch:
+        partial, full = _arch_graph(g, version, context, batch, num_parallel, bpe, flash_attention, kv,
+                                    sum(kv) if total is None else total, labels)
 
     # memory.go sums the per-layer KV GraphSize returns (one uniform total before v0.6.3)
     kv_total = total if total is not None else sum(kv)
@@ -303,11 +306,12 @@ class LayerEstimate:
 
 def estimate_gpu_layers(g: GgufView, version: Version, gpus: list[OGpu], num_ctx: int, num_batch: int,
                         num_parallel: int, kvct: str, flash_attention: bool, num_gpu: int, gpu_overhead: int,
-                        projector_weights: int = 0, projector_last: int = 0) -> LayerEstimate:
+                        projector_weights: int = 0, projector_last: int = 0,
+                        mllama_branch: bool = True) -> LayerEstimate:
     """llm/memory.go estimateGPULayers@f560bd077^, with the older forms where the version asks for them.
     `projector_weights` is gpuZeroOverhead (on the first GPU with space), `projector_last` the Ollama-engine
     projector that v0.7.1+ places with the output layer (memoryLastLayer, d75557747)."""
-    gr = graph_size(g, version, num_ctx, num_batch, num_parallel, kvct, flash_attention)
+    gr = graph_size(g, version, num_ctx, num_batch, num_parallel, kvct, flash_attention, mllama_branch)
     if version < V_PER_GPU_ESTIMATE:
         return _pooled_estimate(g, version, gpus, gr, num_gpu, projector_weights)
     kv = list(gr.kv)

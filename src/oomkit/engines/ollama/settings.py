@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -56,6 +57,10 @@ V_OFFLOAD_LOGVALUE = (0, 5, 12)  # 58245413f: slog.Info("offload", "", estimate)
 # (library= first, projector.* last); v0.1.45-v0.5.11 printed msg="offload to <library>" (7784ca33c), the
 # projector group first
 V_KV_REFACTOR = (0, 4, 0)  # d07cf41a9: GraphSize returns kv (with mllama cross-attention)
+# d07cf41a9 and 8c238e70a ("mllama cross attention", GraphSize's mllama branch) were first tagged in v0.4.0-rc7:
+# v0.4.0-rc0 to -rc6 size mllama with the generic llm/memory.go KV (2 B x context x block_count x (K + V) x
+# headsKV, the cross-attention layers as self-attention ones) and no graph formula (h/hkv x kv / 6)
+RC_MLLAMA_GRAPH = (V_KV_REFACTOR, 7)
 V_KV_QUANT = (0, 5, 0)  # 1bdab9fdb: OLLAMA_KV_CACHE_TYPE, kvCacheBytesPerElement
 V_VISION_GRAPH = (0, 6, 0)  # gemma3 support: fs/ggml VisionGraphSize, the projector inside the model GGUF
 V_WEIGHTS_NO_KV = (0, 6, 1)  # 033cec232: memory.weights.* stop counting each layer's KV
@@ -97,6 +102,18 @@ _RUNNER_BUILD = (
 def parse_version(v: str | None) -> Version:
     """"0.12.10", "v0.30.1", "0.6.0-rc1" -> (major, minor, patch); None / newest / latest -> NEWEST."""
     return parse_release(v, NEWEST, "Ollama", "a release such as 0.12.10 or 0.30.1", tail=r"(?:-[\w.]+)?")
+
+
+def release_candidate(v: str | None) -> int | None:
+    """"0.4.0-rc6" -> 6; None for a final release (or none named)."""
+    m = re.search(r"-rc(\d+)$", str(v or "").strip())
+    return int(m.group(1)) if m else None
+
+
+def before_candidate(v: Version, rc: int | None, first: tuple[Version, int]) -> bool:
+    """True for a release candidate of first[0] older than -rc{first[1]}, the first tag with a change that landed
+    during that release's candidates (parse_version reads every -rcN as its release)."""
+    return rc is not None and v == first[0] and rc < first[1]
 
 
 @lru_cache(maxsize=1)
