@@ -103,15 +103,23 @@ def _not_text(text: str) -> bool:
     return bad > len(text) // 10
 
 
+# The most of a log read: a day of a busy server's log is a few MB; a file or stream past this is refused at once
+# (reading, decoding and scanning gigabytes would hold the terminal for minutes)
+MAX_LOG_BYTES = 64 << 20
+
+
 def _read(path: str) -> str:
     if path == "-":
         if sys.stdin.isatty():
             print("oomkit: reading the error or log from stdin; paste it, then Ctrl-D (Ctrl-Z Enter on Windows)",
                   file=sys.stderr)
-        data = sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(MAX_LOG_BYTES + 1)
     else:
         with open_for_header(path) as f:  # the one-line errors of a missing file, a directory, no permission
-            data = f.read()
+            data = f.read(MAX_LOG_BYTES + 1) if os.fstat(f.fileno()).st_size <= MAX_LOG_BYTES else None
+    if data is None or len(data) > MAX_LOG_BYTES:
+        raise OomkitError(f"{'stdin' if path == '-' else path}: larger than the {MAX_LOG_BYTES >> 20} MiB oomkit "
+                          "reads: give the part around the first error (e.g. tail -c 20M of the log)")
     if not data.strip():
         raise OomkitError(f"{'stdin' if path == '-' else path}: empty: nothing to diagnose (give the error message "
                           "or the whole log)")

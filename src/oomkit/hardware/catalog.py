@@ -497,6 +497,11 @@ def _macos_release(text: str, words: str) -> int:
     return major
 
 
+# The fullwidth forms of ASCII (U+FF01-U+FF5E) and the ideographic space, as a CJK input method types "２x H１００":
+# the characters they stand for (their NFKC forms)
+_FULLWIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+
+
 @functools.lru_cache(maxsize=256)
 def _parse(text: str) -> tuple[_Part, ...]:
     """A --gpu list -> its parts, each name resolved once: parts split at commas and at a plus between spaces
@@ -504,6 +509,7 @@ def _parse(text: str) -> tuple[_Part, ...]:
     catalog name, "8xH100", "H100x8", "H100 x 8" ("5090 x 2": two RTX 5090, not 5090 of a GPU named "2"). A part
     that names no GPU but whose pieces between "+", "/", ";", "&" or "and" each do ("3090+3060", "3090 and 3060")
     is those GPUs. Cached per text: check, estimate and the notes parse a --gpu once."""
+    text = text.translate(_FULLWIDTH)
     bad = next((c for c in text if unicodedata.category(c) == "Cc"), None)
     if bad is not None:  # a NUL or other control character names no GPU; _key would drop it and read the rest
         raise HardwareError(f"--gpu {text[:60]!r}: a GPU name cannot hold the control character {bad!r}")
@@ -513,6 +519,12 @@ def _parse(text: str) -> tuple[_Part, ...]:
     if bidi is not None:
         raise HardwareError(f"--gpu {text[:60]!r}: a GPU name cannot hold the bidirectional control {bidi!r}, which "
                             "shows the name in another order than it reads")
+    # a numeral that is no decimal digit ("²⁴GB", "Ⅱx"; int() and \d read the digits of every script): _key would
+    # drop it as punctuation and read another size or count
+    numeral = next((c for c in text if unicodedata.category(c) in ("No", "Nl")), None)
+    if numeral is not None:
+        raise HardwareError(f"--gpu {text[:60]!r}: a GPU name cannot hold the numeral {numeral!r}; write its digits "
+                            "as 0-9")
     parts: list[_Part] = []
     for part in (p.strip() for p in _PLUS.sub(",", text).split(",")):
         if not part:

@@ -222,6 +222,10 @@ def _check_truncated(header: GGUFHeader, name: str) -> None:
 def _check_split(header: GGUFHeader, name: str) -> None:
     """One part of a gguf-split model holds only its own tensors: read alone, most of the weights are missing."""
     count, total = header.metadata.get("split.count"), header.metadata.get("split.tensors.count")
+    no = header.metadata.get("split.no")
+    if isinstance(count, int) and count > 1 and isinstance(no, int) and not 0 <= no < count:
+        # gguf-split numbers its parts 0 .. count-1; llama-model-loader.cpp: "illegal split file idx"
+        raise ModelError(f"{name}: split.no = {no} is not a part of split.count = {count}: the file is damaged")
     if isinstance(count, int) and count > 1 and isinstance(total, int) and total > len(header.tensors):
         no = header.metadata.get("split.no")
         part = f"part {no + 1} " if isinstance(no, int) else "one part "

@@ -17,6 +17,7 @@ from typing import Any
 from ..errors import OomkitError
 from ..quant import ggml
 from ..quant.gguf_recipes import ftype_name
+from ._bytes import printable
 from .archs import (
     CHUNKED_ARCHS,
     DSA_INDEXER_ARCHS,
@@ -115,8 +116,8 @@ def spec_from_gguf(header: GGUFHeader, name: str, source: str = "", ik_types: bo
     if arch in NO_LLAMACPP_ARCHS:
         raise OomkitError(f"{name}: GGUF architecture '{arch}' has no llama.cpp support ({NO_LLAMACPP_ARCHS[arch]}); "
                           f"llama.cpp stops loading it: \"unknown model architecture: '{arch}'\"")
-    if arch not in KNOWN_ARCHS:
-        raise OomkitError(f"{name}: GGUF architecture '{arch}' is not supported yet")
+    if arch not in KNOWN_ARCHS:  # the name as the file holds it, cut and escaped to stay one line
+        raise OomkitError(f"{name}: GGUF architecture '{printable(arch, 60)}' is not supported yet")
     m = _Meta(md, arch, name)
     n_all = m.int("block_count")
     if n_all == 0:
@@ -243,6 +244,9 @@ def _vocab_size(m: _Meta, md: Mapping[str, Any], tensors: Sequence[TensorSpec]) 
         return v
     for t in tensors:
         if t.name == "token_embd.weight" and len(t.shape) == 2:
+            if not t.shape[1]:  # llama.cpp check_tensor_dims wants {n_embd, n_vocab} of the tokenizer's n_vocab
+                raise OomkitError(f"{m.name}: token_embd.weight has 0 rows (a vocabulary of no tokens): the file is "
+                                  "damaged")
             return t.shape[1]
     tokens = md.get("tokenizer.ggml.tokens")
     n = getattr(tokens, "length", None) or (len(tokens) if isinstance(tokens, (tuple, list)) else 0)

@@ -372,7 +372,7 @@ def _parse(r: _Reader) -> GGUFHeader:
     arch = metadata.get("general.architecture")
     blocks = metadata.get(f"{arch}.block_count") if isinstance(arch, str) else None
     if isinstance(blocks, (int, float)) and not isinstance(blocks, bool) and blocks > MAX_BLOCKS:
-        raise r.fail(f"{arch}.block_count = {blocks:,} is more than the {MAX_BLOCKS:,} layers oomkit models; the file "
+        raise r.fail(f"{printable(arch, 60)}.block_count = {blocks:,} is more than the {MAX_BLOCKS:,} layers oomkit models; the file "
                      "is damaged or not a real model")
 
     alignment = GGUF_DEFAULT_ALIGNMENT

@@ -396,8 +396,11 @@ def spec_from_config(
     if n_ctx_train == 0:
         labels.append("max_position_embeddings not given: trained context unknown")
     # LFM2 names it tie_embedding (transformers configuration_lfm2.py: tie_word_embeddings = tie_embedding, default True)
-    tied = bool(cfg.get("tie_word_embeddings", outer.get("tie_word_embeddings", cfg.get("tie_embedding",
-                                                                                      model_type in _TIED_BY_DEFAULT))))
+    tied = cfg.get("tie_word_embeddings", outer.get("tie_word_embeddings", cfg.get("tie_embedding",
+                                                                                 model_type in _TIED_BY_DEFAULT)))
+    if tied is not None and not isinstance(tied, bool):  # bool("false") is True: a string would tie untied weights
+        raise OomkitError(f"{name}: config field tie_word_embeddings={tied!r:.40} is not true or false")
+    tied = bool(tied)
 
     tensors = architecture_tensors(
         arch=arch, n_embd=n_embd, n_vocab=n_vocab, layers=layers, tied=tied,

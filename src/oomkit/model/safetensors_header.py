@@ -112,8 +112,15 @@ def _load_json(raw: bytes, name: str, what: str) -> Any:
     except (ValueError, RecursionError) as e:
         if isinstance(e, ModelError):
             raise
-        msg = e.msg if isinstance(e, json.JSONDecodeError) else "nested too deeply"
+        # int() refuses more than 4300 digits with a plain ValueError: say so, not "nested too deeply"
+        msg = (e.msg if isinstance(e, json.JSONDecodeError) else "nested too deeply" if isinstance(e, RecursionError)
+               else _digits(e))
         raise _fail(name, f"corrupt {what}: invalid JSON ({msg})") from None
+
+
+def _digits(e: ValueError) -> str:
+    m = re.search(r"value has (\d+) digits", str(e))
+    return f"an integer of {m.group(1)} digits" if m else printable(str(e), 80)
 
 
 def _is_int(v: Any) -> bool:

@@ -25,6 +25,7 @@ from ..commands import models as models_command
 from ..commands import table as table_command
 from ..commands._model_args import OPTIONS as MODEL_OPTIONS
 from ..commands._model_args import ModelRequest, parse_model_request
+from ..commands.diagnose import _not_text as not_text
 from ..diagnose import diagnose, errors_index
 from ..diagnose.result import Diagnosis
 from ..engines.base import get_engine
@@ -159,6 +160,33 @@ def refuse_path(ref: str | None) -> None:
                          "name, an Ollama tag or a Hugging Face id (or upload a config.json)", 400)
 
 
+# Engine flags whose value names a file the engine opens: -md, --mmproj and vLLM's --config are read by oomkit too
+# (the draft's and the projector's headers, the YAML's flags), the rest would be; a request names none of the server's
+_FILE_FLAGS = {"-md", "--model-draft", "--spec-draft-model", "-mm", "--mmproj", "--lora", "--lora-scaled",
+               "--control-vector", "--control-vector-scaled", "--config", "--hf-config-path", "--tokenizer",
+               "--speculative-model", "--speculative-draft-model-path", "--lora-paths", "--draft-model",
+               "--adapter-path"}
+_JSON_FILE_FLAGS = {"--speculative-config", "-sc"}  # vLLM: {"model": PATH, ...}, the drafter's config read from PATH
+
+
+def refuse_file_flags(argv: list[str]) -> None:
+    """refuse_path for the value of every engine flag in argv that names a file (before the command is parsed: vLLM's
+    --config file is read while it is)."""
+    for i, arg in enumerate(argv):
+        flag, eq, value = arg.partition("=")
+        if flag not in _FILE_FLAGS and flag not in _JSON_FILE_FLAGS:
+            continue
+        value = value if eq else argv[i + 1] if i + 1 < len(argv) else ""
+        if flag in _JSON_FILE_FLAGS:
+            try:
+                doc = json.loads(value)
+            except (ValueError, RecursionError):
+                continue  # the engine's own parser refuses it
+            value = doc.get("model") if isinstance(doc, dict) else None
+        if isinstance(value, str) and value.strip():
+            refuse_path(value)
+
+
 _STDOUT = threading.Lock()
 
 
@@ -236,9 +264,11 @@ def _request(p: Mapping[str, Any], extra_options: dict[str, bool] | None = None,
              default_model: str | None = None, local: bool = False, host: bool = False) -> ModelRequest:
     """local: the caller is the machine's own user (the MCP server over stdio), who may name files as on the CLI.
     host: the request may say the host (model_argv)."""
+    argv = model_argv(p, extra, host)
     if not local:
         refuse_path(_field(p, "model"))
-    req = parse_model_request(model_argv(p, extra, host), extra_options=extra_options, default_model=default_model)
+        refuse_file_flags(argv)
+    req = parse_model_request(argv, extra_options=extra_options, default_model=default_model)
     if not local:
         refuse_path(req.model)
     return req
@@ -264,7 +294,9 @@ def estimate(p: Mapping[str, Any], local: bool = False) -> Answer:
     if p.get("config") is not None:
         if p.get("command") or p.get("model"):
             raise InputError("give either config or a model (or command), not both", 400)
-        req = parse_model_request(model_argv({**p, "model": "uploaded"}, host=True))
+        argv = model_argv({**p, "model": "uploaded"}, host=True)
+        refuse_file_flags(argv)
+        req = parse_model_request(argv)
         spec = config_spec(p["config"], _field(p, "name", 200), req.engine, req.quant)
         est = estimate_model(spec, req.engine, settings=req.settings, vram=req.opts.get("--vram"),
                              gpu=req.opts.get("--gpu"), cpu_only=bool(req.opts.get("--cpu-only")))
@@ -333,6 +365,7 @@ def fit_command(p: Mapping[str, Any], local: bool = False) -> Answer:
     if not argv:
         raise OomkitError("give the engine command, e.g. llama-server -m qwen3:8b -c 32768")
     if not local:
+        refuse_file_flags(argv)
         refuse_path(parse_command(argv, None).model)
     opts: dict[str, Any] = {}
     for name in ("vram", "reserve", "headroom"):
@@ -358,6 +391,8 @@ def diagnose_text(p: Mapping[str, Any]) -> Answer:
         raise OomkitError("give the error message or the log as text")
     if len(text) > MAX_LOG_BYTES or len(text.encode("utf-8", errors="replace")) > MAX_LOG_BYTES:
         raise InputError("the log is larger than 20 MB: paste the part around the first error", 413)
+    if not_text(text):  # as `oomkit diagnose` refuses it
+        raise InputError("not text (binary or garbled data): give the engine's error message or its log as text", 400)
     d: Diagnosis = diagnose(text)
     return Answer(d, json.dumps(d.to_dict(), indent=1))
 
@@ -392,11 +427,15 @@ def errors(p: Mapping[str, Any]) -> Answer:
 def config_spec(config: Any, name: str | None, engine: str | None, quant: str | None) -> Any:
     """An uploaded config.json (its parsed object) -> the ModelSpec the CLI reads from that file."""
     from ..model.hf_config import spec_from_config  # lazy: only for an uploaded config
+    from ..model.jsonfile import loads_object  # lazy: as above
 
     if not isinstance(config, dict):
         raise InputError("config must be the object of a config.json", 400)
-    if len(json.dumps(config)) > MAX_UPLOAD_BYTES:
+    text = json.dumps(config)
+    if len(text) > MAX_UPLOAD_BYTES:
         raise InputError("the config is larger than 1 MB", 413)
+    # the body's JSON reader took NaN, Infinity (1e400) and 5,000-digit integers: bounded as a config.json file is
+    config = loads_object(text, "uploaded config.json", "config")
     eng = get_engine(engine or "llama.cpp")
     fmt = quant or eng.default_weight_format(config)
     return spec_from_config(config, name=name or "uploaded config.json", source="uploaded config.json",

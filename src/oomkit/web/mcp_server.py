@@ -11,6 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+# StrictInt: a JSON true is no context length or count (pydantic's lax mode reads it as 1)
+from pydantic import StrictInt, ValidationError
+
 try:  # mcp >= 2
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
@@ -45,21 +48,30 @@ class _Server(MCPServer):  # type: ignore[misc, valid-type]
     """MCPServer whose tools refuse an argument they do not take (the arguments' models ignore extras): a
     misspelled `context` for `ctx` must not be answered as if it were not given."""
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None, *args: Any, **kwargs: Any) -> Any:
+        arguments = arguments or {}  # no arguments at all: each tool says what it lacks
         tool = self._tool_manager.get_tool(name)
         known = set((tool.parameters or {}).get("properties", {})) if tool is not None else set()
-        if tool is not None and (unknown := sorted(set(arguments or {}) - known)):
+        if tool is not None and (unknown := sorted(set(arguments) - known)):
             raise ToolError(f"{name}: unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; "
                             f"it takes {', '.join(sorted(known))}")
-        return await super().call_tool(name, arguments, *args, **kwargs)
+        try:
+            return await super().call_tool(name, arguments, *args, **kwargs)
+        except ToolError as e:
+            if not isinstance(e.__cause__, ValidationError):
+                raise
+            # pydantic's report is four lines per field (with a link): the first field and its reason, in one
+            first = e.__cause__.errors()[0] if e.__cause__.errors() else {}
+            field = str((first.get("loc") or ("arguments",))[0])
+            raise ToolError(f"{name}: {field}: {' '.join(str(first.get('msg', 'invalid')).split())}") from None
 
 
 def build_server() -> Any:
     server = _Server("oomkit", instructions=INSTRUCTIONS)
 
     @server.tool(structured_output=False)
-    def estimate(model: str | None = None, engine: str | None = None, ctx: int | None = None,
-                 quant: str | None = None, kv_type: str | None = None, parallel: int | None = None,
+    def estimate(model: str | None = None, engine: str | None = None, ctx: StrictInt | None = None,
+                 quant: str | None = None, kv_type: str | None = None, parallel: StrictInt | None = None,
                  vram: str | None = None, gpu: str | None = None, engine_version: str | None = None,
                  command: str | None = None, flags: str | None = None, cpu_only: bool | None = None,
                  ram: str | None = None) -> str:
@@ -76,8 +88,8 @@ def build_server() -> Any:
                                             local=True))
 
     @server.tool(structured_output=False)
-    def check(model: str | None = None, engine: str | None = None, ctx: int | None = None, quant: str | None = None,
-              kv_type: str | None = None, parallel: int | None = None, vram: str | None = None,
+    def check(model: str | None = None, engine: str | None = None, ctx: StrictInt | None = None,
+              quant: str | None = None, kv_type: str | None = None, parallel: StrictInt | None = None, vram: str | None = None,
               gpu: str | None = None, command: str | None = None, flags: str | None = None,
               cpu_only: bool | None = None, ram: str | None = None) -> str:
         """Will it fit on this machine's GPUs (free memory), or on `vram` / `gpu`, or with `cpu_only` in this
@@ -90,7 +102,7 @@ def build_server() -> Any:
 
     @server.tool(structured_output=False)
     def fit(command: str, vram: str | None = None, gpu: str | None = None, reserve: str | None = None,
-            headroom: str | None = None, min_ctx: int | None = None) -> str:
+            headroom: str | None = None, min_ctx: StrictInt | None = None) -> str:
         """Rewrite an engine command so that it fits, changing as little as possible (`oomkit fit --json --
         COMMAND`): the KV cache type, the context, the weight format, part of the model in system RAM."""
         return _answer(lambda: api.fit_command(_fields(command=command, vram=vram, gpu=gpu, reserve=reserve,
@@ -98,8 +110,8 @@ def build_server() -> Any:
 
     @server.tool(structured_output=False)
     def plan(model: str, engine: str | None = None, gpu: str | None = None, vram: str | None = None,
-             min_ctx: int | None = None, concurrency: int | None = None, quant: str | None = None,
-             limit: int | None = None) -> str:
+             min_ctx: StrictInt | None = None, concurrency: StrictInt | None = None, quant: str | None = None,
+             limit: StrictInt | None = None) -> str:
         """The settings that fit, best first, each with its launch command, memory, headroom, decode speed bound
         and published quality cost (`oomkit plan MODEL --json`)."""
         return _answer(lambda: api.plan_options(_fields(model=model, engine=engine, gpu=gpu, vram=vram,

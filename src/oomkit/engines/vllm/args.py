@@ -24,6 +24,7 @@ from typing import Any
 
 from ...errors import OomkitError, SettingsError
 from ...flags import check_settings
+from ...model._bytes import read_capped
 from ..command import (
     Opt,
     Syntax,
@@ -161,6 +162,14 @@ def _int(flag: str, value: str) -> int:
         raise OomkitError(f"{PROG}: error: argument {flag}: invalid int value: {value!r}") from None
 
 
+def _capture_size(flag: str, value: str) -> int:
+    """A CUDA graph capture size: a batch of that many tokens is captured, so it is at least 1."""
+    n = _int(flag, value)
+    if n < 1:
+        raise OomkitError(f"{PROG}: argument {flag}: capture size {n} is not a positive batch size")
+    return n
+
+
 def _float(flag: str, value: str) -> float:
     try:
         return float(value)
@@ -257,13 +266,15 @@ def _with_config_file(args: list[str]) -> list[str]:
     path = args[k + 1]
     if path.rsplit(".", 1)[-1] not in ("yaml", "yml"):
         raise OomkitError(f"{PROG}: Config file must be of a yaml/yml type. {path} supplied")
+    if not Path(path).expanduser().exists():
+        raise OomkitError(f"no such file: {path} (vllm serve --config: the settings it holds are part of the "
+                          "command; give them as flags)")
+    # a regular file under a cap: a FIFO with no writer or a link to /dev/zero is refused, not read without end
+    text = read_capped(Path(path).expanduser(), 1 << 20, "vllm serve --config file")
     try:
         import yaml  # PyYAML, which huggingface_hub installs
 
-        config = yaml.safe_load(Path(path).expanduser().read_text())
-    except FileNotFoundError:
-        raise OomkitError(f"no such file: {path} (vllm serve --config: the settings it holds are part of the "
-                          "command; give them as flags)") from None
+        config = yaml.safe_load(text.decode("utf-8"))
     except Exception as e:  # not YAML, unreadable
         raise OomkitError(f"{PROG}: cannot read the config file {path}: {e}") from None
     words: list[str] = []
@@ -445,7 +456,7 @@ def _apply_compilation_config(flag: str, value: Any, opts: dict[str, Any]) -> No
         opts["cudagraph_mode"] = str(cfg["cudagraph_mode"]).upper()
     sizes = cfg.get("cudagraph_capture_sizes")
     if isinstance(sizes, list) and sizes:
-        opts["cudagraph_capture_sizes"] = tuple(sorted({_int(flag, v) for v in sizes}))
+        opts["cudagraph_capture_sizes"] = tuple(sorted({_capture_size(flag, v) for v in sizes}))
     if cfg.get("max_cudagraph_capture_size") is not None:
         opts["max_cudagraph_capture_size"] = _int(flag, cfg["max_cudagraph_capture_size"])
     level = cfg.get("level", cfg.get("mode"))
@@ -500,7 +511,7 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
     elif flag == "--max-cudagraph-capture-size":
         opts["max_cudagraph_capture_size"] = _int(flag, value)
     elif flag in ("--cudagraph-capture-sizes", "--cuda-graph-sizes"):
-        opts["cudagraph_capture_sizes"] = tuple(sorted({_int(flag, v) for v in value}))
+        opts["cudagraph_capture_sizes"] = tuple(sorted({_capture_size(flag, v) for v in value}))
     elif flag in ("--compilation-config", "-cc", "-O"):  # -O 3 / -O '{...}' / -cc '{...}': short forms (arg_utils.py)
         _apply_compilation_config(flag, value, opts)
     elif flag == "--disable-hybrid-kv-cache-manager":
