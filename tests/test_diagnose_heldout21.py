@@ -5,15 +5,16 @@ MLX on Metal (a command buffer failing with kIOGPUCommandBufferCallbackErrorOutO
 maxBufferLength), the sleep modes RL trainers use (vLLM's CuMemAllocator wake_up, SGLang's torch_memory_saver resume)
 and an LM Studio 0.2 load failure. Each case is cited with the lines kept verbatim and the fix its thread gives (where
 the thread confirms none, the answer is held to what the log shows); `before` records what oomkit answered before:
-before: 4 of 8 right (1 wrong in stage and fixes, 3 placed nowhere); after: 7 right, 1 strict xfail (LM Studio 0.2's
-'Error loading model.' JSON with an exit code is not read).
+before: 4 of 8 right (1 wrong in stage and fixes, 3 placed nowhere); after: 8 right (the LM Studio case after a second
+change: its 'Error loading model.' JSON read as LM Studio's, stage unknown, with its exit code and figures).
 The rules, each from the engine's own source: IPython's traceback (Jupyter, Colab) is read for its frames
 ("File /p/x.py:N, in f(", "/p/x.py in f(", Colab's "[/p/x.py](link) in f(") and its current lines ("---> N code"), so
 a from_pretrained under accelerate's set_module_tensor_to_device is the weights stage; vLLM's csrc/cumem_allocator.cpp
 CUDA_CHECK ("CUDA Error: out of memory at .../cumem_allocator.cpp:N", raised by python_create_and_map when
 CuMemAllocator.wake_up maps the slept memory back) and torch_memory_saver's CURESULT_CHECK ("[torch_memory_saver.cpp]
 CUresult error: 2 (out of memory)", cu_mem_create on resume) are the engine's share not fitting beside the trainer:
---gpu-memory-utilization / --mem-fraction-static lower. The checks: tests/diagnose_heldout.py check_case; the garble
+--gpu-memory-utilization / --mem-fraction-static lower; LM Studio 0.2's '"cause": "(Exit code: N)' JSON is its load
+worker's exit with no message: LM Studio's, stage unknown, its figures read. The checks: tests/diagnose_heldout.py check_case; the garble
 pass as in sets 6 to 20."""
 
 from __future__ import annotations
@@ -63,3 +64,13 @@ def test_memory_saver_old_form_and_other_codes():
     assert (d.engine, d.stage) == ("sglang", "kv_cache"), d.to_dict()
     bad = diagnose("[torch_memory_saver.cpp] CUresult error: 1 (invalid argument) file=csrc/core.cpp func=free line=66\n")
     assert bad.stage != "kv_cache", bad.to_dict()
+
+
+def test_lmstudio_exit_code_json_is_read_without_advice():
+    text = ('{\n  "cause": "(Exit code: -1073740791). Unknown error. Try a different model and/or config.",\n'
+            '  "data": {\n    "memory": {\n      "ram_capacity": "31.75 GB",\n      "ram_unused": "20.10 GB"\n    },\n'
+            '    "gpu": {\n      "vram_recommended_capacity": "2.00 GB",\n      "vram_unused": "1.64 GB"\n    }\n  },\n'
+            '  "title": "Error loading model."\n}\n')
+    d = diagnose(text)
+    assert (d.engine, d.stage) == ("lmstudio", "unknown") and not d.fixes, d.to_dict()
+    assert d.numbers["exit_code"] == -1073740791 and d.numbers["free_bytes"] == 1_640_000_000, d.numbers

@@ -1046,6 +1046,7 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...], predi
         # only an engine's routine notices (--fit's first projection, vLLM's capture notices): nothing failed
         return none_by(notices[0], "medium")
     return Diagnosis(engine=warns[0].sig.engine if warns else host, stage="unknown", confidence="low",
+                     numbers=dict(warns[0].numbers) if warns else {},  # a warning's own figures
                      settings=settings, causes=tuple(causes), recognised=recognised, host=None,
                      engine_version=_version(settings, warns[0].sig.engine if warns else host), buffers=buffers,
                      signature=warns[0].sig.id if warns else None, line=warns[0].line.no if warns else None)

@@ -1316,6 +1316,24 @@ SIGNATURES: tuple[Signature, ...] = (
          "a memory shortage",),
         ("restart LM Studio; if every model still fails this way, reinstall it",)),
     Signature(
+        # LM Studio 0.2.x's other load-error JSON: "cause": "(Exit code: N). Please check settings and try loading
+        # the model again." (or "... Unknown error. Try a different model and/or config."), the memory it measured
+        # under "data", "title": "Error loading model." last: the load worker exited without a message, so the exit
+        # code, not a measured shortage, is all it says (lmstudio-bug-tracker#59 exit 6, .github#58 -1073740791)
+        "lmstudio_load_exit_code", "lmstudio", ('"cause": "(Exit code:',),
+        r'"cause": "\(Exit code: -?[0-9]{1,20}\)', role="warn", priority=3, span=30,
+        fields=(Field("exit_code", r"Exit code: (-?[0-9]{1,20})\)", "int"),
+                Field("ram_capacity_bytes", r'"ram_capacity": "' + SIZE, "size_as_written"),
+                Field("system_available_bytes", r'"ram_unused": "' + SIZE, "size_as_written"),
+                Field("total_bytes", r'"vram_recommended_capacity": "' + SIZE, "size_as_written"),
+                Field("free_bytes", r'"vram_unused": "' + SIZE, "size_as_written")),
+        message='{"cause": "(Exit code: N). Please check settings and try loading the model again.", "data": '
+                '{"memory": {"ram_capacity", "ram_unused"}, "gpu": {"vram_recommended_capacity", "vram_unused"}}, '
+                '"title": "Error loading model."}',
+        versions="LM Studio 0.2.x (GB decimal)",
+        causes=("LM Studio's load worker exited with this code and no message (6 is SIGABRT on macOS and Linux): "
+                "what failed is not printed; the figures are what LM Studio measured before loading",)),
+    Signature(
         "lmstudio_failed_load", "lmstudio", ("Failed to load model", "Failed to load the model"),
         r"Failed to load (?:the )?model", role="warn", priority=1,
         message="Failed to load model / errorData: {n_ctx, n_batch, n_gpu_layers}",
