@@ -8,7 +8,7 @@ from dataclasses import replace
 from ...memo import ByObject
 from ...model.archs import DSV4_ARCHS
 from ...model.hf_config import DSV4_CONFIG_LABEL, ST_DENSE_TENSORS
-from ...model.spec import ModelSpec, TensorSpec
+from ...model.spec import LayerKind, ModelSpec, TensorSpec
 from ...model.towers import Tower
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import cdiv, round_up
@@ -464,7 +464,9 @@ def _rope_cache_bytes(spec: ModelSpec, r: Resolved) -> int:
     """model_executor/layers/rotary_embedding: cos_sin_cache of max_position x rotary_dim in the model dtype, one
     per distinct rope (get_rope caches them by head size and parameters): Gemma 4's sliding layers (head_dim 256)
     and its full layers (global_head_dim 512, Gemma4RotaryEmbedding: the non-rotated dims get zero frequencies,
-    so the cache spans the whole head) hold one each."""
+    so the cache spans the whole head) hold one each. Linear scaling (LinearScalingRotaryEmbedding
+    _compute_cos_sin_cache: max_position_embeddings * scaling_factor rows, "the maximum length after applying the
+    rope scaling") multiplies the rows; Gemma 3's sliding layers take a rope of their own (LOCAL_ROPE_ARCHS)."""
     dims = {(a.qk_rope_head_dim if a.kv_lora_rank else a.head_dim_k) for layer in spec.layers
             if (a := layer.attention) is not None}
     if not dims or not spec.n_ctx_train:
@@ -477,7 +479,21 @@ def _rope_cache_bytes(spec: ModelSpec, r: Resolved) -> int:
                        and spec.architecture in MROPE_FACTOR_ONE) else MROPE_POSITIONS_FACTOR
         return spec.n_ctx_train * factor * sum(int(d * (rs.partial_rotary_factor or 1.0)) for d in dims) \
             * r.dtype_bytes
-    return spec.n_ctx_train * sum(dims) * r.dtype_bytes
+    rows = spec.n_ctx_train
+    if rs is not None and rs.type == "linear" and rs.factor and rs.factor > 1:
+        rows = int(spec.n_ctx_train * rs.factor)
+    local = 0
+    if spec.architecture in LOCAL_ROPE_ARCHS:
+        local = spec.n_ctx_train * sum({a.head_dim_k for layer in spec.layers if layer.kind is LayerKind.SLIDING
+                                        and (a := layer.attention) is not None})
+    return (rows * sum(dims) + local) * r.dtype_bytes
+
+
+# models/gemma3.py Gemma3Attention (0.8.0 -> 0.18.0 read in the 0.10.0 and 0.18.0 wheels): a sliding layer builds
+# its rope with rope_local_base_freq and rope_scaling {"rope_type": "default"}, the full layers with the config's
+# rope_theta and rope_scaling (linear, factor 8, on the 4B / 12B / 27B checkpoints), so get_rope's cache key differs
+# and each holds a cos_sin_cache: the sliding one of max_position_embeddings rows beside the scaled one
+LOCAL_ROPE_ARCHS = frozenset({"gemma3"})
 
 
 # rotary_embedding/mrope.py MRotaryEmbedding: max_position_embeddings * 4 cache rows (0.8.0-0.31.0; from 0.32 the
