@@ -620,6 +620,9 @@ HOSTS: tuple[tuple[str, str], ...] = (
     # llm/memory.go's estimate line in its older form (msg="offload to cuda|rocm|metal|cpu|gpu" with its memory.*
     # fields; later msg=offload library=...), which may be pasted alone (ollama#8571, PR #5117)
     ('msg="offload to ', "ollama"),
+    # the server's scheduler and, from 0.12, ml/device.go's per-device summary (msg="kv cache" device=CPU size=...,
+    # "compute graph", "total memory"), pasted without the lines around them (ollama#12574)
+    ('source=sched.go', "ollama"), ('source=device.go', "ollama"),
     ("llama-server", "llama.cpp"), ("llama_model_load", "llama.cpp"), ("llama_init_from_model", "llama.cpp"),
     ("llama_new_context_with_model", "llama.cpp"), ("load_tensors:", "llama.cpp"), ("ggml_", "llama.cpp"),
     ("llama_cpp", "llama.cpp"),
