@@ -286,6 +286,37 @@ def _hip_cublas_pool(spec: ModelSpec, launch: Launch, ls: LlamaCppSettings, runn
     return replace(runner, devices=devices, engine_view=view)
 
 
+# llama/patches/0010-add-mllama-support.patch (v0.4.0-v0.6.8, the llama runner's mllama): llama_kv_cache_init gives
+# each cross-attention layer, on its layer's device, an F32 K and V of n_embd_head x 6404 x n_head_kv: the vision
+# encoder's 1601 tokens x 4 tiles (+ 4 padding rows), whatever the context or cache type
+MLLAMA_CROSS_CELLS = 6404
+
+
+def _mllama_cross_cache(spec: ModelSpec, runner: MemoryEstimate) -> MemoryEstimate:
+    """The llama runner's cross-attention cache of mllama (the self-attention layers' cache is llama.cpp's).
+    ollama/ollama#7440 (0.4.0-rc6, x/llama3.2-vision:11b-instruct, 2048 cells): "KV self size = 656.25 MiB" =
+    32 x 8 MiB + 8 cross-attention layers x 2 x 128 x 6404 x 8 x 4 B."""
+    if spec.architecture != "mllama":
+        return runner
+    where = {lu.index: lu.device for lu in runner.layers}
+    extra: dict[str, int] = {}
+    for il, la in enumerate(spec.layers):
+        if la.cross_attention and la.attention is not None:
+            at = la.attention
+            size = (at.head_dim_k + at.head_dim_v) * MLLAMA_CROSS_CELLS * at.n_kv_heads * 4
+            dev = where.get(il, runner.host.id)
+            extra[dev] = extra.get(dev, 0) + size
+    if not extra:
+        return runner
+    devices = tuple(replace(u, kv_cache_bytes=u.kv_cache_bytes + extra.get(u.id, 0)) for u in runner.devices)
+    host = replace(runner.host, kv_cache_bytes=runner.host.kv_cache_bytes + extra.get(runner.host.id, 0))
+    kv = dict(runner.engine_view.get("kv_buffer_bytes") or {})
+    for dev, size in extra.items():
+        name = "CPU" if dev == runner.host.id else dev
+        kv[name] = kv.get(name, 0) + size
+    return replace(runner, devices=devices, host=host, engine_view=dict(runner.engine_view, kv_buffer_bytes=kv))
+
+
 def _split(counts: list[int]) -> tuple[float, ...]:
     return tuple(float(c) for c in counts) if len(counts) > 1 and sum(counts) else ()
 
@@ -421,6 +452,7 @@ def _estimate_eras_abc(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...]
     elif launch.runner == "llama":
         runner = _patched_output_buffer(spec, launch, ls, runner)
         runner = _hip_cublas_pool(spec, launch, ls, runner, used_devs)
+        runner = _mllama_cross_cache(spec, runner)
     return _finish(spec, g, devices, used_idx, s, launch, num_parallel, runner, own, ls)
 
 
