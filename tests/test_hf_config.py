@@ -139,7 +139,10 @@ def test_directory_with_safetensors_gives_exact_bytes(tmp_path):
 
     from oomkit.model.resolve import resolve
 
-    (tmp_path / "config.json").write_text(json.dumps(catalog.lookup("llama3.2:1b").config))
+    # one layer, so that the file holds a tensor of every layer the config declares (a file holding 1 of 16 layers is
+    # no checkpoint of the model: its weights are computed instead, tests/test_hostile_sweep13.py)
+    config = {**catalog.lookup("llama3.2:1b").config, "num_hidden_layers": 1}
+    (tmp_path / "config.json").write_text(json.dumps(config))
     emb, q = 128256 * 2048 * 2, 2048 * 2048 * 2
     header = {"model.embed_tokens.weight": {"dtype": "BF16", "shape": [128256, 2048], "data_offsets": [0, emb]},
               "model.layers.0.self_attn.q_proj.weight": {"dtype": "BF16", "shape": [2048, 2048],

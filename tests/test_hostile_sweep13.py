@@ -1,22 +1,24 @@
-"""Hostile input, thirteenth sweep: 69 malformed inputs none of the earlier hostile tests tries in this form, aimed at
+"""Hostile input, thirteenth sweep: 71 malformed inputs none of the earlier hostile tests tries in this form, aimed at
 the readers (GGUF header and file, safetensors header, config.json, the GPU catalog), the subcommands' options, diagnose
 on odd files and streams, the web API (FastAPI's TestClient) and the MCP server's tools (called in process). Each must
 answer correctly or refuse in one line: exit 2 with one `oomkit: error:` line (CLI), a 4xx with {"error": ...} (web
 API) or a one-line tool error (MCP), within seconds.
 
-Measured (2026-12-07) before this sweep's changes: 30 of the 69 failed (no traceback on the CLI; one a right refusal
+Measured (2026-12-07) before this sweep's changes: 32 of the 71 failed (no traceback on the CLI; one a right refusal
 for the wrong reason):
 - hangs: `diagnose` of a 300 MiB log (the whole file decoded and scanned) or of an endless stdin, and vLLM's
   `--config` naming a FIFO or a link to /dev/zero (read with read_text);
-- a bug exit: vLLM capture sizes of -1 or 0 (math domain error from the -1);
+- a bug exit: a vLLM capture size of -1 (math domain error), and a size of 0 taken as a batch size;
 - HTTP 500: an uploaded config.json holding Infinity or a NaN factor (OverflowError), by the API and the calculator
   page's upload;
 - silent guesses: "ⅡＸ H100" read as one H100 (the numeral dropped as punctuation), tie_word_embeddings "false" /
   "no" (strings) read as true, a GGUF token_embd of 0 rows as a vocabulary of 0, a GGUF whose split.no is past its
-  split.count as a whole model, an MCP `ctx: true` or `min_ctx: false` as a number;
+  split.count as a whole model, an MCP `ctx: true` or `min_ctx: false` as a number, a 70B config.json beside a
+  model.safetensors of its embedding alone as a 1.05B model (now: weights computed from the config, said so);
 - wrong or unbounded messages: a 5,000-digit integer in a safetensors header reported as "nested too deeply", a GGUF
   architecture of 200,000 bytes echoed whole in the error line, "²⁴GB" refused as an unknown GPU rather than for its
-  superscripts, MCP argument errors in pydantic's 4-line form (and "Error executing tool estimate" for no arguments);
+  superscripts, MCP argument errors in pydantic's 4-line form (and "Error executing tool estimate" for no arguments),
+  a vLLM drafter's config.json with NaN as "its config lacks cannot convert float NaN to integer";
 - the web hub reading files of the server named inside a command (-md / --model-draft: the draft's weights joined the
   answer; --mmproj; vLLM --config and --speculative-config's model), which it promises never to open (--lora too);
 - binary text to POST /api/diagnose answered 200 where the CLI refuses it.
@@ -275,6 +277,26 @@ def test_fullwidth_digits_in_a_gpu_name_read_as_digits(wide, ascii_):
         [d["memory_bytes"] for d in json.loads(out_a)["devices"]]
 
 
+def test_a_70b_config_beside_a_safetensors_of_its_embedding_only(tmp_path):
+    """was: "1.05B params · weights safetensors BF16", the one tensor in the file taken as the 70B's weights"""
+    H.write_config(tmp_path / "m", H.LLAMA_70B)
+    H.write_safetensors(tmp_path / "m" / "model.safetensors", [("model.embed_tokens.weight", [128256, 8192])])
+    rc, out, err = run_cli("estimate", str(tmp_path / "m"), "--engine", "vllm", "--gpu", "H100", "--json")
+    assert rc in (0, 1), err
+    d = json.loads(out)
+    assert d["model"]["params_total"] > 70e9 and not d["model"]["weights_exact"]
+    assert "the safetensors hold tensors of 0 of the 80 layers config.json declares" in out
+
+
+def test_vllm_drafter_config_with_nan(tmp_path):
+    """was: "its config lacks cannot convert float NaN to integer" (the drafter's config.json read unbounded)"""
+    H.write_config(tmp_path / "d", json.dumps(H.llama_config()).replace('"hidden_size": 64', '"hidden_size": NaN'))
+    spec = json.dumps({"model": str(tmp_path / "d"), "num_speculative_tokens": 2, "method": "eagle"})
+    rc, out, err = run_cli("estimate", "--gpu", "H100", *_VLLM8, "--speculative-config", spec)
+    one_line_or_answer(rc, err, "drafter NaN")
+    assert rc == 2 and "field 'hidden_size' is NaN" in err, err
+
+
 # ---- the web API ----
 
 
@@ -390,5 +412,5 @@ def test_mcp_bad_arguments_are_one_line(name, args, words):
 
 
 def test_the_sweep_counts():
-    inputs = len(CASES) + 2 + 2 + 3 + (1 + 1 + 1 + 4 + 2 + 1 + 4) + 6
-    assert len(CASES) == 42 and inputs == 69 and len({c[0] for c in CASES}) == len(CASES)
+    inputs = len(CASES) + 2 + 2 + 3 + 2 + (1 + 1 + 1 + 4 + 2 + 1 + 4) + 6
+    assert len(CASES) == 42 and inputs == 71 and len({c[0] for c in CASES}) == len(CASES)

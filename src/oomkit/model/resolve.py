@@ -651,7 +651,7 @@ def _config_spec(cfg: dict, name: str, source: str, directory: Path | None, weig
             labels = (f"no quant given: assuming {weight_format} weights (name one with :QUANT or --quant)",)
     spec = spec_from_config_checked(cfg, name=name, source=source, weight_format=weight_format)
     if weight_format is None and directory is not None:
-        exact, why = _safetensors_weights(directory)
+        exact, why = _safetensors_weights(directory, spec)
         if exact is not None:
             spec = replace(spec, weights=exact)
         elif why:
@@ -661,19 +661,22 @@ def _config_spec(cfg: dict, name: str, source: str, directory: Path | None, weig
     return spec
 
 
-def _safetensors_weights(directory: Path):
+def _safetensors_weights(directory: Path, spec: ModelSpec):
     """(exact bytes from the safetensors headers next to config.json, None) when they are all there; (None, why)
-    when shards are missing (an interrupted download: the weights of one shard of 30 are not the model's)."""
+    when shards are missing (an interrupted download: the weights of one shard of 30 are not the model's) or the
+    files lack most of the layers `spec` (read from config.json) declares."""
     if not (any(directory.glob("*.safetensors")) or (directory / "model.safetensors.index.json").exists()):
         return None, ""
     from .safetensors_header import missing_shards, missing_text  # lazy: only a local checkpoint
-    from .safetensors_weights import inventory_from_safetensors  # lazy: as above
+    from .safetensors_weights import incomplete, inventory_from_safetensors  # lazy: as above
 
     missing = missing_shards(directory)
     if missing:
         return None, (f"{missing_text(missing)} from {directory}: weights computed from config.json instead of read "
                       "from the files")
-    return inventory_from_safetensors(directory), ""
+    inventory = inventory_from_safetensors(directory)
+    why = incomplete(inventory, spec)
+    return (None, why) if why else (inventory, "")
 
 
 def explain(ref: str) -> list[tuple[str, str]]:

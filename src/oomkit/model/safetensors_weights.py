@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from .safetensors_header import SafetensorsModel, read_safetensors_model
-from .spec import TensorSpec, WeightInventory
+from .spec import ModelSpec, TensorSpec, WeightInventory
 
 _LAYER = re.compile(r"(?:^|\.)(?:layers|h|blocks|layer)\.(\d+)\.")
 # Towers whose blocks are not the language model's layers (VLM/audio encoders, projectors).
@@ -38,3 +38,19 @@ def inventory_from_safetensors_model(model: SafetensorsModel) -> WeightInventory
 
 def inventory_from_safetensors(path: str | Path) -> WeightInventory:
     return inventory_from_safetensors_model(read_safetensors_model(path))
+
+
+def incomplete(inventory: WeightInventory, spec: ModelSpec) -> str | None:
+    """Why the safetensors next to a config.json are not the model's weights, or None: some of the layers the config
+    declares have no tensor in them and they hold under half the bytes the config's shapes need (a shard renamed as
+    the whole model, a file cut down by hand). A checkpoint whose names this reader does not place still holds its
+    bytes and is taken as it is."""
+    n = len(spec.layers) - spec.n_nextn_layers
+    present = {t.layer for t in inventory.tensors if t.layer is not None}
+    missing = [i for i in range(n) if i not in present]
+    need = spec.weights.nbytes
+    if not missing or inventory.nbytes * 2 >= need:
+        return None
+    return (f"the safetensors hold tensors of {n - len(missing)} of the {n} layers config.json declares "
+            f"({inventory.nbytes:,} of about {need:,} bytes): weights computed from config.json instead of read from "
+            "the files")

@@ -48,7 +48,6 @@ draft_model), quantized drafters.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -56,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import OomkitError
 from ...model.catalog import lookup
+from ...model.jsonfile import read_object
 
 if TYPE_CHECKING:
     from ...model.spec import ModelSpec
@@ -106,13 +106,10 @@ def _config_from(model: str) -> dict[str, Any]:
     p = Path(model)
     for f in (p / "config.json", p):
         if f.is_file():
-            try:
-                cfg = json.loads(f.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as e:
+            try:  # bounded as config.json is: NaN, Infinity, huge integers and deep nesting refused, naming the field
+                return read_object(f)
+            except OomkitError as e:
                 raise OomkitError(f"--speculative-config model {model}: unreadable config ({e})") from None
-            if not isinstance(cfg, dict):
-                raise OomkitError(f"--speculative-config model {model}: its config is no JSON object")
-            return cfg
     entry = lookup(model)
     if entry is None:
         raise OomkitError(f"--speculative-config model {model}: the drafter's config is not in the catalog; give a "
