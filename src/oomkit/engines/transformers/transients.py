@@ -9,6 +9,7 @@ from ...model.spec import ModelSpec
 from ...units import GiB, MiB, round_up
 from .kv import LayerCache
 from .settings import ERAS, Resolved, TransformersSettings
+from .weights import is_bnb_linear
 
 # Not visible to torch.cuda.memory_*: the CUDA context, loaded kernels and cuBLAS handles of a PyTorch process.
 # 0.51 GiB measured on an H100 with torch 2.10 / CUDA 12.9 (a vLLM worker's "worker init memory snapshot",
@@ -66,6 +67,8 @@ def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: li
     upcast it (`logits = logits.float()`).
     decode: a DynamicCache layer's torch.cat keeps the old and the new tensor of one layer alive; QuantizedCache
     dequantizes a whole layer.
+    load_in_4bit: a bitsandbytes Linear4bit dequantizes its whole weight for an input of more than one row
+    (bnb_4bit_dequant), in the attention or the MLP it belongs to; a single-row decode step takes gemv_4bit.
     """
     B, dt = r.batch, r.dtype_bytes
     T = min(r.prompt, s.prefill_chunk_size) if s.prefill_chunk_size else r.prompt
@@ -74,10 +77,14 @@ def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: li
     rope = 2 * B * T * rotary_width(spec) * dt  # cos and sin
     positions = B * T * 8
     model_level = r.version >= ERAS["rotary_model_level"]
+    deq = bnb_4bit_dequant(spec, s, r, B * T) if s.load_in_4bit else {}
+    deq_step = bnb_4bit_dequant(spec, s, r, B) if s.load_in_4bit and B > 1 else {}
     pre_layer = pre_far = dec_layer = 0
     for layer in spec.trunk_layers:
         c = by_index.get(layer.index)
         a = layer.attention
+        attn_deq, mlp_deq = deq.get(layer.index, (0, 0))
+        dec_layer = max(dec_layer, *deq_step.get(layer.index, (0, 0)))
         attn = 0
         if a is not None and c is not None:
             q = B * T * a.n_heads * a.head_dim_k * dt
@@ -96,11 +103,13 @@ def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: li
         if layer.recurrent is not None and c is not None and c.conv_bytes:
             st = layer.recurrent
             attn = max(attn, B * T * (st.d_inner + 2 * st.n_group * st.d_state) * dt * 3)
+        attn += attn_deq
         f = layer.ffn
         if f.is_moe:
             mlp = B * T * (3 * f.n_ff_expert * f.n_experts_used + 3 * f.n_ff_shared + 2 * spec.n_embd * f.n_experts_used) * dt
         else:
             mlp = 3 * B * T * f.n_ff * dt
+        mlp += mlp_deq
         # the rows held beside the layer's working set: inputs_embeds and the loop's layer input (one tensor on the
         # first layer), the normed input, and during the MLP the post-attention residual
         held = 2 if layer is spec.trunk_layers[0] else 3
@@ -125,6 +134,31 @@ def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: li
     pre_logits += B * T * spec.n_embd * dt
     dec_logits = B * V * (dt + 4)
     return Transients(pre_layer, pre_far, pre_logits, dec_layer, dec_logits)
+
+
+def bnb_4bit_dequant(spec: ModelSpec, s: TransformersSettings, r: Resolved, rows: int) -> dict[int, tuple[int, int]]:
+    """Per decoder layer, what the largest bitsandbytes 4-bit Linear of its attention and of its MLP holds beyond its
+    packed weight while it runs on `rows` > 1 input rows: bitsandbytes autograd/_functions.py matmul_4bit sends such an
+    input to MatMul4Bit.forward, `linear(A, F.dequantize_4bit(B, quant_state).to(A.dtype).t(), bias)`: the weight
+    dequantized whole, in the dtype it was loaded in (nn/modules.py Params4bit._quantize keeps it in quant_state,
+    0.45.0; 0.41.1 .half()), then copied to the compute dtype where the two differ. The compute dtype is
+    BitsAndBytesConfig's bnb_4bit_compute_dtype, float32 when not given (utils/quantization_config.py), which
+    Linear4bit.set_compute_type keeps for a float16 input (a bfloat16 or float32 input becomes the compute dtype):
+    under float16 the layer also casts its input to float32 (`x = x.to(self.compute_dtype)`) and returns a float32
+    output before `out.to(inp_dtype)`. One row (a decode step of one sequence) takes F.gemv_4bit on the packed weight.
+    """
+    if rows <= 1:
+        return {}
+    up = 4 if r.dtype == "float16" else 0  # the float32 compute copy
+    out: dict[int, tuple[int, int]] = {}
+    for t in spec.weights.tensors:
+        if not is_bnb_linear(spec, t):
+            continue
+        n_in, n_out = t.shape[0], t.shape[1]
+        b = t.n_elements * (r.dtype_bytes + up) + rows * (n_in + n_out) * up
+        attn, mlp = out.get(t.layer, (0, 0))
+        out[t.layer] = (max(attn, b), mlp) if ".attn" in t.name or ".ssm" in t.name else (attn, max(mlp, b))
+    return out
 
 
 # GGUF architecture names of the decoders with ALiBi rather than rotary positions (transformers MptAttention,

@@ -12,6 +12,13 @@ _NOT_LINEAR = ("norm.weight", "ffn_gate_inp.weight", "ssm_conv1d.weight", "ssm_a
                "attn_sinks", "exp_probs_b")
 
 
+def is_bnb_linear(spec: ModelSpec, t: TensorSpec) -> bool:
+    """A decoder nn.Linear weight, which load_in_4bit / load_in_8bit turn into a bitsandbytes layer
+    (integrations/bitsandbytes.py replace_with_bnb_linear): 2-D, in a trunk layer, not a norm, router or state."""
+    return (t.layer is not None and t.layer < spec.n_trunk_layers and len(t.shape) == 2
+            and not t.name.endswith(_NOT_LINEAR))
+
+
 def _bnb_format(s: TransformersSettings, dtype: str):
     cfg = {"quant_method": "bitsandbytes", "load_in_4bit": s.load_in_4bit, "load_in_8bit": s.load_in_8bit,
            "bnb_4bit_quant_type": s.bnb_4bit_quant_type, "bnb_4bit_use_double_quant": s.bnb_4bit_use_double_quant}
@@ -44,7 +51,7 @@ def tensor_bytes(spec: ModelSpec, s: TransformersSettings, r: Resolved) -> list[
             # Gemma3TextModel.from_pretrained reads model.safetensors only (models/gemma3/modeling_gemma3.py: no
             # Dense layer); sentence-transformers loads them as models.Dense, not this engine
             continue
-        if bnb is not None and t.layer is not None and len(t.shape) == 2 and not t.name.endswith(_NOT_LINEAR):
+        if bnb is not None and is_bnb_linear(spec, t):
             nbytes = hf_formats.linear_weight_bytes(bnb, t.shape[1], t.shape[0])
         elif is_plain_dtype(t.dtype) or plain_fmt:
             nbytes = t.n_elements * r.dtype_bytes
@@ -65,10 +72,7 @@ def placement_bytes(spec: ModelSpec, s: TransformersSettings,
     if not (s.load_in_4bit or s.load_in_8bit):
         return weights
     per = 0.5 if s.load_in_4bit else 1
-    n_trunk = spec.n_trunk_layers
-    return [(t, int(t.n_elements * per) if (t.layer is not None and t.layer < n_trunk and len(t.shape) == 2
-                                            and not t.name.endswith(_NOT_LINEAR)) else b)
-            for t, b in weights]
+    return [(t, int(t.n_elements * per) if is_bnb_linear(spec, t) else b) for t, b in weights]
 
 
 # A multimodal tower's pseudo-tensor name; layout.py places it with the embeddings (the first modules loaded).
