@@ -1,10 +1,10 @@
-"""Hostile input, thirteenth sweep: 71 malformed inputs none of the earlier hostile tests tries in this form, aimed at
+"""Hostile input, thirteenth sweep: 73 malformed inputs none of the earlier hostile tests tries in this form, aimed at
 the readers (GGUF header and file, safetensors header, config.json, the GPU catalog), the subcommands' options, diagnose
 on odd files and streams, the web API (FastAPI's TestClient) and the MCP server's tools (called in process). Each must
 answer correctly or refuse in one line: exit 2 with one `oomkit: error:` line (CLI), a 4xx with {"error": ...} (web
 API) or a one-line tool error (MCP), within seconds.
 
-Measured (2026-12-07) before this sweep's changes: 32 of the 71 failed (no traceback on the CLI; one a right refusal
+Measured (2026-12-07) before this sweep's changes: 34 of the 73 failed (no traceback on the CLI; one a right refusal
 for the wrong reason):
 - hangs: `diagnose` of a 300 MiB log (the whole file decoded and scanned) or of an endless stdin, and vLLM's
   `--config` naming a FIFO or a link to /dev/zero (read with read_text);
@@ -19,6 +19,8 @@ for the wrong reason):
   architecture of 200,000 bytes echoed whole in the error line, "²⁴GB" refused as an unknown GPU rather than for its
   superscripts, MCP argument errors in pydantic's 4-line form (and "Error executing tool estimate" for no arguments),
   a vLLM drafter's config.json with NaN as "its config lacks cannot convert float NaN to integer";
+- SGLang's --json-model-override-args ignored without a word, JSON or not (now: not JSON refused, overrides named
+  as not counted);
 - the web hub reading files of the server named inside a command (-md / --model-draft: the draft's weights joined the
   answer; --mmproj; vLLM --config and --speculative-config's model), which it promises never to open (--lora too);
 - binary text to POST /api/diagnose answered 200 where the CLI refuses it.
@@ -194,6 +196,15 @@ CASES = [
      ("refuses", r"capture size -1 is not a positive batch size")),
     ("vllm-capture-size-0", lambda t: ["estimate", "--gpu", "H100", *_VLLM8, "--cudagraph-capture-sizes", "0"], None,
      ("refuses", r"capture size 0 is not a positive batch size")),
+    # was: both ignored without a word (SGLang's ModelConfig json.loads the text and merges it into the HF config)
+    ("sglang-override-args-not-json", lambda t: ["estimate", "--gpu", "H100", "--", "python", "-m",
+                                                 "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B",
+                                                 "--json-model-override-args", "{"], None,
+     ("refuses", r"--json-model-override-args '\{': not JSON")),
+    ("sglang-override-args-uncounted", lambda t: ["estimate", "--gpu", "H100", "--json", "--", "python", "-m",
+                                                  "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B",
+                                                  "--json-model-override-args", '{"num_hidden_layers": 4}'], None,
+     ("answers", r"not counted in this estimate.*the config fields it overrides: num_hidden_layers")),
     ("llama-ts-1e400", lambda t: ["estimate", "--vram", "24GiB,24GiB", *_LLAMA8, "-ts", "1e400,1"], None,
      ("refuses", r"tensor-split|1e400")),
     ("llama-ngl-inf", lambda t: ["estimate", "--vram", "24GiB", *_LLAMA8, "-ngl", "inf"], None, ("refuses", r"inf")),
@@ -413,4 +424,4 @@ def test_mcp_bad_arguments_are_one_line(name, args, words):
 
 def test_the_sweep_counts():
     inputs = len(CASES) + 2 + 2 + 3 + 2 + (1 + 1 + 1 + 4 + 2 + 1 + 4) + 6
-    assert len(CASES) == 42 and inputs == 71 and len({c[0] for c in CASES}) == len(CASES)
+    assert len(CASES) == 44 and inputs == 73 and len({c[0] for c in CASES}) == len(CASES)

@@ -116,6 +116,19 @@ def _always(what: str):
     return lambda value: what
 
 
+def _overrides(value: Any) -> str | None:
+    """--json-model-override-args: JSON that model_config.py ModelConfig reads with json.loads and merges into the HF
+    config ("{}", the default, overrides nothing); a text that is no JSON object stops SGLang's start."""
+    try:
+        doc = json.loads(value)
+    except (TypeError, ValueError, RecursionError):
+        raise OomkitError(f"--json-model-override-args {str(value)[:40]!r}: not JSON (SGLang reads it with json.loads); "
+                          "give a JSON object") from None
+    if not isinstance(doc, dict):
+        raise OomkitError(f"--json-model-override-args {str(value)[:40]!r}: expected a JSON object")
+    return f"the config fields it overrides: {', '.join(sorted(doc))[:80]}" if doc else None
+
+
 def _above(least: float, what: str):
     def check(value: Any) -> str | None:
         try:
@@ -147,6 +160,7 @@ _UNMODELLED = {
     "--decode-context-parallel-size": _above(1, "the KV cache split over context-parallel ranks"),
     "--attention-context-parallel-size": _above(1, "the KV cache split over context-parallel ranks"),
     "--enable-torch-compile": _always("torch.compile's captured graphs"),
+    "--json-model-override-args": _overrides,
     # KTransformers' CPU experts (server_args.py --kt-method / --kt-weight-path, 0.5.6+): the routed experts but
     # --kt-num-gpu-experts of them run on the CPU from their own weights
     "--kt-method": _always("the MoE experts run on the CPU by KTransformers: their weights in host memory"),
