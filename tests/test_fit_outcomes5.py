@@ -249,10 +249,10 @@ R1800 = {
 
 
 @pytest.mark.xfail(strict=True, reason="gpustack#1800: V0 at 0.8.4 kept 2,400 tokens of KV cache on the RTX 3090 "
-                   "and refused 8,192; oomkit runs it with 80,848 tokens (V0, 8,192 batched tokens, a 1.30 GB "
-                   "activation peak): the V0 profile run's multimodal dummy batch (max_num_seqs 256 sequences with "
-                   "the processor's largest images through the vision tower) is not sized for V0 (engines/vllm "
-                   "encoder): 78,448 tokens of 56 KiB, 4.5 GB more KV pool than vLLM found")
+                   "and refused 8,192; oomkit runs it with 15,600 tokens (80,848 before V0's multimodal dummy "
+                   "prompt was read: one image and one video of 16,384 tokens each, run whole through the decoder, "
+                   "32,768 tokens, their float32 pixels held; a 5.05 GB activation peak): 13,200 tokens of 56 KiB, "
+                   "0.70 GiB more KV pool than vLLM found, not placed (the vision pass reads below the decoder's)")
 def test_1800_v0_refuses_8192_near_2400_tokens():
     r = _check(R1800["gpu"], R1800["version"], R1800["command"])
     m = _refusal(r, r"The model's max seq len \(8192\) is larger than the maximum number of tokens that can be "

@@ -232,3 +232,53 @@ def encoder_view(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[dict[st
                "encoder_profile_held_bytes": held}
     return figures, (f"Encoder cache will be initialized with a budget of {budget} tokens, and profiled with {n} "
                      f"{item.modality} items of the maximum feature size.")
+
+
+
+# V0's profile run, 0.7.0 -> 0.9.2 read (worker/model_runner.py _dummy_run, multimodal/profiling.py
+# MultiModalProfiler.get_decoder_dummy_data): max_num_seqs is cut to max_num_batched_tokens // max_mm_tokens (the sum
+# over modalities of one item's tokens, at least 1 sequence), and each sequence's dummy prompt carries
+# limit_mm_per_prompt items of every modality: 1 each in V0 (config.py MultiModalConfig.get_limit_per_prompt, "999
+# if envs.VLLM_USE_V1 else 1"). A prompt longer than max_num_batched_tokens / max_num_seqs is only warned about ("V0
+# does not support chunked prefill"), never cut, so the decoder runs the whole of it. The items' pixel inputs
+# (execute_model's multi_modal_kwargs, on the GPU) stay alive through the decoder's forward, in float32 as the HF
+# processor returns them up to 0.9.0 and in the model dtype from 0.9.1 (inputs/registry.py call_hf_processor
+# maybe_cast_dtype, "mimics the behavior of transformers.BatchFeature"; 0.8.4, 0.8.5, 0.9.0 have no cast).
+V0_MM_PROMPT_FROM = (0, 7, 0)
+V0_LIMIT = 1
+PIXELS_CAST_FROM = (0, 9, 1)
+
+
+@dataclass(frozen=True)
+class V0Profile:
+    """V0's multimodal profile batch: decoder tokens and the GPU bytes of pixel inputs held through its forward."""
+
+    tokens: int
+    held: int
+
+
+def v0_profile(spec: ModelSpec, s: VllmSettings, r: Resolved) -> V0Profile:
+    """V0's profile batch: max_num_batched_tokens and nothing held, or more tokens where the dummy multimodal
+    prompts are longer than their share. Qwen2-VL / Qwen2.5-VL list a video beside the image (qwen2_vl.py
+    get_dummy_mm_data); with the image's tokens past the sequence, get_num_frames_with_most_features gives 1 frame,
+    padded to temporal_patch_size: one grid step of the largest size, the image's tokens and pixels again."""
+    T = r.max_num_batched_tokens
+    plain = V0Profile(T, 0)
+    tower = next((t for t in spec.towers if t.kind == "vision"), None)
+    if r.v1 or tower is None or r.version < V0_MM_PROMPT_FROM:
+        return plain
+    limits = _limits(s)
+    item = dummy_item(tower.config, limits)
+    if item is None or item.budget_tokens <= 0:
+        return plain
+    counts = {"image": limits.get("image", V0_LIMIT)}
+    if str(tower.config.get("model_type", "")) in ("qwen2_vl", "qwen2_5_vl"):
+        counts["video"] = limits.get("video", V0_LIMIT)
+    items = sum(max(0, n) for n in counts.values())
+    mm_tokens = sum(item.budget_tokens for n in counts.values() if n > 0)  # get_max_multimodal_tokens
+    if items == 0 or mm_tokens <= 0:
+        return plain
+    seqs = max(1, min(r.max_num_seqs, T // mm_tokens))
+    pixel_bytes = r.dtype_bytes if r.version >= PIXELS_CAST_FROM else 4
+    held = seqs * items * (item.pixel_elems * pixel_bytes + item.int_bytes)
+    return V0Profile(max(T, seqs * items * item.budget_tokens), held)

@@ -15,7 +15,7 @@ from .allocator import DenseForward, v0_reserved_forward, v0_reserved_forward_gl
 from .config import Resolved, cuda_total
 from .drafter import drafter_of
 from .drafter import profile_bytes as drafter_profile_bytes
-from .encoder import encoder_profile
+from .encoder import encoder_profile, v0_profile
 from .settings import VllmSettings, format_gib, gib_str
 
 # Memory in use before vLLM's worker-init snapshot (outside its budget): CUDA context and cuBLAS 0.51 GiB at
@@ -179,7 +179,8 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     tokens, then _dummy_sampler_run on min(max_num_seqs, tokens) rows of full-vocabulary logits with top-k and
     top-p; MoE layers keep the fused-MoE workspace (T x top_k x (max(2N, H) + N)) alive. driver: in V0 the rank
     that samples (tensor-parallel rank 0 of the last stage; v0_activation)."""
-    T = r.max_num_batched_tokens
+    v0 = v0_profile(spec, s, r)  # V0: a multimodal dummy prompt runs whole past its share (encoder.py)
+    T = v0.tokens
     b = r.dtype_bytes
     h = spec.n_embd
     trunk = spec.trunk_layers
@@ -217,7 +218,7 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
             forward = max(forward, v0_cached_forward(spec, r, ff_rank))
         mm = mllama_v0_profile(spec, s, r)
         if mm is None:
-            return v0_activation(spec, s, r, forward + ws, T * b * block, last_stage and driver)
+            return v0_activation(spec, s, r, forward + ws + v0.held, T * b * block, last_stage and driver)
         # the sampler runs after the forward returned (the pixels and cross-attention states freed), in the blocks
         # the vision pass left cached (the mask's product the largest)
         sampled = v0_activation(spec, s, r, forward + ws, max(T * b * block, mm.mask), last_stage and driver)
