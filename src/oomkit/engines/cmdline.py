@@ -212,11 +212,12 @@ _LLAMA_KWARGS = {"n_ctx": "-c", "n_gpu_layers": "-ngl", "n_batch": "-b", "n_ubat
 def python_call_hint(text: str) -> str | None:
     """When `text` is Python code calling a model loader (AutoModelForCausalLM.from_pretrained(...), LLM(...),
     Llama(...)), the one-line refusal that names the oomkit form reading the same settings; None otherwise. Only
-    literal arguments are carried over; a variable is left as MODEL (oomkit does not run the code)."""
+    literal arguments are carried over, and a variable the paste sets to a literal; any other is left as MODEL
+    (oomkit does not run the code)."""
     import ast  # read only for a pasted Python call, off the CLI's start-up path
 
-    if "(" not in text or not any(k in text for k in ("from_pretrained", "LLM(", "Llama(", "LlamaCpp(", "Engine(",
-                                                      "mlx_lm")):
+    if "(" not in text or not any(k in text for k in ("from_pretrained", "from_quantized", "LLM(", "Llama(",
+                                                      "LlamaCpp(", "Engine(", "EngineArgs(", "mlx_lm")):
         return None
     if re.search(r"^\s*(?:from\s+tensorrt_llm\b|import\s+tensorrt_llm\b)|\btensorrt_llm\.LLM\(", text, re.MULTILINE):
         # TensorRT-LLM's LLM(...) (tensorrt_llm/llmapi/llm.py) shares vLLM's class name and keywords but builds a
@@ -237,10 +238,10 @@ def python_call_hint(text: str) -> str | None:
         # split it after --), named with its arguments not read
         tree = _loader_call(text)
         if tree is None:
-            m = re.search(r"(?:^|[\s=.])(from_pretrained|LLM|Llama|LlamaCpp)\(", text)
+            m = re.search(r"(?:^|[\s=.])(from_pretrained|from_quantized|LLM|Llama|LlamaCpp)\(", text)
             if m is None:
                 return None
-            tree = ast.parse(f"{m.group(1) if m.group(1) != 'from_pretrained' else 'x.from_pretrained'}()")
+            tree = ast.parse(f"{'x.' if m.group(1).startswith('from_') else ''}{m.group(1)}()")
     assigned = {t.id: node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
                 for t in node.targets if isinstance(t, ast.Name)}
     for node in ast.walk(tree):
@@ -253,11 +254,17 @@ def python_call_hint(text: str) -> str | None:
             continue  # mlx_lm's load(path_or_hf_repo) only: json.load, torch.load and the rest load no model
         if name == "Engine" and "sgl" not in text:
             continue  # SGLang's offline engine (`sgl.Engine`, `sglang.Engine`) only
-        if name not in ("from_pretrained", "LLM", "Llama", "LlamaCpp", "Engine", "load"):
+        if name not in ("from_pretrained", "from_quantized", "LLM", "EngineArgs", "AsyncEngineArgs", "Llama",
+                        "LlamaCpp", "Engine", "load"):
             continue
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and re.search(
+                r"Tokenizer|Processor|Config|FeatureExtractor", f.value.id):
+            continue  # AutoTokenizer.from_pretrained(...) beside the model's loader (h2ogpt#416) loads no weights
         kw = {k.arg: k.value for k in node.keywords if k.arg}
 
         def lit(v: ast.AST | None) -> str | None:
+            if isinstance(v, ast.Name) and isinstance(assigned.get(v.id), ast.Constant):
+                v = assigned[v.id]  # `model_name = "Qwen/..."` set above the call in the same paste (AutoGPTQ#747)
             if isinstance(v, ast.Constant) and isinstance(v.value, (str, int, float, bool)):
                 return str(v.value).lower() if isinstance(v.value, bool) else str(v.value)
             if isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.USub) and isinstance(v.operand, ast.Constant) \
@@ -268,7 +275,7 @@ def python_call_hint(text: str) -> str | None:
             return None
 
         first = node.args[0] if node.args else None
-        if name == "from_pretrained":
+        if name in ("from_pretrained", "from_quantized"):
             # Unsloth's FastModel / FastLanguageModel.from_pretrained name it model_name (unsloth/models/loader.py),
             # and load it through transformers' from_pretrained (unslothai/unsloth#2590)
             model = (lit(first) or lit(kw.get("pretrained_model_name_or_path")) or lit(kw.get("model_name"))
@@ -285,13 +292,19 @@ def python_call_hint(text: str) -> str | None:
                     opts += [flag] if flag.startswith("--load-in") and v == "true" else \
                         [] if flag.startswith("--load-in") else [flag, v]
             form = " ".join(["oomkit check", model, "--engine transformers", *opts])
-            what = "transformers' from_pretrained"
-        elif name == "LLM":
+            # AutoGPTQForCausalLM / AutoAWQForCausalLM.from_quantized (auto_gptq/modeling/auto.py, awq/models/auto.py)
+            # build the quantized checkpoint's transformers model, as AutoAWQ's from_pretrained does (sweep 13)
+            what = "transformers' from_pretrained" if name == "from_pretrained" else ".".join(
+                [f.value.id, name] if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else [name])
+        elif name in ("LLM", "EngineArgs", "AsyncEngineArgs"):
+            # vLLM's LLM(model, **kwargs) builds EngineArgs(model=..., **kwargs) (vllm/entrypoints/llm.py), the
+            # dataclass whose fields `vllm serve` takes as flags (engine/arg_utils.py add_cli_args); a True switch
+            # is its flag alone, a False one its default
             model = lit(first) or lit(kw.get("model")) or "MODEL"
-            opts = [f"--{k.replace('_', '-')} {v}" for k, node_v in kw.items() if k != "model"
-                    and (v := lit(node_v)) is not None]
+            opts = [f"--{k.replace('_', '-')}" + ("" if v == "true" else f" {v}") for k, node_v in kw.items()
+                    if k != "model" and (v := lit(node_v)) is not None and v != "false"]
             form = " ".join(["oomkit check -- vllm serve", model, *opts])
-            what = "vLLM's LLM"
+            what = "vLLM's LLM" if name == "LLM" else f"vLLM's {name}"
         elif name == "Engine":
             # sglang/srt/entrypoints/engine.py Engine.__init__(**kwargs): ServerArgs(**kwargs), the dataclass whose
             # fields launch_server takes as flags (server_args.py add_cli_args: model_path -> --model-path)
@@ -324,7 +337,8 @@ def _loader_call(text: str) -> Any:
     there is none or it does not parse."""
     import ast  # read only for a pasted Python call, off the CLI's start-up path
 
-    for m in re.finditer(r"^[^#\n]*?((?:[A-Za-z_][\w.]*\.)?(?:from_pretrained|LLM|Llama|LlamaCpp|Engine)\()", text,
+    for m in re.finditer(r"^[^#\n]*?((?:[A-Za-z_][\w.]*\.)?(?:from_pretrained|from_quantized|LLM|EngineArgs|Llama|"
+                         r"LlamaCpp|Engine)\()", text,
                          re.MULTILINE):
         start, depth = m.start(1), 0
         for k in range(m.end(1) - 1, min(len(text), m.end(1) + 20000)):

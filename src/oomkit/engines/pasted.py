@@ -39,7 +39,8 @@ _ENGINE_VARS = re.compile(r"(?:OLLAMA|VLLM|SGLANG|SGL|LLAMA_ARG|GGML|CUDA_VISIBL
 def compose_hint(text: str) -> str | None:
     """Compose YAML text -> the one-line refusal naming the oomkit form of the command its service runs; None for
     text that is no compose service (a vLLM config, a Modelfile, a name)."""
-    if not re.search(r"^[\s-]*(?:command|entrypoint|args|cmd)\s*:", text, re.MULTILINE) and not any(
+    if not re.search(r"^[\s-]*(?:command|entrypoint|args|cmd)\s*:|^apiVersion:\s*kubeai\.org/", text,
+                     re.MULTILINE) and not any(
             image_entrypoint(m.group(1).strip("'\"")) for m in re.finditer(r"^[\s-]*image\s*:\s*(\S+)", text, re.MULTILINE)):
         return None  # neither a command nor an engine image that runs its own (ollama/ollama: `ollama serve`)
     try:
@@ -56,6 +57,8 @@ def compose_hint(text: str) -> str | None:
         return None
     if (swap := _llama_swap_hint(doc)) is not None:
         return swap
+    if (kubeai := _kubeai_hint(doc)) is not None:
+        return kubeai
     svc = next((s for s in _mappings(doc) if "command" in s or "entrypoint" in s or ("args" in s and "image" in s)),
                None)
     if svc is None:  # a service of an engine image with no command: the image's own (ollama/ollama#9814)
@@ -171,6 +174,33 @@ def _llama_swap_hint(doc: dict) -> str | None:
             if len(entries) > 1 else "")
     return (f"this is a llama-swap config, not a model name: llama-swap runs a model's cmd on the first request for "
             f"it; give `oomkit check -- {join_command(words)}`{named}{folded}{more}")
+
+
+# A KubeAI Model (kubeai.org/v1, kind: Model): KubeAI's controller builds the engine's pod from its spec
+# (substratusai/kubeai internal/modelcontroller): for engine VLLM the container runs `python3 -m
+# vllm.entrypoints.openai.api_server --model=<the url's repo> --served-model-name=<name>` and then spec.args
+# (engine_vllm.go vLLMPodForModel), with spec.env; for OLlama it runs the image's `ollama serve` with spec.env, then
+# pulls and loads the url's tag (engine_ollama.go). The url is hf://<repo>, ollama://<tag>, or a bucket or volume
+# (s3://, gs://, oss://, pvc://) that holds the model's files.
+def _kubeai_hint(doc: dict) -> str | None:
+    if not str(doc.get("apiVersion", "")).startswith("kubeai.org/") or doc.get("kind") != "Model":
+        return None
+    spec = doc.get("spec") if isinstance(doc.get("spec"), dict) else {}
+    scheme, _, ref = str(spec.get("url", "")).partition("://")
+    engine = str(spec.get("engine", ""))
+    args = [str(a) for a in spec.get("args") or [] if a is not None] if isinstance(spec.get("args"), list) else []
+    env = [f"{k}={v}" for k, v in spec["env"].items()] if isinstance(spec.get("env"), dict) else []
+    what = "this is a KubeAI Model, not a model name"
+    if engine.lower() == "vllm":
+        model = ref if scheme == "hf" and ref else "MODEL"
+        form = join_command([*env, "vllm", "serve", model, *args])
+        said = "" if model != "MODEL" else f" (its url {spec.get('url')!r} names the model's files, not a repo)"
+        return f"{what}: KubeAI runs `vllm serve` on its url's model with its args; give `oomkit check -- {form}`{said}"
+    if engine.lower() == "ollama":
+        model = ref if scheme == "ollama" and ref else "MODEL"
+        form = f"{model} -- {join_command([*env, 'ollama', 'serve'])}" if env else f"{model} --engine ollama"
+        return f"{what}: KubeAI runs `ollama serve` and loads its url's tag; give `oomkit check {form}`"
+    return f"{what}: KubeAI runs it on {engine or 'an engine it does not name'}, which oomkit does not model"
 
 
 def _names_no_program(cmd: list[str]) -> bool:

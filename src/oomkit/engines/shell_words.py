@@ -179,8 +179,8 @@ _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 # lines before the command that change only the shell's own state (its directory, options, limits, the active
 # environment) or print: passed over, as they start no engine
 _SHELL_STATE = frozenset({"cd", "pushd", "popd", "source", ".", "set", "ulimit", "echo", "sleep", "mkdir",
-                          "nvidia-smi", ("conda", "activate"), ("conda", "deactivate"), ("module", "load"),
-                          ("module", "purge"), ("mamba", "activate")})
+                          "nvidia-smi", "deactivate", "wait", "exit", ("conda", "activate"), ("conda", "deactivate"),
+                          ("module", "load"), ("module", "purge"), ("mamba", "activate")})
 _ASSIGN_WORD = re.compile(rf"({_NAME})=(.*)", re.DOTALL)
 # the head of a loop that restarts the engine when it exits (bash: `while LIST; do LIST; done`, `until`, `for`)
 _LOOP_HEADS = frozenset({"while", "until", "for"})
@@ -279,12 +279,25 @@ def _after_preamble(text: str) -> str:
         for name in found[2]:
             exported[name] = values.get(name, "")
         k += 1
-    if k == 0:
+    end = k + 1 if loop else _command_end(parts, k)
+    if k == 0 and end == len(parts):
         return text
-    # in a loop, the command it runs is all: what follows it is the loop's own (echo, sleep, done)
-    rest = "".join(seg + (f" {sep} " if sep in (";", "&&") else sep) for seg, sep in parts[k:k + 1 if loop else None])
+    # in a loop, the command it runs is all: what follows it is the loop's own (echo, sleep, done); after a script's
+    # command, a line that starts no engine (`source deactivate`, vllm#10204) is a command of its own
+    rest = "".join(seg + (f" {sep} " if sep in (";", "&&") else sep) for seg, sep in parts[k:end])
     command = _expand(rest, values)
     return " ".join([*(shlex.quote(f"{n}={v}") for n, v in exported.items()), command])
+
+
+def _command_end(parts: list[tuple[str, str]], k: int) -> int:
+    """Where the command at parts[k] ends: at the first later command that only changes the shell's state or prints
+    (`source deactivate`, `echo done`), which bash runs after it, not as its arguments; lines of flags a paste lost
+    its continuations on (`--max-model-len=4000` alone on a line) stay the command's."""
+    for j in range(k + 1, len(parts)):
+        words = _without_comment(parts[j][0]).split()
+        if words and (words[0] in _SHELL_STATE or tuple(words[:2]) in _SHELL_STATE):
+            return j
+    return len(parts)
 
 
 def _arithmetic(expr: str, values: dict[str, str]) -> str | None:

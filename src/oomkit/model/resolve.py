@@ -42,6 +42,12 @@ _QUANT_SHAPE = re.compile(r"^(?:ud[-_])?(?:i?q\d+(?:_[a-z0-9]+)*|tq\d+_\d+|b?f\d
                           re.IGNORECASE)
 
 
+# an Ollama tag that starts with the model's size ("7b-instruct-q8_0", "30b-a3b", "1.5b")
+_OLLAMA_SIZE_TAG = re.compile(r"\d+(?:\.\d+)?[bmk](?:$|[-_])", re.IGNORECASE)
+# a git branch's name as quantizers name theirs (TheBloke's "gptq-4bit-32g-actorder_True", "gptq-8bit-128g-actorder_False")
+_BRANCH = re.compile(r"[A-Za-z][A-Za-z0-9_.]*(?:-[A-Za-z0-9_.]+)+")
+
+
 def known_quant_tags() -> tuple[str, ...]:
     """The quant tags a name may end with: llama.cpp file types, named GGUF mixes, HF formats."""
     return (*gguf_recipes.known_quant_names(), *sorted(_HF_FORMATS))
@@ -201,6 +207,13 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
                 entry = replace(entry, default_format=tag_fmt)
     if entry is None and suffix is None and ":" in name:
         base, tail = name.rsplit(":", 1)
+        known = "/" in base and (catalog.lookup(base) is not None or names.derive(base) is not None)
+        if known and _BRANCH.fullmatch(tail) and not any(_QUANT_SHAPE.match(p) for p in tail.split("-")):
+            # a branch of the repo typed after it (`--model-path TheBloke/Mistral-7B-v0.1-GPTQ:gptq-4bit-32g-
+            # actorder_True`, sgl-project/sglang#302): no engine takes it so (a repo id holds no ':'; transformers,
+            # vLLM and SGLang name a branch with revision=, llama.cpp's -hf and Ollama's hf.co/ tag a GGUF file type)
+            raise ModelError(f"{name}: ':{tail}' names no GGUF file type, and a repo id holds no ':' (a branch of the "
+                             f"repo is named apart, with --revision, which oomkit does not read): give {base}")
         if "/" in base and catalog.lookup(base) is not None:  # "unsloth/Qwen3-8B-GGUF:Q4KM": a repo id has no ':'
             raise _unknown_quant(tail)
     if entry is None and names.ollama_cloud(name) is not None:
@@ -223,6 +236,15 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
             return replace(spec, labels=spec.labels + (
                 f"{ref}: a model of an Ollama user's namespace, read as the library's {local}{said} (its own GGUF "
                 "was not read)",))
+        if _OLLAMA_SIZE_TAG.match(ref.rpartition(":")[2]):
+            # "maryasov/qwen2.5-coder-cline:7b-instruct-q8_0" (enescingoz/colab-llm#1): a size-first tag is Ollama's
+            # (a hub repo id holds no ':', and llama.cpp's -hf tag names a file type), so the hub is no place to look
+            hint = catalog.suggest(local.split(":", 1)[0])
+            more = f" (did you mean {', '.join(hint)}?)" if hint else ""
+            raise ModelError(f"unknown model {ref.rsplit(':', 1)[0]!r}: {ref} is a model of an Ollama user's "
+                             "namespace, and the library has no "
+                             f"{local.split(':', 1)[0]}: its GGUF is on ollama.com only; give the library tag or the "
+                             f"repo of the model it is built on{more}")
     if entry is None and names.ollama_unsized(name) is not None:  # "llama3.2-vision": no sibling of another shape
         raise ModelError(names.ollama_unsized(name))
     if entry is None and names.hf_unsized(name) is not None:  # Phi-4-mini-flash-reasoning: refused before the hub

@@ -190,6 +190,10 @@ def _env_bool(env: dict[str, str], key: str) -> bool | None:
     return env[key].strip().lower() in ("1", "true", "yes")
 
 
+# a hub repo id of GGUF files, no file named ("bartowski/Mistral-Large-Instruct-2407-GGUF", "x/Y-Q4_K_M-GGUF")
+_GGUF_REPO = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]*?(?:^|[-_.])gguf(?:[-_.][\w.-]*)?", re.IGNORECASE)
+
+
 def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str | None, None, VllmSettings]:
     """vLLM's flags (no program name; `serve` and the model may lead) -> (model, None, VllmSettings).
 
@@ -246,6 +250,12 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
             model = value
     if unknown:
         raise OomkitError(f"{PROG}: error: unrecognized arguments: {' '.join(unknown)}")
+    if model is not None and _GGUF_REPO.fullmatch(model) and not model.lower().endswith(".gguf") \
+            and not os.path.exists(model):
+        # vLLM reads a GGUF from a .gguf file (model_loader's GGUF loader: "... is not a file"), not from a hub repo
+        # of them named without one (vllm-project/vllm#17661, 0.8.4: "pass the local path of the GGUF checkpoint")
+        raise OomkitError(f"{model} is a hub repo of GGUF files, and vLLM loads a GGUF from a .gguf file, not from a "
+                          "repo of them: download the file and give its path")
     if opts.get("unmodelled"):
         opts["unmodelled"] = tuple(dict.fromkeys(opts["unmodelled"]))
     _apply_env(env, opts)
