@@ -92,7 +92,7 @@ def test_plan_writes_the_releases_command(version, kv_flags, program):
                      r"\(choose from 'auto', 'fp8_e5m2'\)"),
     ("0.4.1", "fp8_e5m2", r"invalid choice: 'fp8_e5m2' \(choose from 'auto', 'fp8'\)"),
     ("0.4.2", "fp8_e4m3", r"invalid choice: 'fp8_e4m3' \(choose from 'auto', 'fp8'\)"),
-    ("0.2.7", "fp8_e5m2", r"api_server\.py: error: unrecognized arguments: --kv-cache-dtype fp8_e5m2"),
+    ("0.2.7", "fp8_e5m2", r"api_server\.py: error: unrecognized arguments: --kv-cache-dtype"),
     ("0.5.2", "fp8_inc", r"vllm serve: error: argument --kv-cache-dtype: invalid choice: 'fp8_inc'"),
 ])
 def test_kv_cache_dtype_refused_as_the_release_refuses_it(version, kv, message, capsys):
@@ -170,3 +170,25 @@ def test_quantization_refused_as_the_release_refuses_it(version, gpu, extra, mes
     assert rc == 2
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert re.search(message, err), err
+
+
+@pytest.mark.parametrize("version, offloads", [("0.4.2", False), ("0.5.2", False), ("0.5.3", True), ("0.6.0", True)])
+def test_plan_offers_cpu_offload_only_where_the_parser_has_it(version, offloads, capsys):
+    # --cpu-offload-gb is first in 0.5.3 (vllm#6496): absent from the add_cli_args of the 0.4.2 and 0.5.2 sdists, in
+    # 0.5.3.post1's (tools/build_vllm_flags.py --merge over those sdists); before it plan has no tier 2 for vLLM
+    rc = main(["plan", "Qwen/Qwen2.5-32B-Instruct-GPTQ-Int4", "--engine", "vllm", "--engine-version", version,
+               "--vram", "22GiB"])
+    out = capsys.readouterr().out
+    assert rc in (0, 1)
+    assert ("--cpu-offload-gb" in out) is offloads
+
+
+@pytest.mark.parametrize("version, flag, known", [
+    ("0.2.7", "--max-model-len", True), ("0.2.7", "--enable-prefix-caching", False),
+    ("0.4.1", "--enable-prefix-caching", True), ("0.4.2", "--max-seq_len-to-capture", True),
+    ("0.5.2", "--cpu-offload-gb", False), ("0.5.3", "--cpu-offload-gb", True),
+])
+def test_flag_table_reaches_back_to_0_2_7(version, flag, known):
+    # read from the sdists' vllm/engine/arg_utils.py add_cli_args (0.4.2's own spelling --max-seq_len-to-capture)
+    from oomkit.engines.release_flags import known_in  # the table the parsers consult
+    assert known_in("vllm_flags.json", flag, parse_version(version)) is known

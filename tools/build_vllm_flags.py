@@ -2,10 +2,11 @@
 """Regenerate src/oomkit/engines/data/vllm_flags.json: every `vllm serve` flag, its kind, and the releases whose
 parser has it, read from vLLM's own argument definitions (no import, no torch: the Python AST only).
 
-    python tools/build_vllm_flags.py VLLM_DIR [VLLM_DIR ...]
+    python tools/build_vllm_flags.py [--merge] VLLM_DIR [VLLM_DIR ...]
 
 Each VLLM_DIR is an unpacked vllm wheel named after its release (the directory holding `vllm/`), e.g. from
-`pip download --no-deps vllm==0.11.0` and unzip. A release's flags are those its `vllm serve` parser registers:
+`pip download --no-deps vllm==0.11.0` and unzip (or a release's sdist, unpacked). With --merge the releases
+already in the table are kept, read back from its spans, and the directories given are added to them. A release's flags are those its `vllm serve` parser registers:
   vllm/engine/arg_utils.py       EngineArgs.add_cli_args / AsyncEngineArgs.add_cli_args: add_argument("--x", ...)
   vllm/entrypoints/{openai,launchers,common}/cli_args.py   make_arg_parser: add_argument calls,
                                  and FrontendArgs' dataclass fields where the parser is built from them
@@ -98,7 +99,11 @@ def _config_fields(vdir: Path) -> dict[str, dict[str, str]]:
 
 
 def PARSER_PATHS(vdir: Path) -> list[Path]:  # noqa: N802
-    return [vdir / p for p in PARSER_FILES if (vdir / p).exists()]
+    paths = [vdir / p for p in PARSER_FILES if (vdir / p).exists()]
+    # before 0.4.1 the OpenAI server's own flags were added in vllm/entrypoints/openai/api_server.py parse_args
+    if not (vdir / "vllm/entrypoints/openai/cli_args.py").exists():
+        paths.append(vdir / "vllm/entrypoints/openai/api_server.py")
+    return [p for p in paths if p.exists()]
 
 
 def _field_kind(ann: str) -> str:
@@ -196,21 +201,36 @@ def read_release(vdir: Path) -> tuple[dict[str, str | None], dict[str, str]]:
     return flags, notes
 
 
+def _from_table(old: dict) -> tuple[dict[str, dict[str, str | None]], dict[str, dict[str, str]]]:
+    """The releases an existing table holds, as read_release gives them: each release's flags (kinds come from the
+    table) and deprecation notes (from the first release marked on, the newest text)."""
+    spans, deprecated = old.get("spans", {}), old.get("deprecated", {})
+    per: dict[str, dict[str, str | None]] = {}
+    notes: dict[str, dict[str, str]] = {}
+    for rel in old.get("releases", []):
+        k = _version_key(rel)
+        per[rel] = {f: None for f, s in spans.items() if any(_version_key(a) <= k <= _version_key(b) for a, b in s)}
+        notes[rel] = {f: text for f, (first, text) in deprecated.items()
+                      if f in per[rel] and _version_key(first) <= k}
+    return per, notes
+
+
 def main(argv: list[str]) -> int:
+    merge = "--merge" in argv
+    argv = [a for a in argv if a != "--merge"]
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
     dirs = sorted((Path(d) for d in argv), key=lambda p: _version_key(p.name))
     old = json.loads(OUT.read_text(encoding="utf-8")) if OUT.exists() else {}
     old_kinds: dict[str, str] = old.get("flags", {})
-    per: dict[str, dict[str, str | None]] = {}
-    notes: dict[str, dict[str, str]] = {}
+    per, notes = _from_table(old) if merge else ({}, {})
     for d in dirs:
         if not (d / "vllm" / "engine" / "arg_utils.py").exists():
             print(f"no vllm/engine/arg_utils.py under {d}", file=sys.stderr)
             return 1
         per[d.name], notes[d.name] = read_release(d)
-    releases = [d.name for d in dirs]
+    releases = sorted(per, key=_version_key)
     kinds: dict[str, str] = {}
     for rel in releases:  # the newest release's kind wins
         for f, k in per[rel].items():

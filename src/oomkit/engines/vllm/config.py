@@ -408,7 +408,7 @@ _REMOVED_HINTS = {
 }
 
 
-_FLAGS_FILE = "vllm_flags.json"
+FLAGS_FILE = "vllm_flags.json"
 
 
 def _release_flags(s: VllmSettings, version: Version) -> list[str]:
@@ -421,11 +421,12 @@ def _release_flags(s: VllmSettings, version: Version) -> list[str]:
         return []
     if re.match(r"v?\d+\.\d+", str(s.engine_version)):  # parse_version drops a post release: 0.6.3.post1 is its own
         version = release_key(str(s.engine_version))
-    resolve_abbreviations(_FLAGS_FILE, s.abbreviations, version, "vllm serve", f"vLLM {s.engine_version}")
-    refuse_unknown(_FLAGS_FILE, typed, version, "vllm serve", f"vLLM {s.engine_version}", _REMOVED_HINTS)
+    prog = program_name(version)  # the parser signs its refusal with its own program's name
+    resolve_abbreviations(FLAGS_FILE, s.abbreviations, version, prog, f"vLLM {s.engine_version}")
+    refuse_unknown(FLAGS_FILE, typed, version, prog, f"vLLM {s.engine_version}", _REMOVED_HINTS)
     notes = []
     for f in typed:
-        if (note := deprecation(_FLAGS_FILE, f, version)) is not None:
+        if (note := deprecation(FLAGS_FILE, f, version)) is not None:
             notes.append(f"{f} is deprecated in vLLM {s.engine_version}" + (f": {note}" if note != "deprecated" else ""))
     return notes
 

@@ -19,7 +19,8 @@ from ...model.archs import DSV4_ARCHS
 from ...model.spec import ModelSpec
 from .._hf_knobs import hf_weight_choices
 from ..base import Choice
-from .config import fp8_kv_name
+from ..release_flags import known_in
+from .config import FLAGS_FILE, fp8_kv_name
 from .quantization import check_fp8_block_tp, offered_at
 from .settings import VllmSettings, parse_version
 
@@ -50,6 +51,8 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: VllmSe
     fp8 = fp8_kv_name(parse_version(base.engine_version))
     kv_types = tuple(kv if kv != "fp8" else fp8 for kv in kv_types if kv != "fp8" or fp8)
     version = parse_version(base.engine_version)
+    # --cpu-offload-gb is first in 0.5.3 (vllm_flags.json's spans): older releases have no second tier
+    offload = ("cpu_offload_gb", OFFLOAD_GB) if known_in(FLAGS_FILE, "--cpu-offload-gb", version) is not False else None
     for arg, quantization, wlabel in hf_weight_choices(model, spec, fixed_format, inflight_nf4=True):
         # only a method the release's parser lists (quantization.offered_at: no fp8 before 0.4.1, no bitsandbytes
         # before 0.5.0 nor where it needs --load-format bitsandbytes beside it, 0.5.0-0.5.5)
@@ -64,7 +67,7 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: VllmSe
             if util is not None and (base.gpu_memory_utilization is None or base.gpu_memory_utilization > util):
                 s = replace(s, gpu_memory_utilization=util)
             label = f"{wlabel}, {'model-dtype' if kv == 'auto' else kv} KV"
-            yield Choice(s, label, model=arg, weight_format=quantization, offload=("cpu_offload_gb", OFFLOAD_GB))
+            yield Choice(s, label, model=arg, weight_format=quantization, offload=offload)
 
 
 def _block_fp8_accepts(spec: ModelSpec, tp: int, expert_parallel: bool) -> bool:
