@@ -137,3 +137,15 @@ def test_context_default_by_build():
     server = _settings("llama-server", "-m", "x.gguf")
     assert programs.with_build_ctx(replace(server, engine_version="b3600"))[0].n_ctx == 0  # issue #9112's build
     assert programs.with_build_ctx(replace(server, engine_version="b6900"))[0].n_ctx == 4096
+
+
+@pytest.mark.parametrize("build, program", [("b2647", "server"), ("b3141", "server"), ("b3142", "llama-server"),
+                                            (None, "llama-server")])
+def test_plan_names_the_program_as_the_build_does(build, program):
+    # PR #7809 (1c641e6a, b3142) renamed server -> llama-server and main -> llama-cli; a plan for an older build
+    # writes the name that build's binary has, and the command reads back as that program
+    from oomkit.engines.llamacpp.args import format_command  # the writer plan uses
+    from oomkit.engines.llamacpp.settings import LlamaCppSettings  # its settings
+    argv = format_command("unsloth/Qwen3-8B-GGUF", LlamaCppSettings(engine_version=build, n_ctx=8192), "Q4_K_M")
+    assert argv[0] == program
+    assert _settings(*argv).n_ctx == 8192

@@ -580,8 +580,14 @@ def format_command(model: str, settings: LlamaCppSettings, quant: str | None = N
     that differ from llama.cpp's defaults. llama-cpp-python (a library, no command of its own) is written as
     llama-server, whose defaults it shares."""
     program = settings.program if settings.program in ("llama-server", "llama-cli") else "llama-server"
+    if not ERAS.reached(build_number(settings.engine_version), "binaries_renamed"):
+        program = _OLD_NAMES[program]
     _, flags = format_flags(OPTIONS, values_of(settings), _DEFAULTS)
     return _fa_as_the_build_takes_it([program, *model_args(model, quant), *flags], settings)
+
+
+# the programs' names before ERAS binaries_renamed (PR #7809)
+_OLD_NAMES = {"llama-server": "server", "llama-cli": "main"}
 
 
 def rewrite_command(argv: list[str], old: LlamaCppSettings, new: LlamaCppSettings) -> list[str]:

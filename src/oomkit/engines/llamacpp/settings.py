@@ -28,6 +28,9 @@ ERAS = Eras({
     # PR #15077 "llama : add --n-cpu-moe option" (ec428b02, 2025-08-05, b6089): --n-cpu-moe / --cpu-moe
     "flag_flash_attn": 2771,
     "flag_n_cpu_moe": 6089,
+    # PR #7809 "build: rename main -> llama-cli, server -> llama-server" (1c641e6a, 2024-06-13, b3142): the
+    # programs' names plan writes; before it `server` and `main`
+    "binaries_renamed": 3142,
     # PR #12801 "llama : DeepSeek V2/V3 MLA implementation" (daa422881, 2025-04-15, b5137): MLA GGUFs cache the
     # latent (K = kv_lora_rank + rope, V = kv_lora_rank)
     "mla_latent": 5137,
