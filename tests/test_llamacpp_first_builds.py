@@ -146,12 +146,39 @@ def test_nemotron_h_with_routed_experts_is_nemotron_h_moe():
         assert resolve(model).architecture == "nemotron_h", model
 
 
-def test_ollama_vendored_build_loads_nemotron_3_nano_from_0_13_5():
+def test_ollama_vendored_build_loads_nemotron_3_nano_from_0_13_4():
     # v0.13.5's Makefile.sync FETCH_HEAD ec98e2002 is master's 7437th commit, after PR #18058 (b7418); v0.13.3's
-    # 17f7f4baa is the 7345th
+    # 17f7f4baa is the 7345th, and v0.13.4 carries llama/patches/0032-llama-add-support-for-NVIDIA-Nemotron-Nano-3.patch
+    # on that same base
     from oomkit.engines.ollama.settings import parse_version
 
     spec = resolve("nemotron-3-nano-30b-a3b")
-    with pytest.raises(OomkitError, match=r"Ollama 0\.13\.3 runs llama\.cpp b7345, .* no nemotron_h_moe .* 0\.13\.5 or"):
+    with pytest.raises(OomkitError, match=r"Ollama 0\.13\.3 runs llama\.cpp b7345, .* no nemotron_h_moe .* 0\.13\.4 or"):
         check_architecture(spec, parse_version("0.13.3"), "llama")
+    check_architecture(spec, parse_version("0.13.4"), "llama")
     check_architecture(spec, parse_version("0.13.5"), "llama")
+
+
+@pytest.mark.parametrize("model, before, first", [
+    # Ollama's llm/patches/07-gemma.diff adds gemma2 to the vendored b3171 from v0.1.47 (llama.cpp has it from b3259)
+    ("gemma-2-27b-it", "0.1.46", "0.1.47"),
+    # Mistral Nemo's 32 heads x 128 in 5120: llama.cpp loads it from PR #8604 (b3436); v0.2.0's runner is b3337,
+    # v0.2.8's b3440 (llm/llama.cpp submodule d94c6e0cc), as ollama#6116's "You need Ollama 0.2.8 or newer" says
+    ("mistral-nemo", "0.1.37", "0.2.8"),
+])
+def test_ollama_old_runners_by_their_submodule_and_patches(model, before, first):
+    from oomkit.engines.ollama.settings import parse_version  # the release reader
+
+    spec = resolve(model)
+    with pytest.raises(OomkitError, match=rf"Ollama {before} .* use --engine-version {first} or newer"):
+        check_architecture(spec, parse_version(before), "llama")
+    check_architecture(spec, parse_version(first), "llama")
+
+
+def test_llama_heads_apart_from_the_hidden_size_need_pr_8604():
+    # src/llama.cpp before PR #8604 (b3436): wq {n_embd, n_embd}, so Mistral Nemo's {5120, 4096} had the wrong shape
+    spec = resolve("mistral-nemo")
+    with pytest.raises(OomkitError, match=r"b3435 .* \(added in b3436, PR #8604\)"):
+        check_model_build(spec, 3435, int(NEWEST[1:]))
+    check_model_build(spec, 3436, int(NEWEST[1:]))
+    check_model_build(resolve("llama3.1:8b"), 3000, int(NEWEST[1:]))  # 32 x 128 = 4096: every build

@@ -31,8 +31,9 @@ colab-llm#1) was sent to the Hugging Face hub ("unset HF_HUB_OFFLINE to look it 
 NoelJacob/Meta-Llama-3-8B-Instruct-Q4_K_M-GGUF --load-format gguf` (vllm#17661, 0.8.4) was read as Q4_K_M weights
 where vLLM refuses a repo of GGUF files (engines/vllm/args.py). A script's `source deactivate` after the command
 (vllm#10204) was read as two more arguments ("unrecognized arguments: source deactivate"; engines/shell_words.py).
-FIXED 8, STILL 1, RIGHT 31: Ollama 0.1.37 given mistral-nemo (ollama#6116: "You need Ollama 0.2.8 or newer") is
-estimated as if it ran; oomkit keeps no first release per Ollama library model (a strict xfail). The mutation pass
+FIXED 9, STILL 0, RIGHT 31: Ollama 0.1.37 given mistral-nemo (ollama#6116: "You need Ollama 0.2.8 or newer") was
+estimated as if it ran; 0.1.37's runner is llama.cpp b2770 (its llm/llama.cpp submodule), before PR #8604 (b3436) let
+a llama's heads be narrower than its hidden size, so it is refused naming 0.2.8 (b3440), as the thread says. The mutation pass
 (every form of each command under check, fit and plan) answered or refused in one line before the change too.
 """
 
@@ -110,7 +111,7 @@ CASES_AND_ENGINES = [
     (Case('lgpt285', 'https://github.com/PromtEngineer/localGPT/issues/285', 'model', 'GTX 1660', None, RIGHT,
           'TheBloke/wizardLM-7B-GPTQ',
           ('refuses', "unknown model 'TheBloke/wizardLM-7B-GPTQ'")), 'transformers'),
-    (Case('ol6116', 'https://github.com/ollama/ollama/issues/6116', 'model', 'RTX 4090', '0.1.37', STILL,
+    (Case('ol6116', 'https://github.com/ollama/ollama/issues/6116', 'model', 'RTX 4090', '0.1.37', FIXED,
           'mistral-nemo',
           ('refuses', '0.2.8')), 'ollama'),
     (Case('ol1348', 'https://github.com/ollama/ollama/issues/1348', 'cmd', 'M1 16GB', None, RIGHT,
@@ -174,10 +175,7 @@ CASES_AND_ENGINES = [
 CASES = [c for c, _ in CASES_AND_ENGINES]
 ENGINE = {c.id: e for c, e in CASES_AND_ENGINES}
 
-STILL_WRONG: dict[str, str] = {  # the case id -> why it still answers wrong
-    "ol6116": "Ollama 0.2.8 is the first release that runs mistral-nemo (ollama#6116); oomkit keeps no first release "
-              "per Ollama library model and estimates it on 0.1.37 as if it ran",
-}
+STILL_WRONG: dict[str, str] = {}  # the case id -> why it still answers wrong
 
 
 check = checker(ENGINE)  # sweep 11's reading and refusal checks, with this sweep's engines
@@ -190,6 +188,6 @@ test_a_real_input_answers_as_the_thread_shows, test_every_form_of_a_real_command
 def test_the_sweep_counts():
     assert len(CASES) == 40 and len({c.id for c in CASES}) == 40 and len({c.url for c in CASES}) == 38
     assert sum(c.kind == "cmd" for c in CASES) == 25 and sum(c.kind == "model" for c in CASES) == 15
-    assert sum(c.status == FIXED for c in CASES) == 8 and sum(c.status == STILL for c in CASES) == 1
+    assert sum(c.status == FIXED for c in CASES) == 9 and sum(c.status == STILL for c in CASES) == 0
     assert sum(c.status == RIGHT for c in CASES) == 31
     assert set(STILL_WRONG) == {c.id for c in CASES if c.status == STILL}

@@ -178,10 +178,23 @@ def gguf_architecture(spec: ModelSpec) -> str:
     return arch
 
 
+# PR #8604 "llama : add Mistral Nemo inference support" (50e05353, 2024-07-22, b3436): build_llama's tensors took
+# the head width from attention.key_length (wq {n_embd, n_embd_head_k * n_head}); before it wq was {n_embd, n_embd}
+# and a llama GGUF whose heads do not tile the hidden size failed to load ("tensor 'blk.0.attn_q.weight' has wrong
+# shape"): Mistral Nemo (128 x 32 heads in 5120), Ollama's mistral-nemo needing 0.2.8 (ollama#6116)
+LLAMA_HEAD_WIDTH = (3436, 8604)
+
+
 def first_build(spec: ModelSpec) -> tuple[str, int, int] | None:
     """(llama.cpp architecture name, the first build that loads it, its PR), or None where every build does."""
     arch = gguf_architecture(spec)
     row = FIRST_BUILDS.get(arch)
+    if row is None and arch == "llama" and any(
+            la.attention is not None and la.attention.n_heads * la.attention.head_dim_k != spec.n_embd
+            for la in spec.layers):
+        a = next(la.attention for la in spec.layers if la.attention is not None)
+        return (f"llama of {a.n_heads} heads x {a.head_dim_k} in {spec.n_embd} (head width apart from the hidden "
+                "size)", *LLAMA_HEAD_WIDTH)
     return None if row is None else (arch, row[0], row[1])
 
 

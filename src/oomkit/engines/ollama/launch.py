@@ -365,15 +365,30 @@ def _library_names(arch: str) -> set[str]:
     return {arch, _LIBRARY_ARCH.get(arch, arch)}
 
 
+# Architectures Ollama's own patches add to the vendored llama.cpp's LLM_ARCH_NAMES before llama.cpp had them, from
+# the first release carrying the patch: llm/patches/07-gemma.diff (v0.1.47), 0008-solar-pro.patch (v0.3.11),
+# llama/patches/0010-add-mllama-support.patch (v0.4.0), 0021-gemma3-quantization.patch (v0.6.2),
+# 0021-add-model-quantizations.patch (v0.6.5), 0032-llama-add-support-for-NVIDIA-Nemotron-Nano-3.patch (v0.13.4)
+_PATCHED_ARCHS: dict[str, Version] = {"gemma2": (0, 1, 47), "solar": (0, 3, 11), "mllama": (0, 4, 0),
+                                      "gemma3": (0, 6, 2), "mistral3": (0, 6, 5), "nemotron_h_moe": (0, 13, 4)}
+
+
+def _runner_loads(arch: str, first: int, v: Version) -> bool:
+    """Whether release `v`'s llama.cpp runner knows `arch` (first in llama.cpp build `first`): its build has it,
+    or Ollama's patches add it (eras A-C: era D runs llama-server unpatched)."""
+    patched = _PATCHED_ARCHS.get(arch)
+    return runner_build(v) >= first or (patched is not None and v >= patched and era(v) != "D")
+
+
 def check_architecture(spec: ModelSpec, v: Version, runner: str) -> None:
     """Refuse a release whose runner cannot load the model: the llama.cpp it runs (the vendored copy, eras A-C; its
     llama-server, era D) predates the architecture (llamacpp/first_builds.py) and its own engine does not run it.
     The answer names the first release that runs it, on either."""
     first = first_build(spec)
-    if first is None or runner == "ollama" or runner_build(v) >= first[1]:
+    if first is None or runner == "ollama" or _runner_loads(first[0], first[1], v):
         return
     arch, b, pr = first
-    runs = [r for r, _ in releases() if r > v and (_runs_on_own_engine(spec, r) or runner_build(r) >= b)]
+    runs = [r for r, _ in releases() if r > v and (_runs_on_own_engine(spec, r) or _runner_loads(arch, b, r))]
     use = f"use --engine-version {version_str(min(runs))} or newer" if runs else "no Ollama release runs it yet"
     raise OomkitError(f"{spec.name}: Ollama {version_str(v)} runs llama.cpp b{runner_build(v)}, which has no {arch} "
                       f"architecture (added in b{b}, PR #{pr}), and its own engine does not run it; {use}")
