@@ -192,3 +192,12 @@ def test_flag_table_reaches_back_to_0_2_7(version, flag, known):
     # read from the sdists' vllm/engine/arg_utils.py add_cli_args (0.4.2's own spelling --max-seq_len-to-capture)
     from oomkit.engines.release_flags import known_in  # the table the parsers consult
     assert known_in("vllm_flags.json", flag, parse_version(version)) is known
+
+
+def test_plan_says_why_there_is_no_second_tier(capsys):
+    # 0.4.2 has no --cpu-offload-gb (first in 0.5.3): the note does not claim that system RAM was tried
+    main(["plan", "Qwen/Qwen2.5-32B-Instruct-GPTQ-Int4", "--engine", "vllm", "--engine-version", "0.4.2",
+          "--vram", "12GiB"])
+    out = capsys.readouterr().out
+    assert "even with part of the model in system RAM" not in out
+    assert "has no option to keep part of the weights in system RAM" in out

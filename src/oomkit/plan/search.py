@@ -142,8 +142,8 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
         fixed_format = isinstance(model, ModelSpec) or quant is not None or _is_file(ref)
     if any(d.memory_bytes is None for d in devices) or not devices:
         raise OomkitError("plan needs the memory of every GPU: give --gpu NAME or --vram SIZE")
-    choices = eng.knobs(ref, spec, devices, base, concurrency=goals.concurrency, fixed_format=fixed_format,
-                        reserve_bytes=goals.most_held, nodes=goals.nodes)
+    choices = list(eng.knobs(ref, spec, devices, base, concurrency=goals.concurrency, fixed_format=fixed_format,
+                             reserve_bytes=goals.most_held, nodes=goals.nodes))
     if kv_fixed:  # the KV cache type asked for is kept: only the choices with it
         eng.estimate(spec, devices, eng.with_context(base, 256))  # the engine's own refusal of a type it does not take
         choices = [c for c in choices if all(getattr(c.settings, f) == v for f, v in kv_fixed.items())]
@@ -177,7 +177,8 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
         else:
             found.append(option)
     front = rank(one_per_outcome(pareto(found)))
-    notes = picked + _notes(eng, spec, front, want, goals, ref, fixed_format)
+    notes = picked + _notes(eng, spec, front, want, goals, ref, fixed_format,
+                            offloads=any(c.offload is not None for c in choices))
     if kv_type is not None:
         notes += (f"KV cache fixed at {kv_type} (--kv-type); other options vary the weights, context and placement",)
     if settings is not None and (untold := unmodelled_note(settings)) is not None:
@@ -348,7 +349,7 @@ def _speed_note(front: list[Option]) -> str | None:
 
 
 def _notes(eng: EngineModule, spec: ModelSpec, front: list[Option], want: int, goals: Goals, ref: str,
-           fixed_format: bool) -> tuple[str, ...]:
+           fixed_format: bool, offloads: bool = True) -> tuple[str, ...]:
     notes = []
     quality = _quality_note(front)
     if quality:
@@ -359,8 +360,10 @@ def _notes(eng: EngineModule, spec: ModelSpec, front: list[Option], want: int, g
     if goals.min_ctx and goals.min_ctx > want:
         notes.append(f"{goals.min_ctx} tokens asked; {spec.name} is trained for {want}: planned for {want}")
     if not front:
-        notes.append(f"nothing fits {want} tokens of context on these GPUs with {eng.name}, even with part of the "
-                     "model in system RAM")
+        # an engine (or release) with no way to keep weights in system RAM has no second tier to have tried
+        notes.append(f"nothing fits {want} tokens of context on these GPUs with {eng.name}" + (
+            ", even with part of the model in system RAM" if offloads else
+            f" ({eng.name} as run here has no option to keep part of the weights in system RAM)"))
     elif front[0].tier == 2:
         notes.append("nothing fits entirely on the GPU(s) at the asked context: the options keep part of the model "
                      "in system RAM, at the decode speed shown")
