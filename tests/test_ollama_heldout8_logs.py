@@ -40,32 +40,20 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from oomkit.engines import ollama as ol
 from oomkit.memory import Device
 from oomkit.model.resolve import resolve
+from tests.ollama_heldout import ENGINE_LOGS, loader
+from tests.ollama_heldout import flag as _flag
+from tests.ollama_heldout import mib as _mib
 from tests.test_ollama import _no_ollama_env  # noqa: F401  (autouse: no OLLAMA_* from the environment)
 
 MiB, GiB = 1 << 20, 1 << 30
-FIXTURES = Path(__file__).parent / "fixtures" / "engine_logs" / "ollama_heldout8"
-
-
-def _load(stem: str) -> dict:
-    return json.loads((FIXTURES / f"{stem}.json").read_text())
-
-
-def _mib(printed: str) -> float:
-    n, unit = printed.split()
-    assert unit == "MiB", printed
-    return float(n)
-
-
-def _flag(cmd: str, flag: str) -> str | None:
-    words = cmd.split()
-    return words[words.index(flag) + 1] if flag in words else None
+FIXTURES = ENGINE_LOGS / "ollama_heldout8"
+_load = loader("ollama_heldout8")
 
 
 def _estimate(model: str, quant: str, dev: Device, library: str, version: str, **kw):
