@@ -16,9 +16,10 @@ Before -> after (oomkit's figures recorded before any rule was looked at):
   pooled_embd_any_model). Compute SYCL0 258.50 exact, SYCL_Host 12.00 against 12.01.
 - #14709 Gemma 3 27B, 2x A770 SYCL, 8192 cells (1536-cell SWA cache), pipeline parallelism: KV SYCL0 632.00 / SYCL1
   632.00 exact (the split read from the log: -ts 49,51, see the fixture); output 1.00 exact; compute SYCL0 683.01
-  against 667.01 (1.024), SYCL1 725.01 against 709.02 (1.023), SYCL_Host 86.51 against 86.52. Unchanged by the rules
-  (16 MiB over on each device, the size of the 8192 x 512 F32 KQ mask; not traced: b5902 predates the pinned
-  build, whose scheduler gives oomkit's mask copies on a Gemma-3-shaped split, see
+  against 667.01 (1.024) -> 675.01 (1.012), SYCL1 725.01 against 709.02 (1.023) -> 717.01 (1.011), SYCL_Host 86.51
+  against 86.52. The 8 MiB taken off: the SWA cache's V row indices, which this build's ggml_cpy store path
+  (LLAMA_SET_ROWS=0) never reads (test_gemma3_no_v_index_input_before_set_rows). The 8 MiB left over are not
+  traced (the pinned build's scheduler gives oomkit's mask copies on a Gemma-3-shaped split, see
   test_gemma3_pipeline_split_inputs_at_the_pinned_build).
 - ollama/ollama#3158 Dolphin Mixtral 8x7B Q5_K_M, 2x RX 7900 XTX ROCm, 16000 cells, b2356: KV ROCm0 1062.50 / ROCm1
   937.50 exact (ollama passes no split: the default split by free memory, 17 / 15 layers); model CPU_Mapped 85.94 ->
@@ -126,6 +127,21 @@ def test_gemma3_two_a770_cache_split():
     per_cell_layer = 16 * 128 * 2 * 2
     assert {k: b for k, b in v["kv_buffer_bytes"].items()} == {
         "SYCL0": (5 * 8192 + 26 * 1536) * per_cell_layer, "SYCL1": (5 * 8192 + 26 * 1536) * per_cell_layer}
+
+
+def test_gemma3_no_v_index_input_before_set_rows():
+    """#14709 prints "LLAMA_SET_ROWS=0, using old ggml_cpy() method": from PR #14285 (b5817) to PR #14959 (b6071)
+    llama_kv_cache_unified::cpy_v stores V through ggml_cpy unless LLAMA_SET_ROWS is set, so the SWA cache's V row
+    indices (16 KV heads x 128 x 512 tokens x 8 B = 8 MiB, build_input_v_idxs) are read by no node and take no
+    block in the layers' workspace. The same run at b6071 has them: that block, and under pipeline parallelism three
+    more copies of both caches' indices (SCHED_MAX_COPIES split inputs), 7 x 8 MiB on each device. Against the log:
+    SYCL0 683.01 -> 675.01 (667.01 printed), SYCL1 725.01 -> 717.01 (709.02)."""
+    fx = fixture_from(FIXTURES, "gemma-3-27b-it")
+    old = held_out_estimate(fx).engine_view["compute_buffer_bytes"]
+    new = held_out_estimate({**fx, "engine_version": "b6071"}).engine_view["compute_buffer_bytes"]
+    for dev in ("SYCL0", "SYCL1"):
+        assert new[dev] - old[dev] == 7 * 16 * 128 * 512 * 8
+        assert 1.0 <= old[dev] / MiB / fx["printed"]["buffers"]["compute_mib"][dev] <= 1.013
 
 
 def test_mixtral_rocm0_compute():

@@ -314,10 +314,13 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
     # an iSWA pair without flash attention: each cache's V is transposed, so each has its own V-index input of
     # n_embd_v_gqa x T int64 (llama_kv_cache::build_input_v_idxs), alive until its last layer has stored; the fitted
     # rows below count one. Read off ggml-alloc's placement of llama.cpp@0c1e57098's reserve on the 6-layer gemma3
-    # file at 4K x 4 split: two 8 MiB blocks below the first layers' FFN (132.51 MiB; 124.00 predicted with one)
+    # file at 4K x 4 split: two 8 MiB blocks below the first layers' FFN (132.51 MiB; 124.00 predicted with one).
+    # Not before ERAS set_rows: from PR #14285 (b5817) to PR #14959 (b6071) llama_kv_cache_unified::cpy_v stores
+    # through ggml_cpy unless LLAMA_SET_ROWS is set, so no node reads the indices and ggml-alloc places none
+    # (ggml-org/llama.cpp#14709, b5902 with "LLAMA_SET_ROWS=0, using old ggml_cpy() method": SYCL0 667.01 MiB)
     iswa = [c for c in caches if c.layers and c.name in ("SWA", "non-SWA")] if not no_cache and not hybrid else []
     v_idxs = (0, -1)
-    if len(iswa) > 1 and not ctx.flash_attn:
+    if len(iswa) > 1 and not ctx.flash_attn and ERAS.reached(ctx.build, "set_rows"):
         n_embd_v = max(layer.attention.n_kv_heads * layer.attention.head_dim_v for layer in run)
         v_idxs = ((len(iswa) - 1) * n_embd_v * T * 8, min(max(c.layers) for c in iswa))
     # the Q projection's width per layer (attn_q's rows: twice the heads' where a gate half rides along)
