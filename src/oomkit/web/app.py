@@ -196,7 +196,11 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
         return JSONResponse({"error": _one_line(f"{where}: {first.get('msg', 'invalid')}")}, status_code=422)
 
     @app.exception_handler(HTTPException)
-    async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: HTTPException) -> Response:
+        path = request.url.path
+        if exc.status_code == 404 and not path.startswith("/api/") and path != "/openapi.json":
+            # a mistyped page address: a person reads the hub's page, not the API's JSON
+            return HTMLResponse(pages.not_found_page(path), status_code=404)
         return JSONResponse({"error": _one_line(str(exc.detail))}, status_code=exc.status_code,
                             headers=getattr(exc, "headers", None))
 
@@ -330,9 +334,14 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
     @app.get("/plan", response_class=HTMLResponse, include_in_schema=False)
     def plan_page(request: Request) -> HTMLResponse:
         p = _params(request)
+        sent = request.query_params  # the form as sent, its blank fields kept: a blank one was left empty
         plan_answer, err = (attempt(lambda: api.plan_options(p)) if p.get("model") else (None, None))
+        if "model" in sent and not p.get("model") and "fit_command" not in sent:
+            err = "give a model to plan for (a catalog name, an Ollama tag or an HF id, e.g. qwen3:8b)"
         fit_answer, fit_err = None, None
-        if p.get("fit_command"):
+        if "fit_command" in sent and not p.get("fit_command"):
+            fit_err = "give the engine command to fit, e.g. llama-server -m qwen3:8b -c 32768"
+        elif p.get("fit_command"):
             fit_answer, fit_err = attempt(lambda: api.fit_command({"command": p["fit_command"],
                                                                    "vram": p.get("fit_vram"),
                                                                    "gpu": p.get("fit_gpu")}))

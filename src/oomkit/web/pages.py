@@ -19,6 +19,7 @@ from ..errors import OomkitError
 from ..memory import MemoryEstimate
 from ..model import catalog
 from ..report.plan import HEADERS as PLAN_HEADERS
+from ..report.plan import _usage as usage
 from ..report.plan import matrix_rows
 from ..report.render import host_fit
 from ..units import GiB, MiB
@@ -39,8 +40,9 @@ def layout(title: str, active: str, body: str, status_note: str = "") -> str:
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width,initial-scale=1">'
             f'<title>{e(title)} · oomkit</title><link rel="icon" href="data:,"><style>{CSS}</style></head><body>'
+            f'<a class="skip" href="#main">Skip to the content</a>'
             f'<header><a class="brand" href="/">oomkit</a><nav>{nav}</nav></header>'
-            f'<main><h1>{e(title)}</h1>{body}</main>'
+            f'<main id="main" tabindex="-1"><h1>{e(title)}</h1>{body}</main>'
             f'<footer>oomkit: the memory each engine really allocates. JSON API: /api/estimate, /api/check, '
             f'/api/table, /api/plan, /api/fit, /api/diagnose, /api/models, /api/gpus; schema: '
             f'<a href="/openapi.json">/openapi.json</a>{status_note}</footer>'
@@ -49,6 +51,10 @@ def layout(title: str, active: str, body: str, status_note: str = "") -> str:
 
 def error_box(message: str | None) -> str:
     return f'<div class="error" role="alert"><b>Cannot answer:</b> {e(message)}</div>' if message else ""
+
+
+def not_found_page(path: str) -> str:
+    return layout("Page not found", "", error_box(f"this hub has no page {path}: pick one from the menu above"))
 
 
 def mib(n: int | None) -> str:
@@ -92,7 +98,7 @@ def model_datalist() -> str:
 
 def model_form(action: str, params: Mapping[str, Any], example: str, button: str, *fields: str) -> str:
     """A GET form over a model (with the catalog's names to pick from) and an engine, then the page's own fields."""
-    return (f'<form class="card grid" method="get" action="{action}">'
+    return (f'<form class="card grid" method="get" action="{action}" data-need="model">'
             + field("model", "model", params, example, datalist="models") + engine_select(params) + "".join(fields)
             + f'<div><button type="submit">{button}</button></div></form>' + model_datalist())
 
@@ -360,7 +366,7 @@ def plan_page(params: Mapping[str, Any], plan_obj: Any, fit_obj: Any, error: str
     body = [form, error_box(error)]
     if plan_obj is not None:
         body.append(plan_body(plan_obj))
-    body.append('<h2>Fit my command</h2><form class="card grid" method="get" action="/plan">'
+    body.append('<h2>Fit my command</h2><form class="card grid" method="get" action="/plan" data-need="fit_command">'
                 + "".join(f'<input type="hidden" name="{k}" value="{e(params[k])}">'
                           for k in ("model", "engine", "min_ctx", "concurrency", "quant") if params.get(k))
                 + textarea("fit_command", "engine command", params.get("fit_command"),
@@ -423,7 +429,7 @@ def fit_body(fit_obj: Any) -> str:
                f'{"Fits" if ok else "Nothing fits on these GPUs"}'
                f'{" unchanged" if ok and f.get("command") == f.get("command_in") else ""}</div>')
     out.append("<h3>Your command</h3>" + command_block("fit-in", f.get("command_in") or ""))
-    if f.get("command"):
+    if f.get("command") and f.get("command") != f.get("command_in"):
         out.append("<h3>Rewritten</h3>" + command_block("fit-out", f["command"]))
     if f.get("changes"):
         out.append('<div class="scroll"><table><tr><th class="l">flag</th><th class="l">from</th><th class="l">to</th>'
@@ -432,9 +438,11 @@ def fit_body(fit_obj: Any) -> str:
                              f'<td class="l">{e(c.get("to"))}</td><td>{b(c.get("saves_bytes"))}</td>'
                              f'<td class="l wrap">{e(c.get("why"))}</td></tr>' for c in f["changes"])
                    + "</table></div>")
-    before, after = f.get("before") or {}, f.get("after") or {}
-    if before or after:
-        out.append(dl((("total before", b(before.get("total_bytes"))), ("total after", b(after.get("total_bytes"))))))
+    # each GPU against its memory, then system RAM, as `oomkit fit` prints them
+    items = [("before", e(usage(fit_obj.before)))]
+    if fit_obj.after is not None and f.get("changes"):
+        items.append(("after", e(usage(fit_obj.after))))
+    out.append(dl(items))
     for n in f.get("notes") or []:
         out.append(f'<p class="note">{e(n)}</p>')
     out.append("</div>")
@@ -495,7 +503,8 @@ def errors_page(q: str | None, rows: list[dict]) -> str:
     items = "".join(f'<li data-search="{e(_haystack(r))}"><a href="/errors/{quote(r["id"], safe="")}"><b>{e(r["id"])}</b></a> '
                     f'<span class="tag">{e(r["program"])}</span> <span class="tag">{e(r["stage"])}</span><br>'
                     f'<code>{e(r["message"] or "")}</code></li>' for r in rows)
-    body = form + f'<p class="note">{len(rows)} known message{"s" if len(rows) != 1 else ""}</p><div class="card">' \
+    body = form + f'<p class="note" id="errcount" data-total="{len(rows)}">{len(rows)} known message' \
+                  f'{"s" if len(rows) != 1 else ""}</p><div class="card">' \
                   f'<ul class="errs">{items}</ul></div>'
     return layout("Error index", "errors", body)
 

@@ -68,6 +68,8 @@ details summary{cursor:pointer;color:var(--acc)}
 .card>h2:first-child,.card>div>h2:first-child{margin-top:0}
 .narrow-only{display:none}
 .option{border-top:1px solid var(--line);padding:.6rem 0}.option .kv{margin:.3rem 0}
+.skip{position:absolute;left:-9999px;top:.4rem;background:#fff;color:var(--acc);padding:.3rem .6rem;
+border-radius:6px;z-index:2}.skip:focus{left:.5rem}main:focus{outline:none}
 footer{max-width:1120px;margin:1.5rem auto;padding:0 1rem;color:var(--mut);font-size:.8rem}
 @media (max-width:640px){
  body{font-size:14px}main{padding:.6rem}.card{padding:.75rem .7rem}
@@ -106,10 +108,22 @@ JS = """
       var m=document.getElementById('f-model');if(m){m.value='';}
       var c=document.getElementById('f-command');if(c){c.value='';}
       form.submit();};r.readAsText(file);});}
+  // a shared URL holds only what was typed: blank fields are left out (but the one a form needs, so the page
+  // can say it is missing)
+  document.querySelectorAll('form[method=get]').forEach(function(form){form.addEventListener('submit',function(){
+    var need=form.getAttribute('data-need');
+    Array.prototype.forEach.call(form.elements,function(el){
+      if(el.name&&el.name!==need&&(el.tagName==='TEXTAREA'||el.type==='text'||el.type==='hidden')&&!el.value.trim()){
+        el.disabled=true;}});
+    setTimeout(function(){Array.prototype.forEach.call(form.elements,function(el){
+      if(el.id!=='f-config-text'){el.disabled=false;}});},0);});});
   var f=document.getElementById('errfilter');
   if(f){f.addEventListener('input',function(){var q=f.value.toLowerCase().split(/\\s+/).filter(Boolean);
     document.querySelectorAll('ul.errs li').forEach(function(li){var h=li.getAttribute('data-search')||'';
-      li.style.display=q.every(function(w){return h.indexOf(w)>=0;})?'':'none';});});}
+      li.style.display=q.every(function(w){return h.indexOf(w)>=0;})?'':'none';});
+    var n=document.getElementById('errcount');if(n){var all=n.getAttribute('data-total'),
+      shown=document.querySelectorAll('ul.errs li:not([style*="none"])').length;
+      n.textContent=(q.length?shown+' of ':'')+all+' known message'+(all==='1'?'':'s');}});}
   var m=document.getElementById('machine');
   if(m){
     function mib(n){return n==null?'-':(n/1048576).toLocaleString('en-US',{maximumFractionDigits:0})+' MiB';}

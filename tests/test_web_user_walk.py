@@ -1,0 +1,96 @@
+"""The hub as a new user meets it: a mistyped address, a form sent empty, a fit read against the CLI's, a shared URL,
+the error index's filter and a keyboard. Each case is something a walk through every page in Chromium (1280 and
+375 px, keyboard only, bad input) found wrong; the browser cases run as tests/test_browser.py runs them (Debian's
+Chromium, skipped where it is absent).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("fastapi")
+from fastapi.testclient import TestClient  # noqa: E402
+
+from oomkit.web.app import create_app  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    mp = pytest.MonkeyPatch()
+    mp.setenv("HF_HUB_OFFLINE", "1")
+    yield TestClient(create_app())
+    mp.undo()
+
+
+def test_a_mistyped_page_is_a_page(client):
+    """/calculater answered `{"error":"Not Found"}` as JSON; a person gets the hub's page with its navigation."""
+    r = client.get("/calculater")
+    assert r.status_code == 404
+    assert r.headers["content-type"].startswith("text/html")
+    assert 'role="alert"' in r.text and "/calculater" in r.text and '<a class="brand" href="/">' in r.text
+    api = client.get("/api/nothing-here")  # the API keeps answering JSON
+    assert api.status_code == 404 and api.json()["error"]
+
+
+def test_the_plan_form_sent_empty_says_what_it_needs(client):
+    """Plan with every field empty (`?model=&gpu=…`) showed the bare form again, no word said."""
+    r = client.get("/plan", params={"model": "", "engine": "llama.cpp", "gpu": "", "vram": "", "min_ctx": ""})
+    assert r.status_code == 400
+    assert 'role="alert"' in r.text and "give a model" in r.text
+    assert 'role="alert"' not in client.get("/plan").text  # the page opened from the menu stays quiet
+
+
+def test_the_fit_form_sent_empty_says_what_it_needs(client):
+    r = client.get("/plan", params={"fit_command": "", "fit_vram": "8GiB"})
+    assert r.status_code == 400
+    assert 'role="alert"' in r.text and "give the engine command" in r.text
+
+
+def test_fit_shows_each_gpu_against_its_memory_as_the_cli_does(client):
+    """`oomkit fit --vram 8GiB -- ollama run llama3.1:8b` prints `before: CUDA0 5.36 GiB of 8.00 GiB, RAM 0.30 GiB`;
+    the page summed GPU and RAM into one `total before 5.65 GiB` and printed the unchanged command twice."""
+    from oomkit.report.plan import fit_text
+    from oomkit.web import api
+
+    fit = api.fit_command({"command": "ollama run llama3.1:8b", "vram": "8GiB"}).obj
+    before = next(line for line in fit_text(fit).splitlines() if line.startswith("before:"))
+    html = client.get("/plan", params={"fit_command": "ollama run llama3.1:8b", "fit_vram": "8GiB"}).text
+    assert before.removeprefix("before:").strip() in html
+    assert "of 8.00 GiB" in html
+    assert 'id="fit-out"' not in html  # nothing rewritten: the command once
+
+
+# ---------------------------------------------------------------------------------------------------------
+# In the browser
+
+from tests.test_browser import _page, browser, server  # noqa: E402,F401  (the same server and Chromium)
+
+
+def test_a_shared_url_holds_only_what_was_typed(server, browser):  # noqa: F811
+    """The calculator sent every empty field (`?model=llama3.1%3A8b&engine=llama.cpp&ctx=&quant=&kv_type=…`)."""
+    with _page(browser, 375, server + "/") as page:
+        page.fill("#f-model", "llama3.1:8b")
+        page.fill("#f-vram", "24GiB")
+        with page.expect_navigation():
+            page.press("#f-vram", "Enter")
+        query = page.url.split("?", 1)[1]
+        assert sorted(query.split("&")) == ["engine=llama.cpp", "model=llama3.1%3A8b", "vram=24GiB"]
+        assert page.locator("#verdict").inner_text().startswith("Fits")
+
+
+def test_the_error_index_counts_what_the_filter_shows(server, browser):  # noqa: F811
+    """Typing in the filter hid entries but the count above still said every one."""
+    with _page(browser, 375, server + "/errors") as page:
+        page.fill("#errfilter", "vllm kv")
+        visible = page.locator("ul.errs li:visible").count()
+        assert page.locator("#errcount").inner_text().startswith(f"{visible} of ")
+
+
+def test_the_keyboard_reaches_the_form_first(server, browser):  # noqa: F811
+    """Eight menu links stood between a keyboard and the form on every page: the first Tab offers a skip link."""
+    with _page(browser, 375, server + "/plan") as page:
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.textContent") == "Skip to the content"
+        page.keyboard.press("Enter")
+        page.keyboard.press("Tab")
+        assert page.evaluate("document.activeElement.id") == "f-model"
