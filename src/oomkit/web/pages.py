@@ -453,11 +453,21 @@ def fit_body(fit_obj: Any) -> str:
 # Diagnose and the error index
 
 
+# The most of a pasted log the page hands back in its box: a browser takes minutes to lay out a 12 MB textarea
+# (Chromium, 3.2 MB: 14 s from submit to the answer), while the diagnosis itself reads the whole log in about 2 s.
+ECHO_CHARS = 256 * 1024
+
+
 def diagnose_page(text: str | None, d: dict | None, error: str | None) -> str:
+    shown, cut = text, ""
+    if text is not None and len(text) > ECHO_CHARS:
+        shown = text[-ECHO_CHARS:]  # its end: where a crash prints its error
+        cut = (f'<p class="note" id="echo-cut">The box keeps the last {ECHO_CHARS // 1024:,} KiB of the '
+               f'{len(text) / 1e6:,.1f} MB log; the diagnosis read all of it.</p>')
     form = ('<form class="card grid" method="post" action="/diagnose">'
-            + textarea("text", "paste the error or the whole log", text,
+            + textarea("text", "paste the error or the whole log", shown,
                        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB …", 8)
-            + '<div><button type="submit">Diagnose</button></div></form>')
+            + '<div><button type="submit">Diagnose</button></div></form>' + cut)
     body = [form, error_box(error)]
     if d is not None:
         items = [("program", e(d.get("engine") or "not recognised")),
