@@ -115,3 +115,19 @@ def test_a_huge_log_is_read_whole_and_handed_back_short(server, browser):  # noq
         assert kept < 300 * 1024 and page.input_value("#f-text").endswith(row["text"].rstrip()[-200:])
         sent = len(big) + big.count("\n")  # a browser sends a textarea's lines ended by CR LF
         assert f"{sent / 1e6:,.1f} MB log" in page.locator("#echo-cut").inner_text()
+
+
+def test_fit_says_why_and_what_the_changes_save_as_the_cli_does(client):
+    """`oomkit fit --vram 12GiB -- llama-server -m qwen3:14b -c 65536` says the engine keeps weights in system RAM and
+    what the changes save together; the page said neither, and showed one change as `saves -0.13 GiB`."""
+    from oomkit.report.plan import fit_text
+    from oomkit.web import api
+
+    fit = api.fit_command({"command": "llama-server -m qwen3:14b -c 65536", "vram": "12GiB"}).obj
+    text = fit_text(fit)
+    why = next(line.strip() for line in text.splitlines() if "system RAM (slower)" in line)
+    together = next(line for line in text.splitlines() if line.startswith("together they save"))
+    html = client.get("/plan", params={"fit_command": "llama-server -m qwen3:14b -c 65536", "fit_vram": "12GiB"}).text
+    assert why in html
+    assert together.removeprefix("together they save ") in html
+    assert ">-" not in html.split('id="fit-verdict"')[1].replace(">-<", "")  # no negative saving shown

@@ -19,8 +19,9 @@ from ..errors import OomkitError
 from ..memory import MemoryEstimate
 from ..model import catalog
 from ..report.plan import HEADERS as PLAN_HEADERS
+from ..report.plan import _saved as saved
 from ..report.plan import _usage as usage
-from ..report.plan import matrix_rows
+from ..report.plan import fit_text, matrix_rows
 from ..report.render import host_fit
 from ..units import GiB, MiB
 from . import svg
@@ -421,6 +422,13 @@ def plan_body(p: Any) -> str:
     return "".join(out)
 
 
+def _saves(n: int | None) -> str:
+    """One change's saving; a change that moves more onto the GPUs costs there (not "saves -0.13 GiB")."""
+    if n is not None and n < 0:
+        return f"{b(-n)} more"
+    return b(n)
+
+
 def fit_body(fit_obj: Any) -> str:
     f = fit_obj.to_dict()["fit"]
     out = ['<div class="card">']
@@ -435,13 +443,19 @@ def fit_body(fit_obj: Any) -> str:
         out.append('<div class="scroll"><table><tr><th class="l">flag</th><th class="l">from</th><th class="l">to</th>'
                    '<th>saves</th><th class="l">why</th></tr>'
                    + "".join(f'<tr><td class="l">{e(c.get("flag"))}</td><td class="l">{e(c.get("from"))}</td>'
-                             f'<td class="l">{e(c.get("to"))}</td><td>{b(c.get("saves_bytes"))}</td>'
+                             f'<td class="l">{e(c.get("to"))}</td><td>{_saves(c.get("saves_bytes"))}</td>'
                              f'<td class="l wrap">{e(c.get("why"))}</td></tr>' for c in f["changes"])
                    + "</table></div>")
     # each GPU against its memory, then system RAM, as `oomkit fit` prints them
     items = [("before", e(usage(fit_obj.before)))]
+    # why the command as given does not fit, in the CLI's words (its lines indented under "before:")
+    lines = fit_text(fit_obj).splitlines()
+    why = [x.strip() for x in lines[1:] if x.startswith("        ")][:2]
+    items += [("why", e(w)) for w in why]
     if fit_obj.after is not None and f.get("changes"):
         items.append(("after", e(usage(fit_obj.after))))
+        if together := saved(fit_obj.before, fit_obj.after):
+            items.append(("together they save", e(together)))
     out.append(dl(items))
     for n in f.get("notes") or []:
         out.append(f'<p class="note">{e(n)}</p>')
