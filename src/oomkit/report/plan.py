@@ -147,7 +147,7 @@ def fit_text(f: Fit) -> str:
 
     lines = []
     b = f.before
-    lines.append(f"before: {_usage(b)}")
+    lines.append(f"before: {usage_text(b)}")
     if b.fits is False and all(u.memory_bytes is None or u.total_bytes <= u.memory_bytes for u in b.devices):
         # the memory is there, yet the engine splits the model with system RAM by itself (Ollama) or refuses to start
         # (vLLM: no KV room for one max-length request): say which
@@ -174,12 +174,12 @@ def fit_text(f: Fit) -> str:
         lines.append("it fits as it is: nothing to change")
         lines.append(shell_join(f.command))
         return "\n".join(lines)
-    lines.append(f"after:  {_usage(f.after)}")
+    lines.append(f"after:  {usage_text(f.after)}")
     lines.append("changes:")
     for c in f.changes:
         before = "the engine's default" if c.before is None else c.before
         lines.append(f"  {c.flag}: {before} -> {c.after}: {c.why}")
-    if saved := _saved(f.before, f.after):
+    if saved := saved_text(f.before, f.after):
         lines.append(f"together they save {saved}")
     if f.tier == 2 and f.rating is not None and f.rating.tokens_per_s is not None:
         lines.append(f"part of the model in system RAM: decode ≤ {f.rating.tokens_per_s:,.0f} tok/s (upper bound)")
@@ -188,7 +188,7 @@ def fit_text(f: Fit) -> str:
     return "\n".join(lines)
 
 
-def _saved(before: MemoryEstimate | None, after: MemoryEstimate | None) -> str:
+def saved_text(before: MemoryEstimate | None, after: MemoryEstimate | None) -> str:
     """What the changes as a whole free: on the GPUs and in system RAM, each where it shrinks."""
     if before is None or after is None:
         return ""
@@ -199,7 +199,7 @@ def _saved(before: MemoryEstimate | None, after: MemoryEstimate | None) -> str:
     return " and ".join(parts)
 
 
-def _usage(est: MemoryEstimate | None) -> str:
+def usage_text(est: MemoryEstimate | None) -> str:
     if est is None:
         return "-"
     parts = []

@@ -19,9 +19,9 @@ from ..errors import OomkitError
 from ..memory import MemoryEstimate
 from ..model import catalog
 from ..report.plan import HEADERS as PLAN_HEADERS
-from ..report.plan import _saved as saved
-from ..report.plan import _usage as usage
 from ..report.plan import fit_text, matrix_rows
+from ..report.plan import saved_text as saved
+from ..report.plan import usage_text as usage
 from ..report.render import host_fit
 from ..units import GiB, MiB
 from . import svg
