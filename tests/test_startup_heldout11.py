@@ -49,8 +49,19 @@ Not fixed (strict xfails below, figures in their reasons):
   2.5's SDPA with a float mask, the allocator's reuse across the 32 layers) was not found in the time given.
 - PR #37296's CUDA graph estimate: vLLM printed 4.38 GiB (TP0) and 4.30 (TP1) for the hybrid Mamba-2 / MoE model on
   a 48 GB pre-Blackwell card, oomkit's phases.py cudagraph_estimate_bytes gives 1.11; with vLLM's own estimate the
-  budget here would be 25.75 GiB (+0.7 % of the GPU), so the estimate is the whole gap. profile_cudagraph_memory
-  (0.18.0) extrapolates each mode's second capture over its sizes; what a NemotronH graph holds per size was not read.
+  budget here would be 25.75 GiB (+0.7 % of the GPU), so the estimate is the whole gap. Read in the 0.18.0 sdist
+  (v1/worker/gpu_model_runner.py profile_cudagraph_memory, _warmup_and_capture, _dummy_run;
+  v1/cudagraph_dispatcher.py get_capture_descs): two samples per mode, PIECEWISE first, then FULL, each a
+  torch.cuda.mem_get_info() difference around the size's warm-ups and capture, the total max(first samples) + per
+  mode max(second, 1 MiB) x (graphs - 1), the shape phases.py already follows. The log's "Registering 212 cuda
+  graph addresses" is 4 captures x 53 all-reduces (52 layers and the embedding), so the four samples are the ones
+  oomkit counts (PIECEWISE 51 sizes to 512, FULL 35 to 256). Not the cause: the minimal KV cache (512 blocks) and
+  the Mamba builders' decode buffers (mamba_attn.py BaseMambaAttentionMetadataBuilder.__init__) are allocated
+  before the first reading; the MoE workspace (v1/worker/workspace.py WorkspaceManager) is grown by the profile run's
+  max_num_batched_tokens forward; FlashInfer's workspace (394 MiB) is not this run's backend. Which sample holds the other 3.3 GiB (a
+  first FULL warm-up that runs the Mamba decode and Marlin FP4 kernels for the first time, or about 50 MiB a
+  further graph) needs vLLM's debug line "Estimated FULL CUDA graph memory: first-capture + (n-1) x per-graph", which
+  the log does not show.
 
 Searched and not held (corpus "issues"): already cited in tests/ (vllm#57475, #11251, #15598, #14728, #48601,
 #57926, #30637, #29049, #14286, #36861, #23066, #12529, #1120 (EuroEval), #16570, #23278, #33155, #12604, #15676,
@@ -222,8 +233,9 @@ def test_nemotron_nvfp4_starts():
 
 @pytest.mark.xfail(strict=True, reason=(
     "vllm PR #37296 (0.18 dev, 2 x 48 GB, TP2, Nemotron-3-Nano-30B-A3B NVFP4 on Marlin): vLLM's CUDA graph estimate "
-    "4.38 GiB (TP0), oomkit's 1.11; available KV printed 25.46 GiB, oomkit 29.02 (+8.0 % of the GPU; 25.75, +0.7 %, "
-    "with vLLM's estimate in its place)"))
+    "4.38 GiB (TP0), oomkit's 1.11 (the 0.18.0 profile_cudagraph_memory shape, 2 samples x 2 modes as the log's 212 "
+    "graph addresses confirm; which sample holds the other 3.3 GiB is not in the log); available KV printed 25.46 GiB, "
+    "oomkit 29.02 (+8.0 % of the GPU; 25.75, +0.7 %, with vLLM's estimate in its place)"))
 def test_nemotron_nvfp4_budget():
     est = estimate(NEMOTRON_NVFP4)
     got = first(est.engine_view, "available_kv_cache_bytes")

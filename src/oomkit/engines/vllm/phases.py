@@ -416,9 +416,12 @@ def cudagraph_estimate_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, n_la
     """vLLM's own estimate ("Estimated CUDA graph memory: X GiB total"; in the budget from 0.20), from the capture's
     own terms (cudagraph_actual_bytes) in the shape of the runner's profile_cudagraph_memory, which captures into a
     throwaway pool before the KV cache exists:
-    - V1 runner (v1/worker/gpu_model_runner.py, 0.19 -> 0.33): the two largest graphs of each mode, extrapolated:
-      max over the modes of the first capture (FULL's with FlashAttention 3's split buffers) + per mode max(second
-      capture, 1 MiB) x (graphs - 1) ("Use at least 1 MiB per graph for driver overhead").
+    - V1 runner (v1/worker/gpu_model_runner.py, 0.18 with VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1, 0.19 -> 0.33;
+      read in 0.18.0 and 0.19.0): the two largest graphs of each mode (get_capture_descs: PIECEWISE first, then
+      FULL, largest first), each sample a torch.cuda.mem_get_info() difference around its warm-ups and capture,
+      extrapolated: max over the modes of the first capture (FULL's with FlashAttention 3's split buffers, its
+      seq_lens min(max_model_len, max_num_tokens // size)) + per mode max(second capture, 1 MiB) x (graphs - 1)
+      ("Use at least 1 MiB per graph for driver overhead").
     - V2 runner (v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory, 0.29 -> 0.34; nothing before,
       profile.py cudagraphs_in_budget): capture_model itself, every PIECEWISE graph measured, FULL graphs from the
       two largest (_extrapolate_full_graph_memory: first + (n - 1) x max(second, 1 MiB)).
