@@ -267,6 +267,11 @@ def v0_profile(spec: ModelSpec, s: VllmSettings, r: Resolved) -> V0Profile:
     tower = next((t for t in spec.towers if t.kind == "vision"), None)
     if r.v1 or tower is None or r.version < V0_MM_PROMPT_FROM:
         return plain
+    if any(u.startswith("--mm-processor-kwargs") for u in s.unmodelled):
+        # the processor's own size limits (max_pixels ...) size the dummy items, and oomkit does not read them (the
+        # estimate names the flag as not counted): vllm#15983's max_pixels 1280 makes Qwen2.5-VL's items a few
+        # tokens, so its 0.7.3 run profiles the plain batch and starts
+        return plain
     limits = _limits(s)
     item = dummy_item(tower.config, limits)
     if item is None or item.budget_tokens <= 0:
