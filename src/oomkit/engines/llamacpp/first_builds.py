@@ -189,12 +189,12 @@ def first_build(spec: ModelSpec) -> tuple[str, int, int] | None:
     """(llama.cpp architecture name, the first build that loads it, its PR), or None where every build does."""
     arch = gguf_architecture(spec)
     row = FIRST_BUILDS.get(arch)
-    if row is None and arch == "llama" and any(
-            la.attention is not None and la.attention.n_heads * la.attention.head_dim_k != spec.n_embd
-            for la in spec.layers):
-        a = next(la.attention for la in spec.layers if la.attention is not None)
-        return (f"llama of {a.n_heads} heads x {a.head_dim_k} in {spec.n_embd} (head width apart from the hidden "
-                "size)", *LLAMA_HEAD_WIDTH)
+    if row is None and arch == "llama":
+        a = next((la.attention for la in spec.layers if la.attention is not None
+                  and la.attention.n_heads * la.attention.head_dim_k != spec.n_embd), None)
+        if a is not None:
+            return (f"llama of {a.n_heads} heads x {a.head_dim_k} in {spec.n_embd} (head width apart from the hidden "
+                    "size)", *LLAMA_HEAD_WIDTH)
     return None if row is None else (arch, row[0], row[1])
 
 
