@@ -10,11 +10,16 @@ changed for this set: the "oomkit" column is the figure recorded before, and aft
 | | | | | max_total_num_tokens, end to end | 5,874,221 | 5,885,625 (+0.19 %) |
 | | | | | the same from the printed free memory | 5,874,221 | 5,873,787 (-0.007 %) |
 | | | | | free after the pool (TP0) | 27.30 GB | 27.54 GiB (+0.13 % of the GPU) |
+| LMCache#2400 | pip install of 2026-01-14 (0.5.7 read) | 1x H100 80GB (inferred), fa3 | Qwen3-14B (bf16), --enable-lmcache | weights | 27.69 GB | 27.53 GiB (-0.58 %) |
+| | | | | free after the weights | 50.99 GB | 51.32 GiB (+0.41 % of the GPU) |
+| | | | | default mem_fraction_static, chunked prefill, backend | 0.835, 8,192, fa3 | 0.835, 8,192, fa3 |
 
-What the log fixes beyond its flags (fixture notes): the command is not in the stored text, but the pool names the
+What the logs fix beyond their flags (fixture notes): sglang#12421's command is not in the stored text, but the pool names the
 fraction it ran with: 134.46 GiB of K and V out of 161.94 GiB free is 0.5.4's default for an EAGLE-family draft on a
 B200 (0.844, 2 GiB more kept back than the plain 0.855, which would give 5,970,480 tokens end to end, +1.6 %). The
 capture and the draft's lines are not in the stored text, so neither the capture nor the verdict is held.
+LMCache#2400's excerpt ends after 'Load weight end': its pool, capture and max_total_num_tokens lines are not in the
+stored text, so the set holds its load and the defaults its server_args line prints.
 
 Searched and not held (corpus "issues": "Load weight end. type=" with Qwen3Moe / Qwen3Next / DeepseekV3 / Glm4Moe /
 GptOss / Qwen3VLMoe, "KV Cache is allocated. #tokens", "Capture cuda graph end. Time elapsed", "max_total_num_tokens=
@@ -23,9 +28,11 @@ cited by an earlier set (sglang#24453, #16143, #24589, #7227, #5402, #5755, #818
 #23265, #29575, #1828, #10053, PR #10622, #11716, #11830, #12978, #13075, #15909, #15464,
 #17392, #17985, #18263, #22537, #27537, #30891, #5390, #4390, #6081, #4424, kvcached#101, ktransformers#1757 /
 #1870 / #1969, club-3090#1261); no start-up figure in the stored text (sglang#3344, #6875, #10990, #11698, #14422, #3315's
-log cut before its pool, PR #2863's after 'Load weight end. type=Qwen2ForCausalLM', PR #2360, zai-org/GLM-4.5#113);
+log cut before its pool, PR #2863's after 'Load weight end. type=Qwen2ForCausalLM', PR #2360, PR #14476's
+OLMo-2-32B cut at its piecewise OOM, zai-org/GLM-4.5#113);
 a model oomkit does not describe (PR #17356's Eagle2_5_VL on an SM89 card, whose capture dies on a JIT error, not
-memory). Only one log was found that no earlier set holds: the set is smaller than the four to six asked for.
+memory). Two logs were found that no earlier set holds, one of them cut after the weights: the set is smaller than
+the four to six asked for.
 """
 
 from __future__ import annotations
@@ -107,3 +114,31 @@ def test_pool_end_to_end():
     got = est.engine_view["max_total_num_tokens"]
     assert abs(got - p["kv_cache_tokens"]) / p["kv_cache_tokens"] < TOKENS_LIMIT, got
     assert_avail_mem(est, "Memory pool end.", p["pool_end_avail_tp0_gb"])
+
+
+# ---------------------------------------------------------------------------------------------------------
+# LMCache#2400: Qwen3-14B (bf16) on one H100 with the LMCache connector, SGLang's defaults (pip install of 2026-01-14)
+
+QWEN14 = "qwen3-14b-h100-fa3-lmcache-issue2400"
+
+
+def _qwen14():
+    s = sg.SGLangSettings(**fixture(QWEN14)["settings"], engine_version="0.5.7")
+    return sg.ENGINE.estimate(resolve("Qwen/Qwen3-14B"), devices_for_names("H100"), s)
+
+
+def test_qwen14_defaults_match_the_printed_server_args():
+    # 0.5.7 on an 81,559 MiB card at TP1: fa3 on Hopper, chunked_prefill_size 8,192 and mem_fraction_static 0.835
+    p = fixture(QWEN14)["printed"]
+    ev = _qwen14().engine_view
+    assert ev["attention_backend"] == p["attention_backend"]
+    assert ev["chunked_prefill_size"] == p["chunked_prefill_size"]
+    assert f"{ev['mem_fraction_static']:.3f}" == p["mem_fraction_static"]
+
+
+def test_qwen14_weights_and_free_memory_after_them():
+    # 27.53 GiB against 27.69 (-0.58 %); 51.32 GiB free after them against 50.99 (+0.41 % of the card)
+    p = fixture(QWEN14)["printed"]
+    est = _qwen14()
+    assert_weights(est, p["weights_mem_gb"])
+    assert_avail_mem(est, "Load weight end.", p["weights_avail_after_gb"])
