@@ -170,7 +170,8 @@ SAMPLER_WARMUP_FACTOR_V2 = 1.0
 # GroupCoordinator.all_reduce: custom all-reduce first, then pynccl; graph_capture enables pynccl on the capture
 # stream). Each captured NCCL collective keeps device memory of NCCL's own for as long as the graph lives (the
 # memory NVIDIA/nccl#1234 traces; vLLM sets NCCL_CUMEM_ENABLE=0 against the worst of it, vllm/__init__.py then
-# env_override.py), outside PyTorch's pool. Per captured all-reduce, fitted on vllm#7553 (4 x RTX 4090, TP 4,
+# env_override.py, up to 0.10.1.1: 0.10.2's and 0.11.0's env_override.py no longer set it, read in those sdists),
+# outside PyTorch's pool. Per captured all-reduce, fitted on vllm#7553 (4 x RTX 4090, TP 4,
 # V0 0.5.4, Yi-1.5-34B, driver 535.54.03 / CUDA 12.2): "23859 - 21395 = 2464 MiB is consumed by the cuda grapy"
 # (nvidia-smi with graphs vs --enforce-eager: the same KV cache), less the pool cudagraph_actual_bytes gives for
 # its 35 graphs (390.8 MiB), over 35 graphs x (2 x 60 layers + 1) all-reduces: 0.49 MiB each. Driver-dependent:
@@ -182,7 +183,7 @@ SAMPLER_WARMUP_FACTOR_V2 = 1.0
 # persistent plan whose work is copied to a device buffer of its own, freed only with the graph (src/enqueue.cc
 # uploadWork: ncclCudaMalloc(&plan->workHead, nWork), 2.20.5 / 2.21.5; reclaimPlan frees it); a cuMem allocation
 # (NCCL_CUMEM_ENABLE, on by default from 2.19) is rounded up to the 2 MiB granule (include/alloc.h ncclCuMemAlloc),
-# which is why vLLM turns cuMem off (vllm#5091, merged 2024-05-28; vllm/__init__.py later: "it will cost 1~2 GiB GPU
+# which is why vLLM turned cuMem off up to 0.10.1.1 (vllm#5091, merged 2024-05-28; vllm/__init__.py later: "it will cost 1~2 GiB GPU
 # memory with cudagraph+allreduce"), leaving a cudaMalloc per captured collective whose cost is the driver's. From 2.22 (release
 # note "Utilize the full amount of kernel argument space permitted (4k) before resorting to work fifo"; enqueue.cc
 # finishPlan: ncclDevWorkStorageTypeArgs when the work fits) a captured all-reduce's work rides in the kernel
@@ -192,7 +193,10 @@ SAMPLER_WARMUP_FACTOR_V2 = 1.0
 # "nccl_work_in_args"), where the share is 0. vLLM's own PyNccl wrapper is what the graphs capture in both eras
 # (pynccl.py PyNcclCommunicator.all_reduce; its out-of-place output, torch.empty_like, comes from the graph pool
 # the pool rule above covers). Held out: djl-serving#3055 (4 x L4, TP 4, 0.22 / 0.23, NCCL 2.28.9): 0.60 GiB of
-# capture logged for 86 graphs x 65 all-reduces, at most 0.11 MiB each (tests/test_vllm_more_logs.py).
+# capture logged for 86 graphs x 65 all-reduces, at most 0.11 MiB each (tests/test_vllm_more_logs.py). Not held:
+# vllm#27782 (4 x RTX 4090, TP 4, 0.11.0: NCCL 2.27.3 with cuMem no longer off) took 1.88 GiB, 39.88 MiB of it in
+# PyTorch's graph pools, where this gives 0.34; no per-collective constant fits it beside djl-serving#3055 and the
+# 0.10.1.1 TP 2 runs (tests/test_vllm_heldout12.py, strict xfail).
 NCCL_GRAPH_PER_ALLREDUCE = int(0.49 * MiB)
 
 
