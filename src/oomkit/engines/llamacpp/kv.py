@@ -48,6 +48,7 @@ class Context:
     type_v: ggml.GgmlType
     build: int
     n_rs_seq: int = 0  # recurrent-state snapshots per sequence after the rollback clamp (settings.n_rs_seq)
+    n_seq_extra: int = 0  # sequences beyond the slots, in n_seq_max (llama-server's reserved one, _sequences)
     # -fa auto turned off by llama_context's device check (compute.device_auto_fa_off): the KV cache was made for
     # flash attention (V not transposed), the graph runs without it
     fa_auto_off: bool = False
@@ -84,6 +85,8 @@ def resolve_context(spec: ModelSpec, s: LlamaCppSettings) -> Context:
     if n_ctx <= 0:
         raise OomkitError(f"{spec.name}: the model declares no trained context; give -c")
     n_seq, unified = _sequences(s, build)
+    extra = server_extra_seq(s, build)
+    n_seq += extra
     type_k = _cache_type(s.cache_type_k, "-ctk")
     type_v = _cache_type(s.cache_type_v, "-ctv")
     fa = _flash_attention(spec, s, type_k, type_v, build)
@@ -103,7 +106,15 @@ def resolve_context(spec: ModelSpec, s: LlamaCppSettings) -> Context:
         n_ctx = n_ctx_seq * n_seq
     return Context(n_ctx=n_ctx, n_ctx_seq=n_ctx_seq, n_seq_max=n_seq, kv_unified=unified, n_ubatch=n_ubatch,
                    n_batch=s.n_batch, flash_attn=fa, type_k=type_k, type_v=type_v, build=build,
-                   n_rs_seq=n_rs_seq(spec.architecture, s, build))
+                   n_rs_seq=n_rs_seq(spec.architecture, s, build), n_seq_extra=extra)
+
+
+def server_extra_seq(s: LlamaCppSettings, build: int) -> int:
+    """The sequence llama-server reserves beyond its slots (ERAS server_extra_seq: server.cpp load_model's
+    n_parallel + 1, for the system prompt). Its cache is one unified stream in those builds, so only the output
+    rows and the recurrent-state cells (both n_seq_max) grow."""
+    era = ERAS.reached(build, "server_extra_seq") and not ERAS.reached(build, "server_extra_seq_gone")
+    return int(era and s.program == "llama-server" and s.server_extra_seq)
 
 
 def _sequences(s: LlamaCppSettings, build: int) -> tuple[int, bool]:

@@ -416,7 +416,7 @@ def _layer_uses(spec: ModelSpec, devices: tuple[Device, ...], rs: dict[int, tupl
 
 def _effective_settings(s: LlamaCppSettings, ctx: Context, placement: Placement) -> dict[str, Any]:
     eff = s.to_dict()
-    eff.update(n_ctx=ctx.n_ctx, n_parallel=ctx.n_seq_max, kv_unified=ctx.kv_unified,
+    eff.update(n_ctx=ctx.n_ctx, n_parallel=ctx.n_seq_max - ctx.n_seq_extra, kv_unified=ctx.kv_unified,
                flash_attn="on" if ctx.flash_attn else "off", n_ubatch=ctx.n_ubatch,
                n_gpu_layers=placement.n_gpu_layers)
     return eff

@@ -160,6 +160,14 @@ ERAS = Eras({
     # PR #14217 "ubatch : new splitting logic" (4c9fdfbe, 2025-06-20, b5713): src/llama-graph.cpp build_inp_mean
     # makes the mean-pooling input n_tokens x ubatch.n_seqs_unq (before: n_tokens x n_tokens)
     "mean_by_seq": 5713,
+    # PR #5328 "llama : support Mamba Selective State Space Models" (c2101a2e, 2024-03-08, b2366) to PR #10187
+    # "server : remove hack for extra parallel slot" (b11f9ba9, 2024-11-06, b4038): examples/server/server.cpp
+    # load_model "params.n_parallel += 1" before llama_init_from_gpt_params ("dedicate one sequence to the system
+    # prompt", then "reserve one extra sequence (seq_id == 0)"), so the context holds -np + 1 sequences: one more
+    # output row (llama_output_reserve(n_seq_max)) and one more recurrent-state cell (#9530, b3779, Qwen2.5-7B,
+    # one slot: "CUDA_Host output buffer size = 1.16 MiB", two rows of 152064 logits)
+    "server_extra_seq": 2366,
+    "server_extra_seq_gone": 4038,
 })
 NEWEST = "b9999"
 DEFAULT_GGUF_TYPE = "Q4_K_M"
@@ -204,6 +212,9 @@ class LlamaCppSettings:
     n_batch: int = 2048  # -b
     n_ubatch: int = 512  # -ub
     n_parallel: int = -1  # -np; -1 = auto (llama-server: 4 slots, unified KV)
+    # llama-server of ERAS server_extra_seq loads -np + 1 sequences; Ollama's runner (its own server.cpp copy, then
+    # its Go runner) loads -np
+    server_extra_seq: bool = True
     kv_unified: bool = False  # -kvu
     cache_type_k: str = "f16"  # -ctk
     cache_type_v: str = "f16"  # -ctv

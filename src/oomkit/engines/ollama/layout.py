@@ -229,7 +229,8 @@ def _runner_settings(spec: ModelSpec, launch: Launch, num_parallel: int, n_gpu_l
         n_parallel=num_parallel, kv_unified=build < ERAS["kv_streams"],
         cache_type_k=kv, cache_type_v=kv,
         flash_attn="on" if launch.flash_attention else "off", n_gpu_layers=n_gpu_layers, tensor_split=split,
-        embeddings=True, engine_version=f"b{build}", fit=False)  # the runner loads as told: no common fit
+        embeddings=True, engine_version=f"b{build}", fit=False,  # the runner loads as told: no common fit
+        server_extra_seq=False)  # its server.cpp copy (llm/ext_server, v0.1.32) loads --parallel sequences, no more
 
 
 # The llama runner's output buffer keeps the logits with embeddings on: the vendored llama.cpp's own rule from
