@@ -28,12 +28,14 @@ turn, and for mid-2025-on logs (qwen3next, gpt-oss, glm4moe, gemma3n, granitehyb
 those are mostly the metadata dump before any buffer line. Searched (the issues corpus) and not used:
 - already cited in tests/: #14939, #27953, #27680, #17578, #14043, #15253, #24608, #24175, #23894, #21801, #18097,
   #18070, #16653, #27872, #18181, #22476, #22673, #23792, #11807, #14307, #12728, #11083, #6122, #10560,
+  #22368, #20490, #24148,
   ollama/ollama#8922, #12403, #10740, #14774;
 - no buffer line in the stored excerpt: #15297 (gpt-oss-20b F16 --swa-full -kvu, b6139: command only), #15390
   (gpt-oss-20b: print_info only), #16962 (Qwen3-VL-32B on two GPUs, b6934: metadata only), #14847 (b5913 unified-KV
   regression: layer assignment only), #17109, #18085, #18066, #10494, #7217 (Yi-34B -nkvo: model buffers of an
   IQ4_XS merge, compute lines not stored), ollama/ollama#12982 (granite4:small-h), #11303, #10458,
-  ikawrakow/ik_llama.cpp#1162 (a mainline GLM-4.7 --fit run: command only);
+  ikawrakow/ik_llama.cpp#1162 (a mainline GLM-4.7 --fit run: command only), #9390 (DeepSeek over eight GPUs,
+  -np 8 with a q4_0 K cache: the quant mix, the split and the compute lines not stored);
 - a breakdown table whose command and file are not quoted: #17410 (gpt-oss:20b on four GTX 1080: 4075 MiB of
   model on CUDA0 is not a 20B MXFP4 file);
 - not a mainline llama.cpp build: ik_llama.cpp threads (#237, #260, #370, #1251, #2295), koboldcpp, croco.cpp."""
