@@ -1035,7 +1035,12 @@ def _tgi_prefill(d: Diagnosis) -> list[Fix]:
                     flags=("--max-batch-total-tokens", str(new)))]
     p = d.numbers.get("prefill_tokens") or d.settings.get("max_batch_prefill_tokens")
     if not p:
-        return []
+        # a PyTorch out-of-memory in TGI's prefill with no count printed (the raw error before flash_causal_lm.py's
+        # warmup re-raises it as "Not enough memory to handle N prefill tokens. You need to decrease
+        # `--max-batch-prefill-tokens`"): TGI's own advice, without a figure to halve
+        return [Fix(summary="--max-batch-prefill-tokens lower: the largest prefill batch TGI runs (warm-up runs one of "
+                            "that many tokens, its activations and logits); it must stay >= --max-input-tokens, so "
+                            "lower that too where it is as large", flags=("--max-batch-prefill-tokens",))]
     new = max(512, int(p) // 2)
     inp = d.numbers.get("max_input_tokens")
     if inp and int(inp) > new:
@@ -1305,6 +1310,10 @@ def _llama_host_kv(d: Diagnosis) -> list[Fix]:
     it is linear in -c (llama-kv-cache.cpp: n_ctx cells of every layer), so the buffer that failed over n_ctx is its
     size a token."""
     if not any("(kv_cache)" in c for c in d.causes):
+        if d.settings.get("n_ubatch") and any("compute graph's (ggml_gallocr_reserve_n)" in c for c in d.causes):
+            # reader: the compute graph's buffer in host RAM; -ub (and -fa) size it wherever it is allocated, so the
+            # micro-batch the log printed halves as on a device (without it, the message's own "-ub smaller")
+            return _llama_compute(d)
         return []
     req, n_ctx = d.numbers.get("requested_bytes"), d.numbers.get("n_ctx") or d.settings.get("n_ctx")
     if not req or not n_ctx:

@@ -364,6 +364,10 @@ def _advice(anchor: Event, incident: list[Event], stage: str) -> Signature:
                     and e.line.no <= anchor.line.no + STAGE_WINDOW), None)
         if gal is not None:
             return gal.sig
+    if stage == "host_ram":
+        gal = _host_graph_failure(anchor, [e for e in incident if e.line.no <= anchor.line.no + STAGE_WINDOW])
+        if gal is not None:  # a pinned-host refusal before it (_stage_read): the graph's advice (-ub / -b)
+            return gal.sig
     if anchor.sig.id == "ggml_cuda_error_oom" and stage == "other_process":
         # the free-memory query failed before any buffer (_stage_read): the pool's and the batch's advice is moot
         return dataclasses.replace(anchor.sig, causes=(), fixes=())
@@ -429,6 +433,15 @@ def _host_buffer(name: Any) -> bool:
     return str(name or "").startswith("CPU") or str(name or "").endswith("_Host")
 
 
+def _host_graph_failure(anchor: Event, events: list[Event]) -> Event | None:
+    """ggml-alloc.c's graph reservation failing for a host buffer type at or after a llama.cpp allocation line that
+    is not itself that reservation: the compute graph's buffer in host RAM was what failed."""
+    if anchor.sig.engine != "llama.cpp" or anchor.sig.id == "ggml_gallocr_fail":
+        return None
+    return next((e for e in events if e.sig.id == "ggml_gallocr_fail" and e.line.no >= anchor.line.no
+                 and _host_buffer(e.numbers.get("buffer"))), None)
+
+
 def _stage(doc: Text, anchor: Event, incident: list[Event], numbers: dict[str, Any], around: str,
            settings: dict[str, Any] | None = None, buffers: dict[str, Any] | None = None
            ) -> tuple[str, str, list[str]]:
@@ -483,6 +496,14 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
         # in host RAM, read as any other host buffer's failure; its advice stays the compute graph's (-ub)
         return "host_ram", "high", ["the buffer that failed is in host RAM (CPU): the compute graph's "
                                     "(ggml_gallocr_reserve_n), sized by -ub / -b and the context"]
+    if _host_graph_failure(anchor, near) is not None:
+        # the same reservation when a backend's pinned-host allocation is the anchor: ggml-vulkan.cpp
+        # ggml_backend_vk_host_buffer_type_alloc_buffer falls back to ggml_backend_cpu_buffer_type when pinned memory
+        # is refused (over max_buffer_size, "Failed to allocate pinned memory"), and the CPU buffer failing after it
+        # is what ran out; ggml-alloc.c's line names the host buffer type (koboldcpp#1882: Vulkan_Host, 2.37 GiB)
+        return "host_ram", "high", ["the buffer that failed is in host RAM (CPU): the compute graph's "
+                                    "(ggml_gallocr_reserve_n), sized by -ub / -b and the context; the backend's "
+                                    "pinned host memory was refused first and the plain CPU buffer then failed"]
     for e in near:
         if e.role == "stage" and e.sig.stage:
             if _host_buffer(e.numbers.get("buffer")) or sig.stage == "host_ram":

@@ -415,9 +415,14 @@ _PROCESS = re.compile(r"Process ([0-9]{1,10}) has ([0-9][0-9,]{0,24}(?:\.[0-9]{1
 
 
 def processes(text: str) -> list[dict[str, int]]:
-    """`Process N has X memory in use` fragments of a PyTorch OOM: [{pid, bytes}]."""
-    return [{"pid": int(m.group(1)), "bytes": int(round(_num(m.group(2)) * _BIN[m.group(3).lower()]))}
-            for m in _PROCESS.finditer(text[:MAX_LINE * 2])]
+    """`Process N has X memory in use` fragments of a PyTorch OOM: [{pid, bytes}], each PID once (c10/cuda/
+    CUDACachingAllocator.cpp reportProcessMemoryInfo writes one per NVML compute process; a re-wrapped message, read
+    as its line joined with the lines after it and then with its continuation again, repeats the fragment)."""
+    out: dict[int, dict[str, int]] = {}
+    for m in _PROCESS.finditer(text[:MAX_LINE * 2]):
+        out.setdefault(int(m.group(1)), {"pid": int(m.group(1)),
+                                         "bytes": int(round(_num(m.group(2)) * _BIN[m.group(3).lower()]))})
+    return list(out.values())
 
 
 # ---------------------------------------------------------------------------------------------------------

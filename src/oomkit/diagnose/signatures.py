@@ -821,7 +821,14 @@ SIGNATURES: tuple[Signature, ...] = (
                 "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
         versions="llama.cpp SYCL backend (Intel GPUs; also ipex-llm)",
         causes=("the Intel GPU's memory (or the driver's allocation limit) is exhausted",),
-        fixes=("-c smaller", "-ngl fewer layers on the GPU", "-ub smaller")),
+        # Level Zero refuses one allocation above the device's max_mem_alloc_size (4 GB under the stateful addressing
+        # model: compute-runtime's "Allocations greater than 4GB") unless the Unified Runtime's L0 adapter is told
+        # UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 (intel/llvm sycl/test-e2e/Plugin/max_malloc.cpp); ggml-sycl caps
+        # its buffers at get_max_mem_alloc_size (ggml_backend_sycl_buffer_type_get_max_size), not an op's pool
+        # temporaries (llama.cpp#25502: MUL_MAT with 27 GB free, passing with it)
+        fixes=("-c smaller", "-ngl fewer layers on the GPU", "-ub smaller",
+               "UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 where the device had memory free: Level Zero refuses one "
+               "allocation over 4 GB (the device's max_mem_alloc_size) without it")),
     Signature(
         # ggml-sycl.cpp ggml_backend_sycl_buffer_type_alloc_buffer: GGML_LOG_ERROR("%s: can't allocate %lu Bytes of
         # memory on device\n", __func__, size) when sycl::malloc_device returns null, then NULL to ggml-alloc: the
