@@ -26,6 +26,11 @@ ERAS = Eras({
     # 2025-03-21, in 0.22.2) made it 2048 (mlx-examples llms/mlx_lm/utils.py generate_step had 512 from #931 to the
     # move; mlx_lm.generate had no --prefill-step-size flag before PR #1781, so the default is what every CLI run got)
     "prefill_step_2048": (0, 22, 2),
+    # utils.py quantize_model: nn.QuantizedLinear.quantize_module(model, ..., linear_class_predicate) until
+    # nn.quantize(model, q_group_size, q_bits) in 0.10.0 (read in the 0.1.0-0.10.0 wheels): before it,
+    # -q quantized nn.Linear layers only (predicate `isinstance(m, nn.Linear) and m.weight.shape[0] != 8`, which keeps
+    # Mixtral's 8-expert gate in float), so embeddings stayed in the model dtype
+    "quantize_embeddings": (0, 10, 0),
 })
 
 

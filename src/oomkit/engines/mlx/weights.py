@@ -5,10 +5,12 @@ from __future__ import annotations
 from ...model.spec import ModelSpec, TensorSpec
 from ...quant.dtypes import float_bytes
 from .quantize import quant_row
-from .settings import MlxSettings, Resolved
+from .settings import ERAS, MlxSettings, Resolved, parse_version
 
 _NOT_QUANTIZED = ("norm.weight", "ssm_conv1d.weight", "ssm_a", "ssm_d", "ssm_dt.bias", "attn_sinks", "exp_probs_b",
                   ".bias")
+# nn.Embedding modules (token, position and per-layer token tables); every other matrix is a Linear
+_EMBEDDINGS = ("token_embd.weight", "position_embd.weight")
 
 
 # The stored formats mlx_lm/utils.py load_model makes quantized layers of, which quantize_model then leaves as they
@@ -38,16 +40,20 @@ def tensor_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved) -> list[tuple[Ten
     "quantization", as the config already has one), the ones loaded quantized stay as stored (_LOADED_QUANTIZED).
     The router is a float Linear in every checkpoint mlx-lm loads (gpt-oss lists model.layers.*.mlp.router as not
     converted). FP8 checkpoints are no such case: the models' sanitize() dequantizes them (deepseek_v3.py dequant of
-    weight_scale_inv), so -q quantizes every layer of them."""
+    weight_scale_inv), so -q quantizes every layer of them.
+
+    Before mlx-lm 0.10.0 (ERAS "quantize_embeddings") -q quantized Linear layers only: embeddings and a Linear of 8
+    output rows stayed in the dtype (_float_before_0_10)."""
     n_trunk = spec.n_trunk_layers
     out = []
     plain = is_plain_dtype(spec.weights.format)
+    linear_only = not ERAS.reached(parse_version(s.engine_version), "quantize_embeddings")
     for t in spec.weights.tensors:
         if t.layer is not None and t.layer >= n_trunk:
             continue  # MTP / next-n blocks: models' sanitize() drops them (e.g. qwen3_next.py "mtp.")
         loaded_quantized = t.dtype in _LOADED_QUANTIZED and not t.name.endswith("ffn_gate_inp.weight")
         if (s.q_bits is not None and len(t.shape) >= 2 and not t.name.endswith(_NOT_QUANTIZED)
-                and not loaded_quantized):
+                and not loaded_quantized and not (linear_only and _float_before_0_10(t))):
             in_dim = t.shape[0]
             bits = 8 if t.name.endswith("ffn_gate_inp.weight") else s.q_bits
             g = 64 if t.name.endswith("ffn_gate_inp.weight") else s.q_group_size
@@ -60,3 +66,9 @@ def tensor_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved) -> list[tuple[Ten
         else:
             out.append((t, t.nbytes))
     return out
+
+
+def _float_before_0_10(t: TensorSpec) -> bool:
+    """What nn.QuantizedLinear.quantize_module's linear_class_predicate in utils.py (read in mlx-lm 0.1.0 to 0.9.0) leaves in
+    float: every nn.Embedding, and a Linear whose weight.shape[0] (its output rows) is 8, Mixtral's expert gate."""
+    return t.name.endswith(_EMBEDDINGS) or t.n_elements // t.shape[0] == 8
