@@ -215,12 +215,23 @@ def _glm4moelite_graph(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus
     return partial, full
 
 
+# The CPU backend's repacking buffer type as Ollama builds ggml: only the cgo builds of v0.5.2-v0.5.7 define
+# GGML_USE_CPU_AARCH64 (llama/llama.go CFLAGS, from 527cc9789 "update vendored code to commit 40c6d79f"); the CMake
+# build of v0.5.8 on (dcfb7a105) adds ml/backend/ggml/ggml/src without ggml's top-level CMakeLists.txt, so the
+# GGML_CPU_AARCH64 / GGML_CPU_REPACK option that ggml-cpu/CMakeLists.txt tests is never set and
+# ggml_backend_cpu_get_extra_buffers_type lists no repacking type (the AMX one needs an __AMX_INT8__ build).
+# ollama/ollama#11628 (v0.10.x, llama3:8b Q4_0 on the CPU): "CPU_Mapped model buffer size = 4437.80 MiB" and no
+# repacked buffer.
+V_CPU_REPACK, V_CPU_REPACK_END = (0, 5, 2), (0, 5, 8)
+
+
 def _runner_settings(spec: ModelSpec, launch: Launch, num_parallel: int, n_gpu_layers: int,
                      split: tuple[float, ...]) -> LlamaCppSettings:
     """How Ollama starts its llama.cpp runner before v0.30 (llm/server.go NewLlamaServer -> runner): --ctx-size
     num_ctx*np, --parallel np, --batch-size num_batch, --n-gpu-layers (its own estimate), --tensor-split,
     --flash-attn, --kv-cache-type. The Go runner (llama/llama.go NewContextParams) sets n_batch = batch*parallel,
-    n_seq_max = parallel, embeddings = true, and leaves n_ubatch and kv_unified at llama.cpp's defaults."""
+    n_seq_max = parallel, embeddings = true, and leaves n_ubatch and kv_unified at llama.cpp's defaults. The CPU
+    backend repacks weights only in the builds that turn its repacking buffer type on (V_CPU_REPACK)."""
     build = runner_build(launch.version)
     n_batch = launch.num_batch * num_parallel if launch.version >= V_GO_RUNNER else launch.num_batch
     kv = launch.kv_cache_type or "f16"
@@ -229,7 +240,8 @@ def _runner_settings(spec: ModelSpec, launch: Launch, num_parallel: int, n_gpu_l
         n_parallel=num_parallel, kv_unified=build < ERAS["kv_streams"],
         cache_type_k=kv, cache_type_v=kv,
         flash_attn="on" if launch.flash_attention else "off", n_gpu_layers=n_gpu_layers, tensor_split=split,
-        embeddings=True, engine_version=f"b{build}", fit=False,  # the runner loads as told: no common fit
+        embeddings=True, repack=V_CPU_REPACK <= launch.version < V_CPU_REPACK_END,
+        engine_version=f"b{build}", fit=False,  # the runner loads as told: no common fit
         server_extra_seq=False)  # its server.cpp copy (llm/ext_server, v0.1.32) loads --parallel sequences, no more
 
 

@@ -42,7 +42,9 @@ V_ERA_C = (0, 12, 11)  # f560bd077: llm/memory.go removed
 V_ERA_D = (0, 30, 0)  # 9db4bdbad: CGO runners removed, llama-server for every GGUF model
 V_CTX_CLAMP_TRAIN = (0, 9, 3)  # 10a8e04a8 "avoid context overflow": num_ctx above n_ctx_train -> n_ctx_train
 V_EMBED_PARALLEL_ONE = (0, 12, 0)  # server/sched.go load: embedding models always parallel 1
-V_GO_RUNNER = (0, 5, 8)  # dcfb7a105 "next build": runner/llamarunner, n_batch = num_batch * parallel
+V_GO_RUNNER = (0, 4, 0)  # b5d1677a4 "Remove llama.cpp submodule and shift new build to top": the Go runner
+# (llama/runner/runner.go NewContextParams(kvSize, s.batchSize*s.parallel, ...)) replaces llm/ext_server, so
+# n_batch = num_batch * parallel (ollama/ollama#8164, v0.4.0-v0.5.1 on 4 slots: n_batch = 2048)
 V_GPTOSS_MIN_CTX = (0, 11, 0)  # fa7776fd2: gpt-oss num_ctx at least 8192 ...
 V_GPTOSS_MIN_CTX_LOWVRAM = (0, 11, 4)  # ... except in low-VRAM mode (< 20 GiB), until 0334ffa62 (v0.15.5)
 
