@@ -6,14 +6,16 @@ SYCL (Lunar Lake) refused one allocation over Level Zero's 4 GB, an MLX server a
 "memory layout cannot be allocated" with a forced num_gpu, and SGLang's capture failing on a gloo timeout between
 nodes. Each case is cited with the lines kept verbatim and the fix its thread gives (where the thread confirms none,
 the answer is held to what the log shows and the engine's own rule); `before` records what oomkit answered before:
-before: 5 of 8 right (TGI's warm-up without TGI's flag, KoboldCpp's host buffer read as the device's compute buffer,
-the SYCL allocation limit unplaced); after: 7 right, the SYCL case a strict xfail (stage unknown; its fixes now name
-UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1).
+before: 5 of 8 right (TGI's warm-up without TGI's flag, KoboldCpp's host buffer read as the device's compute buffer
+with llama.cpp's -ub, which KoboldCpp does not take, the SYCL allocation limit unplaced); after: 7 right, the SYCL
+case a strict xfail (stage unknown; its fixes now name UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1).
 The rules, each from the engine's own source: a PyTorch out-of-memory in TGI's compute with no prefill count printed
 gets TGI's own advice, --max-batch-prefill-tokens lower (flash_causal_lm.py warmup's "You need to decrease
 `--max-batch-prefill-tokens`"); ggml-alloc.c's graph reservation naming a host buffer type after a backend's pinned
 allocation failed (ggml-vulkan.cpp's host buffer type falls back to a CPU buffer) is the compute graph's buffer in host
-RAM, with the micro-batch's advice where the log printed n_ubatch; a SYCL out-of-device-memory lists
+RAM, with the micro-batch's advice where the log printed n_ubatch; a KoboldCpp log (gpttype_load_model, its banner,
+its libraries) is KoboldCpp's, its fixes in KoboldCpp's flags (koboldcpp.py: -b sets the micro-batch too, --quantkv,
+--flashattention); a SYCL out-of-device-memory lists
 UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 (Level Zero refuses one allocation over max_mem_alloc_size without it).
 The checks: tests/diagnose_heldout.py check_case; the garble pass as in sets 6 to 21."""
 
@@ -54,11 +56,30 @@ def test_pinned_refusal_then_device_graph_buffer_stays_compute():
 
 
 def test_host_graph_buffer_without_micro_batch_keeps_the_message_advice():
-    """Without n_ubatch in the log there is no micro-batch to halve: the reservation's own '-ub smaller' stays."""
+    """Without n_ubatch in the log there is no micro-batch to halve: the reservation's own '-ub smaller' stays, in
+    KoboldCpp's words (its -b sets the micro-batch)."""
     text = "\n".join(ln for ln in _case("koboldcpp-1882")["text"].split("\n") if "worst-case" not in ln)
     d = diagnose(text)
     assert d.stage == "host_ram" and "n_ubatch" not in d.settings, d.to_dict()
-    assert _texts(d) and _texts(d)[0].startswith("-ub smaller"), _texts(d)
+    assert _texts(d) and _texts(d)[0].startswith("-b smaller"), _texts(d)
+    plain = diagnose(text.replace("gpttype_load_model", "llama_model_load_from_file_impl"))
+    assert plain.host is None and _texts(plain)[0].startswith("-ub smaller"), plain.to_dict()
+
+
+def test_koboldcpp_flags():
+    """KoboldCpp's --batchsize choices are powers of two up to 4096, one --quantkv type for K and V, and
+    --flashattention (koboldcpp.py); the flags it shares with llama.cpp pass unchanged."""
+    from oomkit.diagnose.koboldcpp import as_koboldcpp  # the translation alone, outside a diagnosis
+    from oomkit.diagnose.result import Fix
+
+    out = as_koboldcpp([Fix(summary="-ub 384 (from 768): smaller", flags=("-ub", "384")),
+                        Fix(summary="-ctk q8_0 -ctv q8_0 -fa on: half the cache", flags=("-ctk", "q8_0", "-ctv", "q8_0",
+                                                                                           "-fa", "on")),
+                        Fix(summary="-ngl 20 (from 41)", flags=("-ngl", "20"))])
+    assert [(f.summary.split(":")[0], f.flags) for f in out] == [
+        ("-b 256 (from 768)", ("-b", "256")), ("--quantkv q8_0 --flashattention", ("--quantkv", "q8_0",
+                                                                                    "--flashattention")),
+        ("-ngl 20 (from 41)", ("-ngl", "20"))]
 
 
 def test_tgi_prefill_count_still_halved_where_printed():

@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from .koboldcpp import as_koboldcpp
 from .lmstudio import as_lmstudio, model_key
 from .lmstudio import defaults as lms_defaults
 from .result import Diagnosis, Fix
@@ -99,6 +100,9 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
             computed = more + computed if first else computed + more
     canned = [Fix(summary=t) for t in sig.fixes
               if not any(drops(t, d, computed, runner) for _, drops in _CANNED_DROPS)]
+    if runner == "koboldcpp" and d.engine == "llama.cpp":
+        # KoboldCpp takes most of llama.cpp's flags as aliases, but no -ub, -ctk / -ctv or -fa (koboldcpp.py)
+        computed, canned = as_koboldcpp(computed), as_koboldcpp(canned)
     if runner == "lmstudio" and d.engine in ("llama.cpp", "lmstudio"):
         # LM Studio's users have its settings and `lms load`, not llama-server's flags (lmstudio.py)
         computed = as_lmstudio(d, computed)

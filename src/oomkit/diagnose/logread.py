@@ -623,6 +623,11 @@ HOSTS: tuple[tuple[str, str], ...] = (
     # the server's scheduler and, from 0.12, ml/device.go's per-device summary (msg="kv cache" device=CPU size=...,
     # "compute graph", "total memory"), pasted without the lines around them (ollama#12574)
     ('source=sched.go', "ollama"), ('source=device.go', "ollama"),
+    # KoboldCpp runs llama.cpp inside its own loader (gpttype_adapter.cpp gpttype_load_model, whose error line ends
+    # a failed load) and names itself in its banner and its backend libraries (koboldcpp_cublas.dll ...)
+    ("gpttype_load_model", "koboldcpp"), ("Welcome to KoboldCpp", "koboldcpp"), ("koboldcpp_cublas", "koboldcpp"),
+    ("koboldcpp_vulkan", "koboldcpp"), ("koboldcpp_hipblas", "koboldcpp"), ("koboldcpp.exe", "koboldcpp"),
+    ("koboldcpp.py", "koboldcpp"),
     ("llama-server", "llama.cpp"), ("llama_model_load", "llama.cpp"), ("llama_init_from_model", "llama.cpp"),
     ("llama_new_context_with_model", "llama.cpp"), ("load_tensors:", "llama.cpp"), ("ggml_", "llama.cpp"),
     ("llama_cpp", "llama.cpp"),
