@@ -8,6 +8,7 @@ sizes and counts of the devices (1 MiB to 1 EiB each, at most hardware.catalog.M
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ def resolve_model(eng: EngineModule, ref: str | ModelSpec, quant: str | None = N
     default (llama.cpp: the GGUF people download), labelled in the result when it is a guess."""
     if isinstance(ref, ModelSpec):
         return ref
+    if isinstance(ref, os.PathLike):  # a pathlib.Path names its file as its text does (bytes are refused below)
+        ref = os.fspath(ref)
     if not isinstance(ref, str) or not ref.strip():
         raise SettingsError(f"model: {ref!r} is no model reference; give a name, an HF id, a path or a ModelSpec")
     if quant is not None and not isinstance(quant, str):

@@ -120,6 +120,11 @@ def _size(opts: dict[str, Any], name: str) -> int:
     return parse_size(v, name)  # bytes, or a size with its unit (units.py: "2GiB"; a bare 2 is refused)
 
 
+# The most sequences a plan serves, the web API's bound (web/api.py MAX_PARALLEL): past it the engines' own ranges
+# refused the command plan wrote, naming its flag, not the one typed (99999999999 x 8192 tokens as llama.cpp's -c)
+_MOST = {"--concurrency": 4096}
+
+
 def _positive(opts: dict[str, Any], name: str, default: int | None) -> int | None:
     v = opts.get(name)
     if v is None:
@@ -132,6 +137,8 @@ def _positive(opts: dict[str, Any], name: str, default: int | None) -> int | Non
     n = int(digits) * mult
     if n < 1:
         raise SettingsError(f"{name} takes a positive integer, got {v!r}")
+    if n > _MOST.get(name, n):
+        raise SettingsError(f"{name} {n:,}: out of range; oomkit takes 1 to {_MOST[name]:,}")
     return n
 
 

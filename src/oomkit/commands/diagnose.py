@@ -110,6 +110,8 @@ MAX_LOG_BYTES = 64 << 20
 
 def _read(path: str) -> str:
     if path == "-":
+        if sys.stdin is None:  # started with stdin closed (`<&-`): Python leaves sys.stdin None
+            raise OomkitError("standard input is closed: pipe the error message or the log into it, or give a FILE")
         if sys.stdin.isatty():
             print("oomkit: reading the error or log from stdin; paste it, then Ctrl-D (Ctrl-Z Enter on Windows)",
                   file=sys.stderr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..errors import OomkitError
 from ..report import render
 from ._model_args import parse_model_request
 
@@ -48,6 +49,8 @@ def run(argv: list[str]) -> int:
         print(HELP)
         return 0
     req = parse_model_request(argv)
+    if req.opts.get("--json") and req.opts.get("--explain"):  # the per-layer view is a table: JSON has no place for it
+        raise OomkitError("give one output: --explain (the per-layer table) or --json, not both")
     est = req.estimate()
     print(render.to_json(est) if req.opts.get("--json") else render.table(est, explain=bool(req.opts.get("--explain"))))
     return 0

@@ -60,6 +60,8 @@ def run(argv: list[str]) -> int:
         return _all(argv)
     req = parse_model_request(argv, extra_options={**_plan_args.OPTIONS, **{k: v for k, v in OPTIONS.items()
                                                                              if k not in _plan_args.OPTIONS}})
+    if req.opts.get("--json") and req.opts.get("--markdown"):  # as table: one format, not the first of two
+        raise OomkitError("give one output format, not --json and --markdown")
     notes: list[str] = []  # said once the plan stands, so that a bad input's error stays one line
     devices = _plan_args.devices(req.opts, notes)
     goals = _plan_args.typed_goals(_plan_args.goals(req.opts), req.opts, req.engine, req.settings)
@@ -85,6 +87,8 @@ def _all(argv: list[str]) -> int:
                                                                                  "--engine": True})
     if model is not None or engine_args:
         raise OomkitError("--all plans every catalog model: give no MODEL or engine flags")
+    if opts.get("--markdown"):  # the survey is a text list or JSON; --markdown was printed as the text
+        raise OomkitError("--all prints its list as text or --json, not --markdown")
     goals = _plan_args.goals(opts)
     rows = [r for r in catalog.entries() if r["family"] != "embedding"]
     notes: list[str] = []

@@ -85,6 +85,11 @@ def _check_address(host: str, port: int) -> None:
 
     if not host.strip():
         raise OomkitError("--host is empty: give an address (127.0.0.1, or 0.0.0.0 for every interface)")
+    name, colon, tail = host.rpartition(":")
+    bracketed = name.startswith("[") and name.endswith("]")  # [::1]:8000; a bare IPv6 address has colons of its own
+    if colon and tail.isdigit() and name and (bracketed or ":" not in name):  # host:port, as a URL writes it
+        raise OomkitError(f"--host {host!r} holds a port: give the address alone and the port with --port "
+                          f"(--host {name.strip('[]') if bracketed else name} --port {tail})")
     try:
         family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
     except (OSError, UnicodeError) as e:

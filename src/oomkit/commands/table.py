@@ -47,6 +47,7 @@ examples:
   oomkit table gemma-3-27b-it --kind context --csv --plot gemma.svg
 """
 
+MAX_KV_TYPES = 64  # more than ggml has types (ggml.h enum ggml_type: 40 ids, some retired)
 EXTRA = {"--kind": True, "--markdown": False, "--csv": False, "--plot": True, "--sizes": True, "--kv-types": True}
 
 
@@ -91,9 +92,12 @@ def run(argv: list[str]) -> int:
     spec = resolve_model(eng, req.model, req.quant)
     kv_types = None
     if "--kv-types" in o:
-        kv_types = tuple(x.strip() for x in str(o["--kv-types"]).split(",") if x.strip())
+        # each type once (a column per type: "f16,f16" is one column, and 500 of them took 500 searches)
+        kv_types = tuple(dict.fromkeys(x.strip() for x in str(o["--kv-types"]).split(",") if x.strip()))
         if not kv_types:
             raise OomkitError("--kv-types takes a comma list, e.g. f16,q8_0")
+        if len(kv_types) > MAX_KV_TYPES:
+            raise OomkitError(f"--kv-types: {len(kv_types):,} types; oomkit lists at most {MAX_KV_TYPES}")
     tables = limits.build_tables(eng, spec, req.settings, targets, kv_types=kv_types)
     if notes:
         tables = replace(tables, notes=(*tables.notes, *notes))
@@ -126,7 +130,7 @@ def _size_targets(text: str) -> tuple[limits.Target, ...]:
     a unit is read as --vram reads it (units.py: 24GB = 24 x 10^9 bytes, 24GiB = 24 x 2^30)."""
     from ..hardware.catalog import MAX_DEVICES  # lazy: only a typed list is counted
 
-    parts = [p.strip() for p in text.split(",") if p.strip()]
+    parts = list(dict.fromkeys(p.strip() for p in text.split(",") if p.strip()))  # a size typed twice: one row
     if not parts:
         raise SettingsError("--sizes takes a comma list of sizes, e.g. 16,24,48 or 24GB,24GiB")
     if len(parts) > MAX_DEVICES:

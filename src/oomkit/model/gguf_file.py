@@ -159,7 +159,9 @@ def spec_from_gguf(header: GGUFHeader, name: str, source: str = "", ik_types: bo
         layers += [replace(layer, index=layer.index + j * n_all) for j in range(1, loops) for layer in phys]
     fmt = _file_type_name(md.get("general.file_type"))
     return ModelSpec(
-        name=str(md.get("general.name") or name), architecture=arch, n_embd=n_embd, n_vocab=n_vocab,
+        # general.name is the file's text: its control characters (ANSI escapes, line breaks) escaped, not sent to
+        # the terminal, and cut to a name's length
+        name=printable(str(md.get("general.name") or name), 200), architecture=arch, n_embd=n_embd, n_vocab=n_vocab,
         n_ctx_train=m.int("context_length", 0), layers=tuple(layers),
         weights=WeightInventory(tensors=tensors, exact=True, format=fmt),
         tied_embeddings=not any(t.name == "output.weight" for t in tensors), n_nextn_layers=n_nextn,

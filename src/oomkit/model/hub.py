@@ -412,7 +412,12 @@ class HubClient:
     def _headers(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         from huggingface_hub.utils import build_hf_headers  # lazy (see _session)
 
-        h = build_hf_headers(token=self.token, library_name="oomkit", library_version=_version())
+        try:
+            h = build_hf_headers(token=self.token, library_name="oomkit", library_version=_version())
+        except OSError as e:  # the saved token is read from $HF_TOKEN_PATH, else $HF_HOME/token: a file where a
+            # folder should be (or the reverse) fails here, and the message names only the path
+            raise HubError(f"cannot read the saved Hugging Face token ({e.strerror}: {e.filename}); check HF_HOME "
+                           "and HF_TOKEN_PATH, or set HF_TOKEN") from None
         h.update(extra or {})
         return h
 

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import OomkitError
+from ..errors import ModelError, OomkitError
 from ..quant import gguf_recipes
 from . import catalog
 
@@ -397,6 +397,9 @@ def canonical_ref(ref: str) -> str:
     for prefix in _HUB_HOSTS:
         if low.startswith(prefix):
             rest = re.split(r"[?#]", key[len(prefix):], maxsplit=1)[0].rstrip("/")
+            if not rest:  # the site itself (its ':' then read as a quant suffix with no model before it)
+                raise ModelError(f"{key[:200]} names no model: give the repo's page, e.g. "
+                                 "https://huggingface.co/Qwen/Qwen3-8B, or its id Qwen/Qwen3-8B")
             m = _URL_TAIL.search(rest)
             if m is None:
                 return rest

@@ -157,6 +157,25 @@ _UNMODELLED = {
 }
 
 
+def _kv_override(value: str) -> None:
+    """--override-kv KEY=TYPE:VALUE as common/common.cpp string_parse_kv_override reads it (llama.cpp@96ac5a23): a
+    key under 128 bytes before the first '=', then int: / float: (atol / atof: any text), bool: true or false, or
+    str: of at most 127 bytes; anything else and arg.cpp throws "Invalid type for KV override" (llama-server stops)."""
+    key, sep, rest = value.partition("=")
+    kind, colon, val = rest.partition(":")
+    if not sep or len(key.encode()) >= 128:
+        why = "malformed (KEY=TYPE:VALUE, a key under 128 bytes)"
+    elif not colon or kind not in ("int", "float", "bool", "str"):
+        why = "the type must be int, float, bool or str"
+    elif kind == "bool" and val not in ("true", "false"):
+        why = "a bool is true or false"
+    elif kind == "str" and len(val.encode()) > 127:
+        why = "a str value is at most 127 bytes"
+    else:
+        return
+    raise SettingsError(f"--override-kv {value[:80]!r}: {why}; llama.cpp stops (Invalid type for KV override)")
+
+
 # ik_llama.cpp (ikawrakow/ik_llama.cpp), the fork whose llama-server many run MoE models with, takes flags mainline
 # lacks: its flag table (engines/data/ik_llamacpp_flags.json, tools/build_ik_llamacpp_flags.py, read from
 # common/common.cpp gpt_params_find_arg). oomkit sizes mainline llama.cpp's allocations; an ik_llama.cpp flag is
@@ -311,6 +330,8 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
         i += 1
         if value is not None:
             _ik_value(name, value)
+        if name == "--override-kv" and value is not None:
+            _kv_override(value)
         if name in _UNMODELLED and (value is None or value.strip() != "0"):
             typed = "" if value is None else f" {value}"
             opts["unmodelled"] = (*opts.get("unmodelled", ()), f"{name}{typed} ({_UNMODELLED[name]})")
@@ -328,6 +349,9 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
             # common/arg.cpp: "model download url"; -m, when given, is where the download is kept
             model_url = value
         elif name in ("-hf", "-hfr", "--hf-repo"):
+            if "://" in value:  # common/download.cpp common_get_hf_file splits at ':' and wants <user>/<model> before it
+                raise SettingsError(f"{name} {value[:120]!r}: llama.cpp takes <user>/<model>[:quant], not a URL (it "
+                                    "stops: invalid HF repo format)")
             repo, _, q = value.partition(":")
             model, quant = repo, (q or None)
         elif name in ("-hff", "--hf-file"):

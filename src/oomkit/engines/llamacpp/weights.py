@@ -243,6 +243,9 @@ def _split_points(devices: tuple[Device, ...], s: LlamaCppSettings) -> list[floa
     return splits
 
 
+_GPU_BUFT = r"(?:CUDA|ROCm|Vulkan|Metal|SYCL|GPU)(\d*)"  # a device's buffer type as -ot names it
+
+
 def override_patterns(s: LlamaCppSettings, spec: ModelSpec) -> list[tuple[re.Pattern[str], str]]:
     pats = []
     for pattern, buft in s.override_tensor:
@@ -250,6 +253,13 @@ def override_patterns(s: LlamaCppSettings, spec: ModelSpec) -> list[tuple[re.Pat
             pats.append((re.compile(pattern), buft))
         except re.error as e:
             raise OomkitError(f"-ot {pattern}={buft}: bad regular expression ({e})") from None
+        # common/arg.cpp parse_tensor_buffer_overrides looks every buffer type up as it parses, whether or not its
+        # pattern matches a tensor: an unknown one stops llama-server ("unknown buffer type"). Beside the ones
+        # tensor_device places, the names other backends give theirs (ggml-opencl.cpp "OpenCL", ggml-metal.cpp
+        # "Metal_Private", ggml-hexagon.cpp "HTP<n>", MUSA / CANN "<name><n>") pass here
+        if not (buft.upper().startswith(("CPU", "RPC")) or re.fullmatch(_GPU_BUFT, buft, re.IGNORECASE)
+                or re.fullmatch(r"OpenCL|Metal_Private|(?:HTP|MUSA|CANN)\d+", buft)):
+            raise OomkitError(f"-ot: unknown buffer type {buft!r}")
     # common/arg.cpp --cpu-moe / --n-cpu-moe N: "blk\.(i)\.ffn_(up|down|gate|gate_up)_(ch|)exps" on CPU
     # a pattern for a block the model lacks matches nothing: at most one per layer (-ncmoe 1000000 is "all")
     n_moe = spec.n_layers if s.cpu_moe else min(s.n_cpu_moe, spec.n_layers)
@@ -291,7 +301,7 @@ def tensor_device(t: TensorSpec, placement: Placement, overrides, n_devices: int
                 return -1
             if buft in device_ids and buft.startswith("RPC"):  # an RPC device's buffer: RPC0[host:port]
                 return device_ids.index(buft)
-            m = re.fullmatch(r"(?:CUDA|ROCm|Vulkan|Metal|SYCL|GPU)(\d*)", buft, re.IGNORECASE)
+            m = re.fullmatch(_GPU_BUFT, buft, re.IGNORECASE)
             if not m:
                 raise OomkitError(f"-ot: unknown buffer type {buft!r}")
             # the local devices are numbered among themselves; RPC devices come first (split.model_devices)
