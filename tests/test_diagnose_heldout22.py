@@ -96,3 +96,11 @@ def test_lmstudio_unsigned_exit_code_reads_no_figure():
     d = diagnose(_case("lmstudio-770")["text"])
     assert (d.engine, d.stage, d.fixes) == ("lmstudio", "unknown", ()), d.to_dict()
     assert "exit_code" not in d.numbers, d.numbers
+
+
+def test_cut_message_claims_no_fragmentation():
+    """tgi#2301's message is cut before what PyTorch reserved ('Of t'): no cause says the allocator's blocks are
+    fragmented, and the shortage's own cause stays."""
+    d = diagnose(_case("tgi-2301")["text"])
+    assert not any("fragmented" in c for c in d.causes), d.causes
+    assert any("needs more memory than the device has free" in c for c in d.causes), d.causes

@@ -49,6 +49,11 @@ def causes_for(d: Diagnosis, sig: Signature) -> tuple[str, ...]:
     if sig.engine == "pytorch" and ru is not None and req is not None and ru < req:
         # the message says how much the allocator holds unused: less than the request is no fragmentation
         return tuple(c for c in sig.causes[:2] if "fragmented" not in c)
+    if sig.engine == "pytorch" and ru is None and d.numbers.get("reserved_bytes") is None \
+            and d.numbers.get("total_bytes") is not None:
+        # the message read up to its figures but cut before what PyTorch reserved (a paste ending "Of t"): nothing
+        # says the allocator holds memory unused
+        return tuple(c for c in sig.causes[:2] if "fragmented" not in c)
     return sig.causes[:2]
 
 
