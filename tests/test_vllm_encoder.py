@@ -15,14 +15,16 @@ from pathlib import Path
 
 import pytest
 
+from oomkit.engines.shell_words import split_command
 from oomkit.engines.vllm import ENGINE
 from oomkit.engines.vllm.args import parse_args
 from oomkit.engines.vllm.config import resolve
-from oomkit.engines.vllm.encoder import dummy_item, dummy_items, encoder_profile
+from oomkit.engines.vllm.encoder import dummy_item, dummy_items, encoder_profile, v0_profile
 from oomkit.engines.vllm.settings import VllmSettings
 from oomkit.model.catalog import lookup
 from oomkit.model.hf_config import spec_from_config
 from oomkit.units import GiB
+from tests.sweep_harness import offline, run_cli  # noqa: F401 (the autouse fixture: no network, a fresh cache)
 from tests.test_vllm import FIXTURES, load_case
 
 TOLERANCE = 0.06 * GiB
@@ -153,3 +155,78 @@ def test_mm_encoder_tp_mode_data_keeps_the_whole_encoder_on_each_rank():
     extra = rank0("Qwen/Qwen2.5-VL-72B-Instruct", mm_encoder_tp_mode="data") - rank0("Qwen/Qwen2.5-VL-72B-Instruct")
     assert abs(extra - (tower - tower / 4)) <= 4 * 64  # the split's rounding per tensor
     assert rank0("google/gemma-3-27b-it", mm_encoder_tp_mode="data") == rank0("google/gemma-3-27b-it")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# --mm-processor-kwargs: the Qwen-VL processor's max_pixels sizes the dummy image
+
+QWEN25VL_16570 = (Path(__file__).parent / "fixtures" / "engine_logs" / "vllm" / "heldout_startup3"
+                  / "qwen2.5-vl-72b-4x-a100-pcie-40gb-tp4-v0.8.3-issue16570.json")
+
+
+def _qwen25vl():
+    return spec_from_config(lookup("Qwen/Qwen2.5-VL-72B-Instruct").config, name="Qwen/Qwen2.5-VL-72B-Instruct")
+
+
+def test_max_pixels_sizes_the_qwen_dummy_image():
+    """smart_resize of the 9,999,999-pixel square: the checkpoint's 12,845,056 pixels give 3,584^2 (16,384 tokens);
+    max_pixels 1,280 gives one 28 x 28 image, 2 x 2 patches, 1 token."""
+    cfg = _qwen25vl().towers[0].config
+    assert dummy_item(cfg, {}).budget_tokens == 16384
+    small = dummy_item(cfg, {}, max_pixels=1280)
+    assert (small.budget_tokens, small.pixel_elems) == (1, 4 * 3 * 2 * 14 * 14)
+    assert dummy_item(cfg, {}, max_pixels=1003520).budget_tokens == 35 * 35  # 980^2
+
+
+def test_16570_encoder_budget_line_with_max_pixels():
+    """vllm#16570 (Qwen2.5-VL-72B TP4, 0.8.3 V1, 2 sequences, --mm_processor_kwargs '{"max_pixels":1280,
+    "min_pixels":256}'): "Encoder cache will be initialized with a budget of 2048 tokens, and profiled with 2 image
+    items of the maximum feature size." The 1-token image leaves the budget at max_num_batched_tokens, and 0.8.3's
+    V1 limit per prompt is 1 (999 from 0.8.4), so 2 sequences x 1 image (was 16,384 tokens, 1 item: max_pixels
+    not read)."""
+    fx = json.loads(QWEN25VL_16570.read_text(encoding="utf-8"))
+    line = ("Encoder cache will be initialized with a budget of 2048 tokens, and profiled with 2 image items of the "
+            "maximum feature size.")
+    assert line in fx["quoted"]
+    words = split_command(fx["command"])
+    flags = words[words.index("--model") + 2:]
+    assert flags[-2:] == ["--mm_processor_kwargs", '{"max_pixels":1280, "min_pixels":256}']
+    s = parse_args(["serve", "Qwen/Qwen2.5-VL-72B-Instruct", *flags])[2]
+    assert json.loads(s.mm_processor_kwargs) == {"max_pixels": 1280, "min_pixels": 256}
+    assert not any("mm-processor-kwargs" in u for u in s.unmodelled)
+    rc, out, err = run_cli("check", "--json", "--gpu", "4x A100 40GB PCIe", "--engine-version", "0.8.3", "--",
+                           "vllm", "serve", "Qwen/Qwen2.5-VL-72B-Instruct", *flags)
+    assert rc in (0, 1), err
+    view = json.loads(out)["estimate"]["engine_view"]
+    assert (view["encoder_budget_tokens"], view["encoder_profile_items"]) == (2048, 2)
+    assert line in view["log"].splitlines()
+
+
+def test_v0_multimodal_prompt_past_its_share_by_release():
+    """V0 (multimodal/profiling.py get_decoder_dummy_data): Qwen2.5-VL's default image (16,384 tokens) and video
+    overrun 8,192 batched tokens; up to 0.8.2 that prompt is replaced by a text-only one of 8,192 tokens, from 0.8.3
+    it runs whole (32,768 tokens, the pixels held). With max_pixels 1,280 (vllm#15983's 0.7.3 run) the two prompts
+    of 4,096 tokens carry a 1-token image and a 16-frame video of 8 tokens, and hold their few pixels."""
+    spec = _qwen25vl()
+    devices = _h100()
+    base = VllmSettings(engine_version="0.7.3", use_v1=False, max_model_len=8192, max_num_seqs=2)
+    for version, tokens in (("0.7.3", 8192), ("0.8.2", 8192), ("0.8.4", 32768)):
+        s = replace(base, engine_version=version)
+        got = v0_profile(spec, s, resolve(spec, devices, s))
+        assert got.tokens == tokens and (got.held > 0) == (tokens > 8192), (version, got)
+    s = replace(base, mm_processor_kwargs='{"max_pixels": 1280, "min_pixels": 256}')
+    got = v0_profile(spec, s, resolve(spec, devices, s))
+    # 2 prompts x (1 image of 4 x 1,176 + 1 video of 8 grid steps x 4 x 1,176) float32 elements
+    assert got.tokens == 8192 and got.held == 2 * (4 + 8 * 4) * 1176 * 4
+
+
+@pytest.mark.parametrize("value, what", [
+    ('{"max_pixels": 1280', "invalid loads value"),
+    ('{"max_pixels": "1280"}', "max_pixels must be a positive integer"),
+    ('{"size": {"longest_edge": 0}}', "size.longest_edge must be a positive integer"),
+    ('[1280]', "expected a JSON object"),
+])
+def test_bad_mm_processor_kwargs_is_a_one_line_error(value, what):
+    rc, out, err = run_cli("check", "--gpu", "H100", "--engine-version", "0.8.3", "--", "vllm", "serve",
+                           "Qwen/Qwen2.5-VL-7B-Instruct", "--mm-processor-kwargs", value)
+    assert rc == 2 and what in err and len(err.strip().splitlines()) == 1, err

@@ -39,6 +39,7 @@ from ..command import (
 from ..release_flags import at_release_read, known_in, release_key, unique_readings, varies, why_not
 from .config import CACHE_DTYPES, SERVE_CLI_FIRST
 from .drafter import config_known
+from .encoder import MM_SIZE_KWARGS
 from .settings import VllmSettings, parse_version
 
 PROG = "vllm serve"
@@ -540,6 +541,13 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         opts["mamba_cache_mode"] = str(value)
     elif flag == "--limit-mm-per-prompt":
         opts["limit_mm_per_prompt"] = _mm_limits(flag, value)
+    elif flag == "--mm-processor-kwargs":
+        cfg = _json_object(flag, value)
+        _mm_sizes(flag, cfg)
+        opts["mm_processor_kwargs"] = json.dumps(cfg, sort_keys=True)
+        if other := sorted(k for k in cfg if k not in MM_SIZE_KWARGS):
+            _unmodelled(opts, f"{flag} {', '.join(other)} (the multimodal processor's other arguments, which may "
+                              "size the encoder's profiling input)")
     elif flag == "--skip-mm-profiling":
         opts["skip_mm_profiling"] = bool(value)
     elif flag == "--mm-encoder-tp-mode":
@@ -637,13 +645,14 @@ def _always(what: str):
     return lambda value: what if value is not False else None
 
 
-# Flags vLLM reads that change memory in a way oomkit does not count (the estimate says so, unmodelled_note):
-# LoRA's adapter slots (lora/worker_manager.py, max_loras x max_lora_rank per layer), a separate draft model
-# (0.6-0.9's --speculative-model; config/speculative.py), KV connectors and offloading (distributed/kv_transfer,
-# v1/kv_offload), pooling runners (config/pooler.py), the multimodal processor's limits that size the encoder's
-# dummy input (mm_processor_kwargs max_pixels ...), EPLB's redundant experts (distributed/eplb), context parallelism
-# (decode/prefill_context_parallel_size: the KV cache split over ranks), sliding windows turned off, per-layer KV
-# dtypes, the weight offloader (model_executor/offloader), and loading the language model or the encoder alone.
+# Flags vLLM reads that change memory in a way oomkit does not count (the estimate says so, unmodelled_note): LoRA's
+# adapter slots (lora/worker_manager.py, max_loras x max_lora_rank per layer), a separate draft model (0.6-0.9's
+# --speculative-model; config/speculative.py), KV connectors and offloading (distributed/kv_transfer, v1/kv_offload),
+# pooling runners (config/pooler.py), the multimodal processor's limits that size the encoder's dummy input beyond the
+# Qwen-VL sizes encoder.py reads (mm_processor_kwargs num_crops ...), EPLB's redundant experts (distributed/eplb),
+# context parallelism (decode/prefill_context_parallel_size: the KV cache split over ranks), sliding windows turned
+# off, per-layer KV dtypes, the weight offloader (model_executor/offloader), and loading the language model or the
+# encoder alone.
 _UNMODELLED = {
     "--enable-lora": _always("LoRA adapter slots: max_loras x max_lora_rank in every adapted layer"),
     "--speculative-model": _always("the draft model's weights and KV cache"),
@@ -651,7 +660,6 @@ _UNMODELLED = {
     "--kv-transfer-config": _always("the KV connector's buffers"),
     "--kv-offloading-size": _always("the offloaded KV blocks"),
     "--task": _pooling, "--runner": _pooling, "--convert": _pooling,
-    "--mm-processor-kwargs": _always("the multimodal processor's limits, which size the encoder's profiling input"),
     "--enable-eplb": _always("EPLB's redundant experts"),
     "--num-redundant-experts": _above(0, "redundant experts' weights"),
     "--eplb-config": _always("EPLB's redundant experts"),
@@ -669,7 +677,7 @@ _UNMODELLED = {
     "--language-model-only": _always("the multimodal encoder not loaded"),
     "--mm-encoder-only": _always("only the multimodal encoder loaded"),
 }
-_JSON_FLAGS = ("--kv-transfer-config", "--mm-processor-kwargs", "--eplb-config")
+_JSON_FLAGS = ("--kv-transfer-config", "--eplb-config")
 
 
 def _apply_hf_overrides(flag: str, value: Any, opts: dict[str, Any]) -> None:
@@ -706,6 +714,20 @@ def _mm_limits(flag: str, value: Any) -> tuple[tuple[str, int], ...]:
             raise SettingsError(f"{PROG}: error: argument {flag}: the limit for {k!r} must be a count, got {n!r}")
         out.append((str(k), n))
     return tuple(sorted(out))
+
+
+def _mm_sizes(flag: str, cfg: dict[str, Any]) -> None:
+    """The pixel counts --mm-processor-kwargs gives (max_pixels, min_pixels, size's edges) must be positive
+    integers: anything else fails in the HF image processor's smart_resize when vLLM builds its dummy image."""
+    size = cfg.get("size", {})
+    if not isinstance(size, dict):
+        raise SettingsError(f"{PROG}: error: argument {flag}: size must be a JSON object, got {json.dumps(size)[:40]}")
+    values = {k: cfg[k] for k in ("max_pixels", "min_pixels") if k in cfg}
+    values.update({f"size.{k}": v for k, v in size.items() if k in ("longest_edge", "shortest_edge")})
+    for k, n in values.items():
+        if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+            raise SettingsError(f"{PROG}: error: argument {flag}: {k} must be a positive integer, got "
+                                f"{json.dumps(n)[:40]}")
 
 
 def _speculative_count(flag: str, n: Any) -> int:

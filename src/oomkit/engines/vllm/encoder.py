@@ -28,13 +28,14 @@ The dummy item, per tower (each the processor's get_image_size_with_most_feature
   each, padded to 70 x pooling_kernel^2 patches of 3 x patch^2 pixels, with int64 (x, y) position ids.
 - Qwen2-VL / Qwen2.5-VL / Qwen3-VL (qwen2_vl.py, qwen3_vl.py): the image of max_pixels (12,845,056 for the released
   Qwen2 / 2.5-VL, 16,777,216 for Qwen3-VL: their preprocessor_config.json, not in config.json), one token per
-  merge^2 patches of in_channels x temporal_patch_size x patch^2. A video item is not modelled (per token it holds
-  the same; the item count differs).
+  merge^2 patches of in_channels x temporal_patch_size x patch^2; --mm-processor-kwargs' max_pixels (or
+  size.longest_edge) replaces the checkpoint's, through smart_resize (qwen_side: 1,280 gives one 28 x 28 image,
+  1 token). A video item is not modelled in V1 (per token it holds the same; the item count differs).
 - LLaVA-1.5 (llava.py, CLIP): one image_size^2 image, (image_size / patch)^2 tokens.
 A tower not tabled here holds the outputs of one full budget (max_num_batched_tokens tokens) and no pixels.
 
-By release: the V1 engine has profiled the encoder this way since vllm#11210 (0.7); V0 (profile_run through the
-input registry's dummy data) is not modelled here. Gemma 3 in 0.8.x counted an image's whole token sequence
+By release: the V1 engine has profiled the encoder this way since vllm#11210 (0.7); V0's profile batch is
+v0_profile below. Gemma 3 in 0.8.x counted an image's whole token sequence
 (its begin / end tokens too, about 260) where later releases count its 256 embeddings (one item fewer at 8192
 tokens: not modelled). Gemma 4 before vllm#43169 (after 0.20.2) ran the tower one image / frame at a time, and
 after it in chunks sized by free memory (_encoder_chunk); either way the tower's own pass stays below the
@@ -54,6 +55,7 @@ data splits the encoder's work across the TP ranks but all-gathers the outputs, 
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -64,6 +66,7 @@ from .config import Resolved
 from .settings import VllmSettings
 
 # config/multimodal.py MultiModalConfig.get_limit_per_prompt: 999 per modality when --limit-mm-per-prompt is silent
+# (V1 from 0.8.4; 1 before, and in V0: _default_limit)
 DEFAULT_LIMIT = 999
 # gemma4_mm.py: _VIDEO_MAX_FRAMES, _VIDEO_MAX_SOFT_TOKENS and the 2 + 6 separator / timestamp tokens per frame
 # budgeted in get_mm_max_tokens_per_item; Gemma4DummyInputsBuilder's 224 x 224 dummy frames (size None -> 224)
@@ -76,6 +79,14 @@ LLAMA4_MAX_TILES = 16
 # Qwen2-VL / Qwen2.5-VL preprocessor_config.json max_pixels; Qwen3-VL size.longest_edge (pixels)
 QWEN2_MAX_PIXELS = 12845056
 QWEN3_MAX_PIXELS = 16777216
+# --mm-processor-kwargs keys that size Qwen-VL's dummy image. vLLM hands the object to the HF processor (0.7.x-0.9:
+# qwen2_vl.py _get_image_processor_kwargs, kwargs.update(mm_processor_kwargs); 0.10 on: inputs/registry.py
+# InputProcessingContext.get_hf_processor, {**mm_config.mm_processor_kwargs, **kwargs}), whose image processor
+# takes max_pixels over size["longest_edge"] (Qwen2VLImageProcessor's "backward compatibility" override).
+# min_pixels is read too but never binds: the 9,999,999-pixel square asked about is always past max_pixels.
+MM_SIZE_KWARGS = ("max_pixels", "min_pixels", "size")
+# get_image_size_with_most_features: the side of the square image smart_resize is asked to fit
+_HUGE_SIDE = 9999999
 
 
 @dataclass(frozen=True)
@@ -99,8 +110,27 @@ def _gemma4_soft_tokens(side: int, max_soft: int, patch: int, k: int) -> int:
     return min((target // patch) ** 2 // (k * k), max_soft)
 
 
-def dummy_item(config: Mapping[str, Any], limits: Mapping[str, int]) -> DummyItem | None:
-    """The profiled dummy item of a checkpoint's vision tower (the module's table), or None where not tabled."""
+def processor_max_pixels(kwargs: str | None) -> int | None:
+    """The max_pixels --mm-processor-kwargs gives the Qwen-VL image processor (max_pixels, else size.longest_edge),
+    or None where it gives none. args.py has checked the values are positive integers."""
+    cfg = json.loads(kwargs) if kwargs else {}
+    size = cfg.get("size")
+    n = cfg.get("max_pixels", size.get("longest_edge") if isinstance(size, dict) else None)
+    return int(n) if n is not None else None
+
+
+def qwen_side(max_pixels: int, factor: int) -> int:
+    """transformers' smart_resize of the 9,999,999-pixel square (qwen2_vl.py _get_vision_info, do_resize): past
+    max_pixels each side is floor(side / beta / factor) x factor, beta = sqrt(side^2 / max_pixels), at least one
+    factor (patch x merge). The float steps are kept: 12,845,056 gives 3,584 (16,384 tokens), 1,280 gives 28."""
+    beta = math.sqrt(_HUGE_SIDE * _HUGE_SIDE / max_pixels)
+    return max(factor, math.floor(_HUGE_SIDE / beta / factor) * factor)
+
+
+def dummy_item(config: Mapping[str, Any], limits: Mapping[str, int],
+               max_pixels: int | None = None) -> DummyItem | None:
+    """The profiled dummy item of a checkpoint's vision tower (the module's table), or None where not tabled;
+    max_pixels: --mm-processor-kwargs' (Qwen-VL), None for the checkpoint's own."""
     vc = config.get("vision_config") or {}
     mt, vt = str(config.get("model_type", "")), str(vc.get("model_type", ""))
     try:
@@ -134,8 +164,9 @@ def dummy_item(config: Mapping[str, Any], limits: Mapping[str, int]) -> DummyIte
             patch = int(vc.get("patch_size", 14))
             merge, tp = int(vc.get("spatial_merge_size", 2)), int(vc.get("temporal_patch_size", 2))
             ch = int(vc.get("in_channels", vc.get("in_chans", 3)))
-            max_pixels = QWEN3_MAX_PIXELS if vt.startswith(("qwen3_vl", "qwen3_5")) else QWEN2_MAX_PIXELS
-            n = max_pixels // (patch * merge) ** 2
+            if max_pixels is None:
+                max_pixels = QWEN3_MAX_PIXELS if vt.startswith(("qwen3_vl", "qwen3_5")) else QWEN2_MAX_PIXELS
+            n = (qwen_side(max_pixels, patch * merge) // (patch * merge)) ** 2
             return DummyItem("image", n, n, n * merge * merge * ch * tp * patch * patch, patches=n * merge * merge)
         if mt == "llava" and vt == "clip_vision_model":
             image, patch = int(vc["image_size"]), int(vc["patch_size"])
@@ -169,6 +200,11 @@ def _limits(s: VllmSettings) -> dict[str, int]:
     return dict(s.limit_mm_per_prompt or ())
 
 
+def _default_limit(r: Resolved) -> int:
+    """V1's items per prompt of a modality --limit-mm-per-prompt leaves out (settings.ERAS v1_mm_limit_999)."""
+    return DEFAULT_LIMIT if r.at_least("v1_mm_limit_999") else V0_LIMIT
+
+
 def _profiled(s: VllmSettings, r: Resolved) -> bool:
     """profile_run runs the encoder's dummy pass: V1 engine, not --skip-mm-profiling, and with model runner V2 from
     0.27 only (settings.ERAS v2_encoder_profile)."""
@@ -186,11 +222,11 @@ def encoder_profile(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int,
     if tower is None or not _profiled(s, r):
         return 0, 0
     limits = _limits(s)
-    item = dummy_item(tower.config, limits)
+    item = dummy_item(tower.config, limits, processor_max_pixels(s.mm_processor_kwargs))
     if item is not None and item.budget_tokens <= 0:
         item = None
     modality = item.modality if item else "image"
-    limit = limits.get(modality, DEFAULT_LIMIT)
+    limit = limits.get(modality, _default_limit(r))
     if limit == 0 and not any(v > 0 for v in limits.values()):
         return 0, 0  # "All non-text modalities ... explicitly disabled via limit_mm_per_prompt"
     b = r.dtype_bytes
@@ -219,10 +255,10 @@ def encoder_view(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[dict[st
     if tower is None or not _profiled(s, r):
         return {}, None
     limits = _limits(s)
-    item = dummy_item(tower.config, limits)
+    item = dummy_item(tower.config, limits, processor_max_pixels(s.mm_processor_kwargs))
     if item is None or item.budget_tokens <= 0:
         return {}, None
-    limit = limits.get(item.modality, DEFAULT_LIMIT)
+    limit = limits.get(item.modality, _default_limit(r))
     if limit == 0 and not any(v > 0 for v in limits.values()):
         return {}, None
     budget = max(r.max_num_batched_tokens, item.budget_tokens)
@@ -236,17 +272,22 @@ def encoder_view(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[dict[st
 
 
 # V0's profile run, 0.7.0 -> 0.9.2 read (worker/model_runner.py _dummy_run, multimodal/profiling.py
-# MultiModalProfiler.get_decoder_dummy_data): max_num_seqs is cut to max_num_batched_tokens // max_mm_tokens (the sum
-# over modalities of one item's tokens, at least 1 sequence), and each sequence's dummy prompt carries
-# limit_mm_per_prompt items of every modality: 1 each in V0 (config.py MultiModalConfig.get_limit_per_prompt, "999
-# if envs.VLLM_USE_V1 else 1"). A prompt longer than max_num_batched_tokens / max_num_seqs is only warned about ("V0
-# does not support chunked prefill"), never cut, so the decoder runs the whole of it. The items' pixel inputs
-# (execute_model's multi_modal_kwargs, on the GPU) stay alive through the decoder's forward, in float32 as the HF
-# processor returns them up to 0.9.0 and in the model dtype from 0.9.1 (inputs/registry.py call_hf_processor
-# maybe_cast_dtype, "mimics the behavior of transformers.BatchFeature"; 0.8.4, 0.8.5, 0.9.0 have no cast).
+# MultiModalProfiler.get_decoder_dummy_data): max_num_seqs is cut to max_num_batched_tokens // max_mm_tokens (the
+# dummy items' tokens at max_model_len, at least 1 sequence), and sequence i's dummy prompt, of seq_len = its share
+# of max_num_batched_tokens, carries limit_mm_per_prompt items of every modality: 1 each in V0 (config.py
+# MultiModalConfig.get_limit_per_prompt, "999 if envs.VLLM_USE_V1 else 1"), padded to seq_len. A prompt longer than
+# seq_len ("V0 does not support chunked prefill"): up to 0.8.2 replaced by a text-only prompt of seq_len tokens
+# (SequenceData.from_prompt_token_counts((0, seq_len)), multi_modal_data None); from 0.8.3 only warned about and run
+# whole. The items' pixel inputs (execute_model's multi_modal_kwargs, on the GPU) stay alive through the decoder's
+# forward, in float32 as the HF processor returns them up to 0.9.0 and in the model dtype from 0.9.1
+# (inputs/registry.py call_hf_processor maybe_cast_dtype, "mimics the behavior of transformers.BatchFeature"; 0.8.4,
+# 0.8.5, 0.9.0 have no cast).
 V0_MM_PROMPT_FROM = (0, 7, 0)
+V0_LONG_PROMPT_FROM = (0, 8, 3)
 V0_LIMIT = 1
 PIXELS_CAST_FROM = (0, 9, 1)
+# qwen2_vl.py _MAX_FRAMES_PER_VIDEO, 0.7.0 -> 0.10.x (14 from 0.11.0, which has no V0)
+QWEN_VIDEO_FRAMES = 16
 
 
 @dataclass(frozen=True)
@@ -257,33 +298,58 @@ class V0Profile:
     held: int
 
 
+def _qwen_video(item: DummyItem, tp: int, seq_len: int, images: int, videos: int) -> tuple[int, int]:
+    """(tokens, pixel elements) of Qwen2-VL's dummy video: qwen2_vl.py get_num_frames_with_most_features, the frames
+    of the largest image that fit seq_len beside the images (_get_max_video_frames), split over the videos, at most
+    _MAX_FRAMES_PER_VIDEO and at least 1, padded to temporal_patch_size ("num_frames + num_frames %
+    temporal_patch_size"): one grid step is the image's tokens and pixels."""
+    per_step = item.budget_tokens
+    room = seq_len - item.budget_tokens * images
+    total = 0
+    cap = QWEN_VIDEO_FRAMES * max(videos, 1)  # past it the split over the videos is capped anyway
+    while total < cap and max((total + 1 + (total + 1) % tp) // tp, 1) * per_step <= room:
+        total += 1
+    frames = max(min(total // max(videos, 1), QWEN_VIDEO_FRAMES), 1)
+    steps = max((frames + frames % tp) // tp, 1)
+    return steps * per_step, steps * item.pixel_elems
+
+
 def v0_profile(spec: ModelSpec, s: VllmSettings, r: Resolved) -> V0Profile:
     """V0's profile batch: max_num_batched_tokens and nothing held, or more tokens where the dummy multimodal
-    prompts are longer than their share. Qwen2-VL / Qwen2.5-VL list a video beside the image (qwen2_vl.py
-    get_dummy_mm_data); with the image's tokens past the sequence, get_num_frames_with_most_features gives 1 frame,
-    padded to temporal_patch_size: one grid step of the largest size, the image's tokens and pixels again."""
+    prompts are longer than their share (0.8.3 on), with the pixels of the prompts that keep their items. Qwen2-VL /
+    Qwen2.5-VL list a video beside the image (qwen2_vl.py get_dummy_processor_inputs)."""
     T = r.max_num_batched_tokens
     plain = V0Profile(T, 0)
     tower = next((t for t in spec.towers if t.kind == "vision"), None)
     if r.v1 or tower is None or r.version < V0_MM_PROMPT_FROM:
         return plain
-    if any(u.startswith("--mm-processor-kwargs") for u in s.unmodelled):
-        # the processor's own size limits (max_pixels ...) size the dummy items, and oomkit does not read them (the
-        # estimate names the flag as not counted): vllm#15983's max_pixels 1280 makes Qwen2.5-VL's items a few
-        # tokens, so its 0.7.3 run profiles the plain batch and starts
-        return plain
     limits = _limits(s)
-    item = dummy_item(tower.config, limits)
+    item = dummy_item(tower.config, limits, processor_max_pixels(s.mm_processor_kwargs))
     if item is None or item.budget_tokens <= 0:
         return plain
-    counts = {"image": limits.get("image", V0_LIMIT)}
+    images = max(0, limits.get("image", V0_LIMIT))
+    videos = 0
     if str(tower.config.get("model_type", "")) in ("qwen2_vl", "qwen2_5_vl"):
-        counts["video"] = limits.get("video", V0_LIMIT)
-    items = sum(max(0, n) for n in counts.values())
-    mm_tokens = sum(item.budget_tokens for n in counts.values() if n > 0)  # get_max_multimodal_tokens
-    if items == 0 or mm_tokens <= 0:
+        videos = max(0, limits.get("video", V0_LIMIT))
+    tp = int((tower.config.get("vision_config") or {}).get("temporal_patch_size", 2)) or 2
+
+    def prompt(seq_len: int) -> tuple[int, int]:
+        """(tokens, pixel elements) of one dummy prompt's items at seq_len."""
+        v_tokens, v_pixels = _qwen_video(item, tp, seq_len, images, videos) if videos else (0, 0)
+        return images * item.budget_tokens + videos * v_tokens, images * item.pixel_elems + videos * v_pixels
+
+    mm_tokens, _ = prompt(r.max_model_len)  # get_max_multimodal_tokens
+    if images + videos == 0 or mm_tokens <= 0:
         return plain
     seqs = max(1, min(r.max_num_seqs, T // mm_tokens))
     pixel_bytes = r.dtype_bytes if r.version >= PIXELS_CAST_FROM else 4
-    held = seqs * items * (item.pixel_elems * pixel_bytes + item.int_bytes)
-    return V0Profile(max(T, seqs * items * item.budget_tokens), held)
+    tokens = held = 0
+    for seq_len, count in ((T // seqs + 1, T % seqs), (T // seqs, seqs - T % seqs)):
+        if count <= 0:
+            continue
+        length, pixels = prompt(seq_len)
+        if length > seq_len and r.version < V0_LONG_PROMPT_FROM:
+            length, pixels = seq_len, 0  # the text-only prompt
+        tokens += count * max(seq_len, length)
+        held += count * (pixels * pixel_bytes + (images * item.int_bytes if pixels else 0))
+    return V0Profile(max(T, tokens), held)

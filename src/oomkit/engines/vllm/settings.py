@@ -204,6 +204,10 @@ ERAS = Eras({
     # worker-init snapshot) + the transient peak headroom, so tensors a runner allocates after loading and before the
     # profile run count against the budget; before (0.26 read), weights + torch peak increase + non-torch increase
     "profile_total_consumed": (0, 27, 0),
+    # config.py MultiModalConfig.get_limit_per_prompt: "999 if envs.VLLM_USE_V1 else 1" per modality the user does not
+    # limit; 1 for V1 too up to 0.8.3 (limit_per_prompt.get(modality, 1)), so its encoder profile ran max_num_seqs
+    # items at most (vllm#16570, 0.8.3: "profiled with 2 image items" at 2 sequences)
+    "v1_mm_limit_999": (0, 8, 4),
     # v1/worker/gpu/model_runner.py profile_run: the encoder's dummy pass (EncoderRunner.profile_encoder_cache);
     # 0.26 has none under v1/worker/gpu/
     "v2_encoder_profile": (0, 27, 0),
@@ -319,6 +323,9 @@ class VllmSettings:
     pooling_runner: bool = False  # --runner pooling, --convert embed/classify/..., --task embed/...
     # --limit-mm-per-prompt '{"image": 0, "video": 1}' as (modality, count) pairs; None: 999 each (encoder.py)
     limit_mm_per_prompt: tuple[tuple[str, int], ...] | None = None
+    # --mm-processor-kwargs '{"max_pixels": N, ...}' as sorted JSON: the HF processor's arguments, which size the
+    # profiled dummy image (encoder.py reads the Qwen-VL size keys)
+    mm_processor_kwargs: str | None = None
     # --hf-overrides '{...}' (and 0.6-0.9's --rope-scaling '{...}'), as sorted JSON: config.json fields replaced
     hf_overrides: str | None = None
     skip_mm_profiling: bool = False  # --skip-mm-profiling: no encoder dummy pass in the profile run
