@@ -67,8 +67,8 @@ def test_host_graph_buffer_without_micro_batch_keeps_the_message_advice():
 
 
 def test_koboldcpp_flags():
-    """KoboldCpp's --batchsize choices are powers of two up to 4096, one --quantkv type for K and V, and
-    --flashattention (koboldcpp.py); the flags it shares with llama.cpp pass unchanged."""
+    """KoboldCpp's --batchsize choices are powers of two up to 4096, one --quantkv level for K and V (1 = q8,
+    2 = q4), and --flashattention (koboldcpp.py 1.102 argparse); the flags it shares with llama.cpp pass unchanged."""
     from oomkit.diagnose.koboldcpp import as_koboldcpp  # the translation alone, outside a diagnosis
     from oomkit.diagnose.result import Fix
 
@@ -77,7 +77,7 @@ def test_koboldcpp_flags():
                                                                                            "-fa", "on")),
                         Fix(summary="-ngl 20 (from 41)", flags=("-ngl", "20"))])
     assert [(f.summary.split(":")[0], f.flags) for f in out] == [
-        ("-b 256 (from 768)", ("-b", "256")), ("--quantkv q8_0 --flashattention", ("--quantkv", "q8_0",
+        ("-b 256 (from 768)", ("-b", "256")), ("--quantkv 1 --flashattention", ("--quantkv", "1",
                                                                                     "--flashattention")),
         ("-ngl 20 (from 41)", ("-ngl", "20"))]
 

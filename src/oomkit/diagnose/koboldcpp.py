@@ -4,9 +4,9 @@ the flags KoboldCpp takes, which are mostly llama.cpp's spellings as aliases.
 What KoboldCpp takes (koboldcpp.py argparse, 1.10x): -c / --contextsize, -ngl / --gpulayers, -ts / --tensor_split,
 -nkvo / --lowvram, --n-cpu-moe / --moecpu, -ot / --overridetensors, --no-mmproj-offload / --mmprojcpu as llama.cpp
 spells them; `--batchsize / -b` with choices -1, 16, 32 ... 4096 and no micro-batch of its own
-(gpttype_adapter.cpp gpttype_load_model: kcpp_data->n_ubatch = kcpp_data->n_batch); `--quantkv` with one type for
-both K and V (f16 / bf16 / q8_0 / q5_1 / q4_0); `--flashattention` (on by default in later releases, which add
-`--noflashattention`). No -ub, -ctk / -ctv or -fa."""
+(gpttype_adapter.cpp gpttype_load_model: kcpp_data->n_ubatch = kcpp_data->n_batch); `--quantkv` with one level for
+both K and V (type=int, choices 0 = f16, 1 = q8, 2 = q4; 1.102); `--flashattention` (also spelled -fa, a switch
+that takes no value). No -ub or -ctk / -ctv."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ _BATCHES = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
 _UB_N = re.compile(r"(?<![\w-])-ub (\d+)( \(from (\d+)\))?")
 _UB = re.compile(r"(?<![\w-])-ub smaller \(and -b\)|(?<![\w-])-ub / -b|(?<![\w-])-b / -ub|(?<![\w-])-ub\b")
 _KV = re.compile(r"(?<![\w-])-ctk (\S+) -ctv \S+")
+# --quantkv's levels (koboldcpp.py argparse: 0=f16, 1=q8, 2=q4): an 8-bit type is level 1, any smaller one level 2.
+_LEVELS = {"f16": "0", "bf16": "0", "f32": "0", "q8_0": "1"}
 _FA = re.compile(r"(?<![\w-])-fa on")
 
 
@@ -27,10 +29,14 @@ def _batch(n: int) -> int:
     return max([b for b in _BATCHES if b <= n] or [_BATCHES[0]])
 
 
+def _level(kv_type: str) -> str:
+    return _LEVELS.get(kv_type, "2")
+
+
 def _words(s: str) -> str:
     s = _UB_N.sub(lambda m: f"-b {_batch(int(m.group(1)))}" + (f" (from {m.group(3)})" if m.group(3) else ""), s)
     s = _UB.sub("-b smaller (KoboldCpp sets the micro-batch to the batch)", s)
-    s = _KV.sub(r"--quantkv \1", s)
+    s = _KV.sub(lambda m: f"--quantkv {_level(m.group(1))}", s)
     return _FA.sub("--flashattention", s)
 
 
@@ -43,7 +49,7 @@ def _flags(flags: tuple[str, ...]) -> tuple[str, ...]:
             out += ["-b", str(_batch(int(flags[i + 1])))]
             i += 2
         elif f == "-ctk" and i + 1 < len(flags):
-            out += ["--quantkv", flags[i + 1]]
+            out += ["--quantkv", _level(flags[i + 1])]
             i += 4 if i + 2 < len(flags) and flags[i + 2] == "-ctv" else 2
         elif f == "-fa" and i + 1 < len(flags) and flags[i + 1] == "on":
             out.append("--flashattention")
