@@ -20,6 +20,7 @@ from .errors import OomkitError
 from .hardware.catalog import devices_for_names, lookup, size_notes
 from .hardware.detect import Hardware, HostMemory, detect, host_memory
 from .limits import STEP, context_limit, context_slack, device_slack, largest_context
+from .memo import SEARCHING
 from .memory import Device, MemoryEstimate, Usage
 from .model.spec import ModelSpec
 from .request import devices_from, ram_size, resolve_model, with_ram
@@ -365,10 +366,13 @@ def _smallest_requirement(result: CheckResult, eng: EngineModule, spec: ModelSpe
     KV type) on the tightest device, against that device's physical memory."""
     best: tuple[int, str, DeviceCheck] | None = None
     for kv in eng.kv_types:
+        token = SEARCHING.set("least")  # exact figures; an engine's own count of its tries is not read
         try:
             e = eng.estimate(spec, devs, eng.with_context(eng.with_kv_type(settings, kv), STEP))
         except OomkitError:
             continue
+        finally:
+            SEARCHING.reset(token)
         if kind == "cpu":
             e = replace(e, host=replace(e.host, memory_bytes=host_budget))
         checks = _device_checks(e, kind, {d.usage.id: d.total_bytes for d in result.devices},

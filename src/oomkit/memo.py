@@ -35,5 +35,6 @@ class ByObject(Generic[T]):
 # cannot change that answer: "fit" in limits.largest_context (llama.cpp: a layout --fit splits with the CPU does not
 # fit whatever its compute buffer is); "offload" in the planner's search for the least offload, which weighs its
 # answer again outside the search (llama.cpp: a partly offloaded layout takes the closed forms, not the scheduler
-# replay). None outside a search.
+# replay); "least" in check's smallest requirement, which reads the figures exactly but not how an engine searched
+# for them (llama.cpp: --fit's tries that cannot succeed are not weighed). None outside a search.
 SEARCHING: ContextVar[str | None] = ContextVar("searching", default=None)

@@ -223,14 +223,25 @@ def blas_shares_cpu_buffer(devices: tuple[Device, ...], s: LlamaCppSettings) -> 
 _DRY_RUNS = ByObject[tuple[Breakdown, ...]](4096)
 
 
+# the searches whose fits may weigh a layout roughly (memo.SEARCHING); "least" (check's smallest requirement) reads
+# only the fitted layout's figures, exact, and not how many dry runs the fit took to find it
+ROUGH_SEARCHES = frozenset({"fit", "offload"})
+
+
 def dry_run(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[Breakdown, ...]:
     """_dry_run, memoised (the arguments are frozen; the same ones give the same rows)."""
-    rough = SEARCHING.get() is not None  # a search's rough rows are kept apart from the exact ones
+    rough = SEARCHING.get() in ROUGH_SEARCHES  # a search's rough rows are kept apart from the exact ones
     return _DRY_RUNS.get(spec, (devices, s, rough), lambda: _dry_run(spec, devices, s, rough))
 
 
+def dry_run_floor(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> tuple[Breakdown, ...]:
+    """A dry run's rows without their compute buffers (weights, KV cache and recurrent state): no less than the
+    rows any dry run of the same settings gives, without a scheduler replay."""
+    return _dry_run(spec, devices, s, floor=True)
+
+
 def _dry_run(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
-             rough: bool = False) -> tuple[Breakdown, ...]:
+             rough: bool = False, floor: bool = False) -> tuple[Breakdown, ...]:
     """common_get_device_memory_data: the breakdown a no_alloc load and context would report.
 
     Without a device the host row is what the host fit weighs: the dry run loads without a mapping
@@ -248,7 +259,7 @@ def _dry_run(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
         weights, _ = cpu_repack(spec, devices, unmapped, model_buffers(spec, devices, unmapped, placement), placement)
     state = state_by_device(caches, rs, placement, s)
     # in a search only whether the whole model fits matters: the layer splits the fit tries after that take no replay
-    compute = compute_by_device(spec, ctx, caches, placement, devices, s, rough=rough)
+    compute = {} if floor else compute_by_device(spec, ctx, caches, placement, devices, s, rough=rough)
     return memory_breakdown(weights, state, compute, len(devices), cpu_twice=blas_shares_cpu_buffer(devices, s))
 
 
@@ -641,6 +652,23 @@ def _fit_layers(spec, devices, cur, free, margins, full, n_layer, n_expert, name
         b = measure(settings_for(ngl, overflow_to))
         return [b[i].total for i in range(nd)]
 
+    def with_step(ngl: list[_Ngl], i: int, step: int) -> list[_Ngl]:
+        """The layer split the false position tries next: `step` more layers on device i."""
+        test = _copy(ngl)
+        test[i].n_layer += step
+        if n_expert:
+            test[i].n_part += step - 1 if i == nd - 1 and test[i].n_part == 0 else step
+        return test
+
+    def all_fail(ngl: list[_Ngl], i: int, delta: int) -> bool:
+        """Whether every split the search could try on device i (1 to delta - 1 more layers) is over its target
+        by its weights and state alone: then no try succeeds and the split stays, whatever the steps. Only where
+        the count of dry runs is not read (check's smallest requirement), since the tries skipped are not run."""
+        if SEARCHING.get() != "least":
+            return False
+        return all(dry_run_floor(spec, devices, settings_for(with_step(ngl, i, k), overflow_to))[i].total
+                   > targets[i] for k in range(1, delta))
+
     surplus_cpu_moe = 0
     if n_expert > 0:
         cpu_moe = measure(replace(cur, override_tensor=((moe_all, "CPU"),)))
@@ -666,12 +694,10 @@ def _fit_layers(spec, devices, cur, free, margins, full, n_layer, n_expert, name
             mem_high = mem_for(high, overflow_to)
             if mem_high[i] > targets[i]:
                 delta = high[i].n_layer - ngl[i].n_layer
+                if all_fail(ngl, i, delta):
+                    delta = 0
                 while delta > 1:
-                    step = _step(delta, targets[i] - mem[i], mem_high[i] - mem[i])
-                    test = _copy(ngl)
-                    test[i].n_layer += step
-                    if n_expert:
-                        test[i].n_part += step - 1 if i == nd - 1 and test[i].n_part == 0 else step
+                    test = with_step(ngl, i, _step(delta, targets[i] - mem[i], mem_high[i] - mem[i]))
                     mem_test = mem_for(test, overflow_to)
                     if mem_test[i] <= targets[i]:
                         ngl, mem = test, mem_test

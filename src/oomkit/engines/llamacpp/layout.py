@@ -36,6 +36,7 @@ from .fit import (
     FIT_ERAS,
     GPU_RUNTIME_RESERVE,
     NO_FIT_PROGRAMS,
+    ROUGH_SEARCHES,
     Breakdown,
     FitResult,
     StateByDevice,
@@ -74,7 +75,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) 
     typed = _estimate(spec, devices, s, None)
     # in a search, a layout split with the CPU counts only as not fitting (FittedEstimate.fits): no exact replay
     est = _estimate(spec, devices, fitted.settings, fitted, typed,
-                    rough=SEARCHING.get() is not None and _moves_weights(fitted, spec))
+                    rough=SEARCHING.get() in ROUGH_SEARCHES and _moves_weights(fitted, spec))
     view = est.engine_view
     view.update({f"typed_{k}": typed.engine_view[k] for k in TYPED_KEYS})
     view["typed_total_bytes"] = {u.id: u.total_bytes for u in typed.devices}
