@@ -1,15 +1,17 @@
-"""Hostile input, fourteenth sweep: 64 malformed inputs in forms the earlier hostile tests do not try, across the
+"""Hostile input, fourteenth sweep: 68 malformed inputs in forms the earlier hostile tests do not try, across the
 commands (estimate, check, fit, plan, table, diff, diagnose, watch, serve), the readers (GGUF and safetensors headers,
 config.json and its neighbours), the environment (HF_HOME, HF_TOKEN_PATH, a closed stdin), the web API and the Python
 API. Each must answer correctly or refuse in one line: exit 2 with one `oomkit: error:` line (CLI), a 4xx with
 {"error": ...} (web API), an OomkitError (Python API), within seconds.
 
-Measured (2026-12-07) before this sweep's changes: 25 of the 64 failed:
+Measured (2026-12-07) before this sweep's changes: 28 of the 68 failed:
 - a bug exit: `oomkit diagnose - <&-` (stdin closed: AttributeError on sys.stdin None);
 - llama.cpp command lines llama-server refuses, answered: --override-kv without KEY=TYPE:VALUE, of an unknown type,
   bool:yes, or a str: value over 127 bytes (common.cpp string_parse_kv_override; arg.cpp throws "Invalid type for KV
   override"), -ot naming an unknown buffer type when its pattern matches no tensor (arg.cpp
-  parse_tensor_buffer_overrides looks every one up);
+  parse_tensor_buffer_overrides looks every one up), a llama GGUF whose rope.dimension_count is not its head size
+  (llama-model.cpp: "invalid n_rot");
+- Ollama: `ollama run --keepalive forever` (or -1: Go's time.ParseDuration wants a unit), answered;
 - an option silently dropped: plan --json --markdown (printed JSON), plan --all --markdown (printed text),
   estimate --explain --json (the per-layer view dropped);
 - wrong or unclear messages: plan --concurrency 99999999999 refused as "-c '819199999991808'" and 4097 as "-np 4097"
@@ -110,6 +112,15 @@ CASES = [
     ("llama-m-empty-gguf", lambda t: ["estimate", "--vram", "24GiB", "--", "llama-server", "-m",
                                       str(_special(t, lambda p: p.write_bytes(b""), "x.gguf"))],
      ("refuses", r"the magic needs 4 bytes but the file has 0")),
+    # ---- Ollama (cmd/cmd.go RunHandler: time.ParseDuration(--keepalive)) ----
+    # was: answered ("Error: time: invalid duration" stops ollama run)
+    ("ollama-keepalive-not-a-duration", lambda t: ["estimate", "--vram", "24GiB", "--", "ollama", "run", "qwen3:8b",
+                                                   "--keepalive", "forever"], ("refuses", r"not a Go duration")),
+    ("ollama-keepalive-bare-number", lambda t: ["estimate", "--vram", "24GiB", "--", "ollama", "run", "qwen3:8b",
+                                                "--keepalive", "-1"], ("refuses", r"--keepalive '-1'")),
+    # a duration Go reads (fit_outcomes' deepseek-r1 thread types this one)
+    ("ollama-keepalive-minus-1m", lambda t: ["estimate", "--vram", "24GiB", "--", "ollama", "run", "qwen3:8b",
+                                             "--keepalive=-1m"], ("answers", r"engine ollama")),
     # ---- vLLM / SGLang ----
     ("vllm-gmu-1e30", lambda t: ["estimate", "--vram", "80GiB", *_VLLM, "--gpu-memory-utilization", "1e30"],
      ("refuses", r"out of range; vLLM takes \(0, 1\]")),
@@ -169,6 +180,9 @@ CASES = [
     ("gguf-negative-dimension", lambda t: _gguf_meta(t, L.meta(), L.tensors()[1:] + [("token_embd.weight", (64, -256),
                                                                                     H.Q4_0_T)], full=False),
      ("refuses", r"has a negative dimension -256")),
+    # was: answered (llama-model.cpp load_hparams: "invalid n_rot: 0, expected 16" for llama, deci, falcon)
+    ("gguf-rope-dimension-not-the-head-size", lambda t: _gguf_meta(t, L.meta(**{"rope.dimension_count": (H.U32, 0)})),
+     ("refuses", r"llama\.rope\.dimension_count = 0 is not the head size 16: llama\.cpp refuses the file")),
     # was: the escapes sent to the terminal (the screen cleared, the name red)
     ("gguf-name-ansi-escapes", lambda t: _gguf_meta(t, L.meta() + [("general.name", H.STR, "\x1b[2J\x1b[31mEVIL")]),
      ("answers", r"^\\x1b\[2J\\x1b\[31mEVIL · llama")),
@@ -335,4 +349,4 @@ def test_web_bad_requests(client):
 
 def test_the_sweep_counts():
     inputs = len(CASES) + 2 + 1 + 2 + 2 + 1 + 4 + 6  # table's two, stdin, hub files, hosts, Path, API, web
-    assert len(CASES) == 46 and inputs == 64 and len({c[0] for c in CASES}) == len(CASES)
+    assert len(CASES) == 50 and inputs == 68 and len({c[0] for c in CASES}) == len(CASES)

@@ -150,6 +150,7 @@ def spec_from_gguf(header: GGUFHeader, name: str, source: str = "", ik_types: bo
             parallel_recurrent=arch == "falcon-h1", kv_source=kv_source.get(i),
         ))
     _refuse_zero_ffn(m, n_all, layers)
+    _refuse_n_rot(m, n_embd, n_head)
     loops = m.int("num_loops", 1) if arch in LOOPED_ARCHS else 1
     if loops > 1 and not n_nextn:
         # nanbeige.cpp load_arch_hparams: num_loops runs the physical blocks that many times; the logical layers
@@ -461,6 +462,20 @@ def _recurrent_state(m: _Meta) -> RecurrentState:
         # (measured: a jamba file with group_count 1 keeps R at 3 x d_inner floats a cell and layer)
         n_group=0 if mamba1 else m.int("ssm.group_count", 0), n_heads=m.int("ssm.time_step_rank", 0),
     )
+
+
+def _refuse_n_rot(m: _Meta, n_embd: int, n_head: list[int]) -> None:
+    """llama-model.cpp load_hparams (llama.cpp@96ac5a23): with heads on layer 0, n_embd_head_k is key_length, else
+    n_embd / n_head; llama, deci and falcon then require rope.dimension_count, when given, to equal it ("invalid
+    n_rot: %u, expected %u", the load stops)."""
+    if m.arch not in ("llama", "deci", "falcon") or not n_head or n_head[0] <= 0 \
+            or m.get("rope.dimension_count") is None:
+        return
+    head_k = m.int("attention.key_length", n_embd // n_head[0])
+    n_rot = m.int("rope.dimension_count")
+    if n_rot != head_k:
+        raise OomkitError(f"{m.name}: {m.arch}.rope.dimension_count = {n_rot} is not the head size {head_k}: llama.cpp "
+                          f"refuses the file (invalid n_rot: {n_rot}, expected {head_k})")
 
 
 def _refuse_zero_ffn(m: _Meta, n_all: int, layers: list[LayerSpec]) -> None:

@@ -92,6 +92,8 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
         elif name in _RUN_FLAGS:
             if _RUN_FLAGS[name] and not eq:
                 i += 1
+            if name == "--keepalive" and (eq or i < len(args)):
+                _duration(name, inline if eq else args[i])
         elif a.startswith("-") and len(a) > 1:
             raise OomkitError(f"unknown flag: {a} (ollama run takes --verbose, --format, --keepalive, --think, "
                               "...; oomkit takes --num-ctx, --num-gpu, --num-batch, --num-parallel, "
@@ -101,6 +103,18 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
         # further words are the prompt
         i += 1
     return model, None, check_settings(OllamaSettings(**opts))
+
+
+# Go's time.ParseDuration, which cmd/cmd.go RunHandler applies to --keepalive (a bad one: "Error: time: invalid
+# duration", the run stops): "0", or signed decimal numbers each with a unit ns, us, µs, ms, s, m, h ("5m", "-1m",
+# "1h30m"); a bare number other than 0 is "missing unit"
+_GO_DURATION = re.compile(r"[-+]?(?:0|(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+)")
+
+
+def _duration(flag: str, text: str) -> None:
+    if text and not _GO_DURATION.fullmatch(text):
+        raise SettingsError(f"{flag} {text[:40]!r}: not a Go duration such as 5m, 1h or -1m (ollama run stops: "
+                            "time: invalid duration)")
 
 
 # The interactive prompt of `ollama run` (cmd/interactive.go): a line `/set parameter NAME VALUE` sets the request's
