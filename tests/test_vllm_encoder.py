@@ -205,7 +205,7 @@ def test_16570_encoder_budget_line_with_max_pixels():
 def test_v0_multimodal_prompt_past_its_share_by_release():
     """V0 (multimodal/profiling.py get_decoder_dummy_data): Qwen2.5-VL's default image (16,384 tokens) and video
     overrun 8,192 batched tokens; up to 0.8.2 that prompt is replaced by a text-only one of 8,192 tokens, from 0.8.3
-    it runs whole (32,768 tokens, the pixels held). With max_pixels 1,280 (vllm#15983's 0.7.3 run) the two prompts
+    it runs whole (32,768 tokens, the pixels held, twice). With max_pixels 1,280 (vllm#15983's 0.7.3 run) the two prompts
     of 4,096 tokens carry a 1-token image and a 16-frame video of 8 tokens, and hold their few pixels."""
     spec = _qwen25vl()
     devices = _h100()
@@ -216,8 +216,9 @@ def test_v0_multimodal_prompt_past_its_share_by_release():
         assert got.tokens == tokens and (got.held > 0) == (tokens > 8192), (version, got)
     s = replace(base, mm_processor_kwargs='{"max_pixels": 1280, "min_pixels": 256}')
     got = v0_profile(spec, s, resolve(spec, devices, s))
-    # 2 prompts x (1 image of 4 x 1,176 + 1 video of 8 grid steps x 4 x 1,176) float32 elements
-    assert got.tokens == 8192 and got.held == 2 * (4 + 8 * 4) * 1176 * 4
+    # 2 prompts x (1 image of 4 x 1,176 + 1 video of 8 grid steps x 4 x 1,176) float32 elements, twice: the batch
+    # on the GPU and _validate_and_reshape_mm_tensor's torch.concat copy, both alive through the decoder
+    assert got.tokens == 8192 and got.held == 2 * 2 * (4 + 8 * 4) * 1176 * 4
 
 
 @pytest.mark.parametrize("value, what", [

@@ -288,6 +288,11 @@ V0_LIMIT = 1
 PIXELS_CAST_FROM = (0, 9, 1)
 # qwen2_vl.py _MAX_FRAMES_PER_VIDEO, 0.7.0 -> 0.10.x (14 from 0.11.0, which has no V0)
 QWEN_VIDEO_FRAMES = 16
+# Qwen2-VL / Qwen2.5-VL's V0 forward (qwen2_vl.py, qwen2_5_vl.py Qwen2*VLForConditionalGeneration.forward, 0.7.0 ->
+# 0.10.1.1 read) parses its pixel keyword arguments into image_input / video_input, locals alive through the language
+# model's forward, and _validate_and_reshape_mm_tensor turns the batched (seqs, patches, elems) tensor execute_model
+# moved to the GPU into torch.concat(list(mm_input)): a second copy of every pixel beside the batch's
+QWEN_V0_PIXEL_COPIES = 2
 
 
 @dataclass(frozen=True)
@@ -328,9 +333,9 @@ def v0_profile(spec: ModelSpec, s: VllmSettings, r: Resolved) -> V0Profile:
     if item is None or item.budget_tokens <= 0:
         return plain
     images = max(0, limits.get("image", V0_LIMIT))
-    videos = 0
+    videos, copies = 0, 1
     if str(tower.config.get("model_type", "")) in ("qwen2_vl", "qwen2_5_vl"):
-        videos = max(0, limits.get("video", V0_LIMIT))
+        videos, copies = max(0, limits.get("video", V0_LIMIT)), QWEN_V0_PIXEL_COPIES
     tp = int((tower.config.get("vision_config") or {}).get("temporal_patch_size", 2)) or 2
 
     def prompt(seq_len: int) -> tuple[int, int]:
@@ -351,5 +356,5 @@ def v0_profile(spec: ModelSpec, s: VllmSettings, r: Resolved) -> V0Profile:
         if length > seq_len and r.version < V0_LONG_PROMPT_FROM:
             length, pixels = seq_len, 0  # the text-only prompt
         tokens += count * max(seq_len, length)
-        held += count * (pixels * pixel_bytes + (images * item.int_bytes if pixels else 0))
+        held += count * (copies * pixels * pixel_bytes + (images * item.int_bytes if pixels else 0))
     return V0Profile(max(T, tokens), held)
