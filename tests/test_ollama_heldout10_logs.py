@@ -22,9 +22,10 @@ buffers and context, and the Ollama engine's per-device lines. Measured before -
   0.50 MiB exact; a CPU_AARCH64 buffer of 3744.00 MiB the log does not have -> none (layout.py V_CPU_REPACK: Ollama's
   CMake build of v0.5.8 on never sets GGML_CPU_AARCH64 / GGML_CPU_REPACK).
 - ollama/ollama#10833, mistral-small3.1:24b with its vision tower, 40 of 41 layers, the Ollama engine of v0.7.1:
-  "model weights" CUDA0 12.7 GiB identical before and after; CPU 1.7 GiB and the compute graphs (CUDA0 167.7 MiB,
-  CPU 9.0 GiB) are not the engine's lines in oomkit before v0.11.5 (llama.cpp's mapped file, 13497.42 MiB, and its
-  graph, 626.00 / 18.00 MiB): strict xfails.
+  "model weights" buffer=CUDA0 12.7 GiB and buffer=CPU 1.7 GiB: none -> both identical (layout.py _engine_weights:
+  ml/backend/ggml New's placement, where oomkit had only llama.cpp's buffers, the mapped file 13497.42 MiB on the
+  CPU); the compute graphs (CUDA0 167.7 MiB, CPU 9.0 GiB: the vision encoder's on the CPU) against llama.cpp's
+  626.00 / 18.00 MiB: strict xfail.
 
 Searched (the issues corpus) and not used: #7575 (W7900 + 7900 XTX, 73/81 layers of a 70B F16: ROCm0 42486.07 /
 ROCm1 20809.51 MiB, but the excerpt has no offload line to split the layers with), #12908 (ROCm gfx1201, cut before
@@ -247,24 +248,15 @@ def _ms31():
     return _estimate("mistral-small3.1:24b", "Q4_K_M", (gpu,), "0.7.1", library="cuda").engine_view
 
 
-def _gib(b: int) -> str:
-    return f"{b / GiB:.1f} GiB"
-
-
-def test_ms31_layers_and_gpu_weights():
-    """40 of 41 layers (the last, with the vision tower, stays on the CPU); "model weights" CUDA0 12.7 GiB."""
-    ev = _ms31()
+def test_ms31_engine_weights_by_buffer():
+    """40 of 41 layers: "model weights" buffer=CUDA0 12.7 GiB (the 40 blocks) and buffer=CPU 1.7 GiB (token_embd,
+    the output layer and the vision tower it carries): layout.py _engine_weights (before: llama.cpp's buffers only,
+    the mapped file on the CPU, 13497.42 MiB)."""
+    ev, p = _ms31(), _load(MS31)["printed"]
     assert "layers.model=41 layers.offload=40" in ev["ollama_log"]
-    assert _gib(ev["model_buffer_bytes"]["CUDA0"]) == _load(MS31)["printed"]["model weights CUDA0"]
-
-
-@pytest.mark.xfail(strict=True, reason="the Ollama engine of v0.7.x allocates the CPU layer's tensors (token "
-                   "embeddings, output, the 769.3 MiB vision tower and projector): 1.7 GiB printed; oomkit lays the "
-                   "runner out as llama.cpp's and prints the mapped file, 13497.42 MiB")
-def test_ms31_cpu_weights():
-    ev = _ms31()
-    assert _gib(sum(v for k, v in ev["model_buffer_bytes"].items() if k.startswith("CPU"))) == \
-        _load(MS31)["printed"]["model weights CPU"]
+    mine = ev["ollama_memory"]["model weights"]
+    assert {k: ol.human_bytes2(v) for k, v in mine.items()} == \
+        {"CUDA0": p["model weights CUDA0"], "CPU": p["model weights CPU"]}
 
 
 @pytest.mark.xfail(strict=True, reason="the Ollama engine's reserved graphs of v0.7.x: CUDA0 167.7 MiB and CPU "
@@ -273,7 +265,7 @@ def test_ms31_cpu_weights():
 def test_ms31_compute_graphs():
     cb = _ms31()["compute_buffer_bytes"]
     p = _load(MS31)["printed"]
-    assert (f"{cb['CUDA0'] / MiB:.1f} MiB", _gib(sum(v for k, v in cb.items() if k != "CUDA0"))) == \
+    assert (f"{cb['CUDA0'] / MiB:.1f} MiB", f"{sum(v for k, v in cb.items() if k != 'CUDA0') / GiB:.1f} GiB") == \
         (p["compute graph CUDA0"], p["compute graph CPU"])
 
 

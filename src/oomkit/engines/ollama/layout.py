@@ -458,6 +458,9 @@ def _estimate_eras_abc(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...]
     used_devs = tuple(devices[i] for i in used_idx)
     counts = own["split"]
     own["runner_layers"] = _runner_layers(own, g, num_gpu)
+    if launch.runner == "ollama" and not launch.new_estimates:
+        own["fields"]["model weights"] = _engine_weights(spec, g, launch, used_devs,
+                                                         own["runner_layers"] if used_devs else 0, counts)
     ls = _runner_settings(spec, launch, num_parallel, own["runner_layers"] if used_devs else 0, _split(counts))
     runner = llamacpp_estimate(spec, used_devs, ls)
     if launch.runner == "ollama":
@@ -467,6 +470,42 @@ def _estimate_eras_abc(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...]
         runner = _hip_cublas_pool(spec, launch, ls, runner, used_devs)
         runner = _mllama_cross_cache(spec, runner)
     return _finish(spec, g, devices, used_idx, s, launch, num_parallel, runner, own, ls)
+
+
+# 1a19df1f3 (v0.11.5, the ggml update that brought add_id): ml/backend/ggml New creates BF16 `*_exps.bias` as F32
+V_F32_EXPS_BIAS = (0, 11, 5)
+
+
+def _engine_weights(spec: ModelSpec, g: GgufView, launch: Launch, devs: tuple[Device, ...], n_gpu_layers: int,
+                    counts: list[int]) -> dict[str, int]:
+    """The Ollama engine's "model weights" buffers where the scheduler's old estimate decided (v0.6.0 to its
+    measured layout): ml/backend/ggml/ggml.go New (v0.7.1) creates the inputs (token_embd, position_embd) in the
+    CPU's buffer type, gives the GPUs the last --n-gpu-layers of blocks 0..N (gpuRangeStart = blocks - NumGPULayers;
+    the output layer is N) in --tensor-split's proportions (assignLayer), the CPU the rest, and the vision tower's
+    v.* and mm.* to the output layer's device; it maps no file, so the CPU buffer holds only those.
+    ollama/ollama#10833 (v0.7.1, mistral-small3.1:24b, 40 of 41 layers): "model weights" buffer=CUDA0 12.7 GiB,
+    buffer=CPU 1.7 GiB (token_embd, output and the vision tower)."""
+    blocks = g.block_count
+    proj = _projector(spec, launch.version)
+    f32_bias = launch.version >= V_F32_EXPS_BIAS
+    cpu_w = runner_layer_weights(spec, g, f32_exps_bias=f32_bias)
+    gpu_w = runner_layer_weights(spec, g, cuda=True, f32_exps_bias=f32_bias) if launch.library in _CUDA_LIBS \
+        else cpu_w
+    if proj is not None:
+        cpu_w[-1] += proj.allocated
+        gpu_w[-1] += proj.allocated_on(cuda=launch.library in _CUDA_LIBS)
+    out = {"CPU": sum(g.groups.get(k, 0) for k in _INPUT_GROUPS)
+           + (proj.input_weights if proj is not None else runner_input_weights(spec))}
+    start = max(0, blocks - n_gpu_layers)
+    stop = min(start + n_gpu_layers, blocks + 1)
+    shares = counts if len(devs) > 1 and sum(counts) else [1] * len(devs)
+    bounds = [sum(shares[:j + 1]) / sum(shares) for j in range(len(shares))] if devs else []
+    for i in range(blocks + 1):
+        j = next((j for j, b in enumerate(bounds) if (i - start) / max(1, stop - start) < b), None) \
+            if start <= i < stop else None
+        dev = "CPU" if j is None else devs[j].id
+        out[dev] = out.get(dev, 0) + (cpu_w[i] if j is None else gpu_w[i])
+    return {d: b for d, b in out.items() if b}
 
 
 def _runner_layers(own: dict[str, Any], g: GgufView, num_gpu: int) -> int:

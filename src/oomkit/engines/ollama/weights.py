@@ -791,14 +791,14 @@ def _runner_tensors(spec: ModelSpec):
         yield t.name, t.layer, t.dtype, tuple(t.shape), t.nbytes
 
 
-def runner_layer_weights(spec: ModelSpec, g: GgufView, cuda: bool = False) -> list[int]:
+def runner_layer_weights(spec: ModelSpec, g: GgufView, cuda: bool = False, f32_exps_bias: bool = True) -> list[int]:
     """per_layer_weights as the Ollama engine's runner allocates them, the sizes its BackendMemory reports: from
     1a19df1f3 (v0.11.5, the ggml update that brought add_id) ml/backend/ggml/ggml.go New creates a BF16
     `*_exps.bias` tensor as F32 ("transform _exps.bias from bf16 to fp32; add_ids only supports fp32 tensors") and
     sizes it so (ggml_backend_buft_get_alloc_size of the F32 tensor), where the GGUF file, which the legacy
     estimate (fs/ggml GroupLayers) reads, keeps it BF16. Ollama's library gpt-oss blobs carry BF16 expert biases:
     gpt-oss:120b on ROCm at v0.12.6 reports required.ROCm0.Weights 1751096064 B a block (ollama/ollama#12752),
-    the file's 1748883968 + 3 x 2880 x 128 x 2 B. Only the engine's measured layout (v0.11.5+) calls this.
+    the file's 1748883968 + 3 x 2880 x 128 x 2 B (f32_exps_bias; the releases before keep the file's BF16).
 
     cuda: the blocks as created in a ggml-cuda buffer type (a CUDA or ROCm GPU's), each tensor
     pad(get_alloc_size, 128) with the quantized rows' MATRIX_ROW_PADDING (_cuda_tensor_bytes): gpt-oss's two MXFP4
@@ -806,7 +806,7 @@ def runner_layer_weights(spec: ModelSpec, g: GgufView, cuda: bool = False) -> li
     F32 biases' 1751095808."""
     w = per_layer_weights(g)
     for t in spec.weights.tensors:
-        if (t.layer is not None and 0 <= t.layer < len(w) - 1 and t.dtype.lower() == "bf16"
+        if (f32_exps_bias and t.layer is not None and 0 <= t.layer < len(w) - 1 and t.dtype.lower() == "bf16"
                 and t.name.endswith("_exps.bias")):
             w[t.layer] += t.nbytes  # F32 is twice the BF16 bytes
     # ml/backend/ggml/ggml.go New (v0.6.0+): a model-level rope_freqs / rope_factors_long / rope_factors_short
