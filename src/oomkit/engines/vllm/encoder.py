@@ -15,7 +15,8 @@ How many items (MultiModalBudget._get_max_items, compute_mm_encoder_budget in v1
     budget = max(max_num_batched_tokens, tokens per item)  (encoder compute budget = encoder cache size)
     items = max(1, min(budget // tokens per item, max_num_seqs x max(1, min(limit, max_model_len // tokens))))
 with the limit per prompt 999 unless --limit-mm-per-prompt says otherwise (config/multimodal.py
-get_limit_per_prompt), and the V1 scheduler's chunked prefill (so max_num_seqs is not cut by the batch).
+get_limit_per_prompt; 1 up to 0.8.3: _default_limit), and the V1 scheduler's chunked prefill (so max_num_seqs is not
+cut by the batch).
 
 The dummy item, per tower (each the processor's get_image_size_with_most_features / get_mm_max_tokens_per_item):
 - Gemma 3 (gemma3_mm.py): one 896 x 896 crop (pan-and-scan off by default), mm_tokens_per_image (256) tokens.
