@@ -1,10 +1,10 @@
-"""Hostile input, fourteenth sweep: 68 malformed inputs in forms the earlier hostile tests do not try, across the
+"""Hostile input, fourteenth sweep: 69 malformed inputs in forms the earlier hostile tests do not try, across the
 commands (estimate, check, fit, plan, table, diff, diagnose, watch, serve), the readers (GGUF and safetensors headers,
 config.json and its neighbours), the environment (HF_HOME, HF_TOKEN_PATH, a closed stdin), the web API and the Python
 API. Each must answer correctly or refuse in one line: exit 2 with one `oomkit: error:` line (CLI), a 4xx with
 {"error": ...} (web API), an OomkitError (Python API), within seconds.
 
-Measured (2026-12-07) before this sweep's changes: 28 of the 68 failed:
+Measured (2026-12-07) before this sweep's changes: 29 of the 69 failed:
 - a bug exit: `oomkit diagnose - <&-` (stdin closed: AttributeError on sys.stdin None);
 - llama.cpp command lines llama-server refuses, answered: --override-kv without KEY=TYPE:VALUE, of an unknown type,
   bool:yes, or a str: value over 127 bytes (common.cpp string_parse_kv_override; arg.cpp throws "Invalid type for KV
@@ -18,7 +18,8 @@ Measured (2026-12-07) before this sweep's changes: 28 of the 68 failed:
   (flags plan writes, not the one typed), "https://huggingface.co/" (and "https://hf.co/?x=1") as "no model given
   before ':'", llama-server -hf URL as "unknown quant tag '//huggingface.co/...'", HF_HOME naming a file as "[Errno
   20] Not a directory: .../token", HF_TOKEN_PATH naming a folder as "[Errno 21] Is a directory", serve --host
-  localhost:8000 (or [::1]:8000) as "a name that does not resolve";
+  localhost:8000 (or [::1]:8000) as "a name that does not resolve", diff --change given twice as "--change: not a
+  llama-server flag";
 - the Python API refusing a pathlib.Path as "no model reference";
 - a GGUF's general.name sent to the terminal raw: ANSI escapes (clearing the screen) and line breaks;
 - table --kv-types f16 given 500 times: 500 searches (9.4 s); --sizes 24,24,24: three equal rows;
@@ -163,6 +164,9 @@ CASES = [
      ("refuses", r"--interval 'nan'")),
     ("diff-change-unclosed-quote", lambda t: ["diff", "qwen3:8b", "--vram", "24GiB", "--change", "-c '8192"],
      ("refuses", r"No closing quotation")),
+    # was: "invalid argument: --change (not a llama-server flag; oomkit's own options go before the --)"
+    ("diff-change-twice", lambda t: ["diff", "qwen3:8b", "--vram", "24GiB", "--change", "-c 4096", "--change",
+                                     "-c 8192"], ("refuses", r"--change given twice")),
     ("diagnose-symlink-loop", lambda t: ["diagnose", str(_special(t, lambda p: p.symlink_to(p)))],
      ("refuses", r"Too many levels of symbolic links")),
     # was: "no model given before ':'" (the scheme's colon read as a quant suffix)
@@ -349,4 +353,4 @@ def test_web_bad_requests(client):
 
 def test_the_sweep_counts():
     inputs = len(CASES) + 2 + 1 + 2 + 2 + 1 + 4 + 6  # table's two, stdin, hub files, hosts, Path, API, web
-    assert len(CASES) == 50 and inputs == 68 and len({c[0] for c in CASES}) == len(CASES)
+    assert len(CASES) == 51 and inputs == 69 and len({c[0] for c in CASES}) == len(CASES)

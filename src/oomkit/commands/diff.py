@@ -30,6 +30,8 @@ def run(argv: list[str]) -> int:
         return 0
     if "--change" not in head:
         raise OomkitError('give the flags to compare with --change "FLAGS"')
+    if head.count("--change") > 1:  # the second was read as an engine flag ("not a llama-server flag")
+        raise OomkitError('--change given twice: put all the flags in one, e.g. --change "-c 8192 -ctk q8_0"')
     k = head.index("--change")
     if k + 1 >= len(head):
         raise OomkitError('--change expects the flags, e.g. --change "-ctk q8_0 -ctv q8_0 -fa on"')
