@@ -1,16 +1,17 @@
-"""Hostile input, fourteenth sweep: 69 malformed inputs in forms the earlier hostile tests do not try, across the
+"""Hostile input, fourteenth sweep: 71 malformed inputs in forms the earlier hostile tests do not try, across the
 commands (estimate, check, fit, plan, table, diff, diagnose, watch, serve), the readers (GGUF and safetensors headers,
 config.json and its neighbours), the environment (HF_HOME, HF_TOKEN_PATH, a closed stdin), the web API and the Python
 API. Each must answer correctly or refuse in one line: exit 2 with one `oomkit: error:` line (CLI), a 4xx with
 {"error": ...} (web API), an OomkitError (Python API), within seconds.
 
-Measured (2026-12-07) before this sweep's changes: 29 of the 69 failed:
+Measured (2026-12-07) before this sweep's changes: 30 of the 71 failed:
 - a bug exit: `oomkit diagnose - <&-` (stdin closed: AttributeError on sys.stdin None);
 - llama.cpp command lines llama-server refuses, answered: --override-kv without KEY=TYPE:VALUE, of an unknown type,
   bool:yes, or a str: value over 127 bytes (common.cpp string_parse_kv_override; arg.cpp throws "Invalid type for KV
   override"), -ot naming an unknown buffer type when its pattern matches no tensor (arg.cpp
   parse_tensor_buffer_overrides looks every one up), a llama GGUF whose rope.dimension_count is not its head size
   (llama-model.cpp: "invalid n_rot");
+- a safetensors file with 4 KiB after its last tensor, answered (safetensors: MetadataIncompleteBuffer);
 - Ollama: `ollama run --keepalive forever` (or -1: Go's time.ParseDuration wants a unit), answered;
 - an option silently dropped: plan --json --markdown (printed JSON), plan --all --markdown (printed text),
   estimate --explain --json (the per-layer view dropped);
@@ -58,6 +59,23 @@ def _st_header(doc) -> bytes:
     raw = json.dumps(doc).encode()
     raw += b" " * (-len(raw) % 8)
     return struct.pack("<Q", len(raw)) + raw
+
+
+def _st_header_text(text: str) -> bytes:
+    raw = text.encode()
+    raw += b" " * (-len(raw) % 8)
+    return struct.pack("<Q", len(raw)) + raw
+
+
+def _llama_st_doc() -> dict:
+    """The small Llama's safetensors header, as tests/hostile.py safetensors_bytes writes it."""
+    raw = H.safetensors_bytes(H.llama_safetensors(H.llama_config()))
+    n = struct.unpack("<Q", raw[:8])[0]
+    return json.loads(raw[8:8 + n])
+
+
+def _llama_st_bytes() -> int:
+    return max(v["data_offsets"][1] for k, v in _llama_st_doc().items() if k != "__metadata__")
 
 
 def _st_dir(tmp: Path, files: dict[str, bytes | str]) -> list[str]:
@@ -198,6 +216,13 @@ CASES = [
         "dtype": "BF16", "shape": [256, 64], "data_offsets": [32768, 0]}})}), ("refuses", r"data_offsets \[32768, 0\]")),
     ("st-header-a-list", lambda t: _st_dir(t, {"model.safetensors": _st_header([1, 2])}),
      ("refuses", r"JSON is not an object")),
+    # was: answered (safetensors read_metadata: the data must end the file, else MetadataIncompleteBuffer)
+    ("st-bytes-after-the-last-tensor", lambda t: _st_dir(t, {"model.safetensors": H.safetensors_bytes(
+        H.llama_safetensors(H.llama_config())) + bytes(4096)}),
+     ("refuses", r"4,096 past the end of its last tensor .* safetensors refuses it \(MetadataIncompleteBuffer\)")),
+    # safetensors leaves its "starts with '{'" check commented out: a header led by a space loads
+    ("st-header-led-by-a-space", lambda t: _st_dir(t, {"model.safetensors": _st_header_text(
+        " " + json.dumps(_llama_st_doc())) + bytes(_llama_st_bytes())}), ("answers", r"weights safetensors BF16")),
     ("st-index-absolute-shard", lambda t: _st_dir(t, {"model.safetensors.index.json": json.dumps(
         {"weight_map": {"model.embed_tokens.weight": "/etc/passwd"}})}),
      ("refuses", r"shard path '/etc/passwd' leaves the model directory")),
@@ -353,4 +378,4 @@ def test_web_bad_requests(client):
 
 def test_the_sweep_counts():
     inputs = len(CASES) + 2 + 1 + 2 + 2 + 1 + 4 + 6  # table's two, stdin, hub files, hosts, Path, API, web
-    assert len(CASES) == 51 and inputs == 69 and len({c[0] for c in CASES}) == len(CASES)
+    assert len(CASES) == 53 and inputs == 71 and len({c[0] for c in CASES}) == len(CASES)

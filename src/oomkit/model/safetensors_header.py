@@ -259,11 +259,17 @@ def read_safetensors_model(path: str | os.PathLike[str]) -> SafetensorsModel:
 
 
 def check_complete(model: SafetensorsModel, name: str) -> None:
-    """Refuse a shard shorter than its header says (an interrupted download), when its size is known."""
+    """Refuse a shard shorter than its header says (an interrupted download), when its size is known, or longer:
+    safetensors' read_metadata (src/tensor.rs) wants the data to end the file exactly ("buffer_end + N_LEN + n !=
+    buffer_len": MetadataIncompleteBuffer), so bytes after the last tensor stop the load too."""
     for shard, h in model.files:
         if h.is_truncated:
             raise _fail(name, f"truncated safetensors file {printable(shard)}: {h.file_size:,} bytes, header says at "
                               f"least {h.header_bytes + h.data_bytes:,} (an interrupted download?)")
+        if h.file_size is not None and h.file_size > h.header_bytes + h.data_bytes:
+            raise _fail(name, f"safetensors file {printable(shard)}: {h.file_size:,} bytes, "
+                              f"{h.file_size - h.header_bytes - h.data_bytes:,} past the end of its last tensor "
+                              f"({h.header_bytes + h.data_bytes:,}); safetensors refuses it (MetadataIncompleteBuffer)")
 
 
 def _read_model(p: Path) -> SafetensorsModel:
