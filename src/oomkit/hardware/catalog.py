@@ -125,6 +125,12 @@ _PLURAL = re.compile(r"(?<=\d)s$", re.IGNORECASE)
 # Windows names the Lunar Lake iGPU with its memory in brackets: "Intel(R) Arc(TM) 140V GPU (16GB)"
 _BRACKET_SIZE = re.compile(r"\s*\((?P<size>\d+(?:\.\d+)?\s*(?:gb|gib|g))\)\s*$", re.IGNORECASE)
 _GRAPHICS = re.compile(r"(?<=.)(?:graphics|gpu)$")
+# the memory size written between the model and its form factor ("H100 80GB SXM5", "A100 80GB PCIe", as the
+# datasheets title them): read as written after it ("H100 SXM5 80GB")
+_MID_SIZE = re.compile(r"^(?P<head>.*?\S)\s+(?P<size>\d+(?:\.\d+)?\s*(?:gb|gib))\s+(?P<tail>[a-z].*)$", re.IGNORECASE)
+# a bracketed size after a count ("2x RTX 3090 (48GB)", "4x A100 (320 GB total)"): the GPUs' memory together
+_BRACKET_TOTAL = re.compile(r"^(?P<name>.*?\S)\s*\((?P<gb>\d+(?:\.\d+)?)\s*(?:gb|gib|g)(?:\s+total)?\)\s*$",
+                            re.IGNORECASE)
 
 
 def _clean(text: str) -> str:
@@ -310,7 +316,14 @@ def _stated_size(name: str) -> tuple[GpuSpec, tuple[float, ...]] | None:
     spec = lookup(base)
     if spec is None or spec.unified_memory:
         return None
-    return spec, tuple(sorted({spec.memory_gb, *(o.memory_gb for o in spec.memory_options)}))
+    return spec, _sold_sizes(base, spec)
+
+
+def _sold_sizes(name: str, spec: GpuSpec) -> tuple[float, ...]:
+    """The sizes a card is sold with: its own options and those of the entries its name also names ("A100": the
+    40 GB and the 80 GB boards, two entries)."""
+    return tuple(sorted({spec.memory_gb, *(o.memory_gb for o in spec.memory_options),
+                         *_catalog().sizes.get(_key(name), ())}))
 
 
 def suggest(name: str, n: int = 3) -> list[str]:
@@ -373,7 +386,8 @@ class Resolution:
 def resolve(name: str) -> Resolution:
     """The one resolution of a --gpu name ("RTX 4090", "3060 12GB", "RTX 4090 48GB", "M5 Max 128GB"), in this order:
     a catalog name or alias (at a size it is sold with), a catalog card at a size it is not sold with (taken as
-    stated), a known family's chip named with its memory. Pure: a function of the name and the catalog data."""
+    stated), a known family's chip named with its memory, any of these with its size written before its form factor
+    ("H100 80GB SXM5"). Pure: a function of the name and the catalog data."""
     if _TRUNCATED.search(name):
         return Resolution(name)
     looked = name
@@ -397,6 +411,11 @@ def resolve(name: str) -> Resolution:
     family = _family_device(name)
     if family is not None:
         return Resolution(name, family[0], f"--gpu {name!r}: {family[1]}")
+    mid = _MID_SIZE.match(_clean(name))
+    if mid is not None:
+        moved = resolve(f"{mid.group('head')} {mid.group('tail')} {mid.group('size')}")
+        if moved.known:
+            return replace(moved, name=name)
     return Resolution(name)
 
 
@@ -569,6 +588,9 @@ def _part(part: str) -> _Part:
         name = word.group("name").strip()
         return _Part(_COUNT_WORDS[word.group("word").lower()], name, resolve(name))
     strict = _COUNT.match(part)
+    total = _bracketed_total(_count(strict.group("n")), strict.group("name").strip()) if strict else None
+    if total is not None:
+        return total
     strict_name = strict.group("name").strip() if strict else None
     strict_res = resolve(strict_name) if strict_name else None
     for m in (strict, *(p.match(part) for p in _COUNT_LOOSE)):
@@ -581,6 +603,27 @@ def _part(part: str) -> _Part:
     if strict:
         return _Part(_count(strict.group("n")), strict_name, strict_res)
     return _Part(1, part, whole)
+
+
+def _bracketed_total(n: int, name: str) -> _Part | None:
+    """"2x RTX 3090 (48GB)": N cards and, in brackets, a size that is N times one they are sold with and none
+    itself: the cards' memory together, each card at its share. None for any other name (a bracketed size one card
+    is sold with, or that no N of them make, stays the card's own)."""
+    m = _BRACKET_TOTAL.match(name)
+    if m is None or n < 2:
+        return None
+    spec = lookup(m.group("name"))
+    if spec is None or spec.unified_memory:
+        return None
+    gb, sold = float(m.group("gb")), _sold_sizes(m.group("name"), spec)
+    each = next((x for x in sorted(sold) if abs(n * x - gb) < 0.5), None)
+    if gb in sold or each is None:
+        return None
+    res = resolve(f"{m.group('name')} {each:g}GB")
+    if not res.known:
+        return None
+    note = f"--gpu '{n}x {name}': {gb:g} GB read as the {n} cards together, {each:g} GB each"
+    return _Part(n, m.group("name"), replace(res, note=res.note or note))
 
 
 def _count(digits: str) -> int:
