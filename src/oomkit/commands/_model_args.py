@@ -94,6 +94,8 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
             if quant and flag_quant:
                 check_quant_agrees(f"{model}:{flag_quant}", quant)
             quant = quant or flag_quant
+        elif model is not None and get_engine(engine_name).loads_mlx:
+            model, settings = _as_mlx_model_flag(get_engine(engine_name), model, engine_args, env, settings)
         model = default_model if model is None else model
         if model is None:
             raise OomkitError("no MODEL given (try: oomkit estimate llama3.1:8b)")
@@ -114,6 +116,22 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
     settings = check_settings(settings)
     _check_agreement(opts, model, quant)
     return ModelRequest(model=model, engine=engine_name, settings=settings, quant=quant, opts=opts)
+
+
+def _as_mlx_model_flag(eng: EngineModule, model: str, engine_args: list[str], env: dict[str, str],
+                       settings: Any) -> tuple[str, Any]:
+    """MODEL for mlx-lm that neither the catalog nor the name rules read (model/names.py: mlx-community's gpt-oss
+    "-MXFP4-Q8" holds MXFP4 experts and 8-bit others, which one weight format cannot say), read as mlx_lm's own
+    --model reads it, as the command form does (engines/mlx/args.py base_model, bits_from_name): the base model
+    and mlx_lm.convert's --q-bits. Any other name, a file or a folder is kept as typed."""
+    # lazy: the catalog and the name rules are read only for an MLX model given as MODEL
+    from ..model.catalog import lookup
+    from ..model.names import derive
+
+    if os.path.exists(os.path.expanduser(model)) or lookup(model) is not None or derive(model) is not None:
+        return model, settings
+    flag_model, _, flag_settings = eng.parse_args(["--model", model, *engine_args], env)
+    return (flag_model, flag_settings) if flag_model and flag_model != model else (model, settings)
 
 
 def _program_typed(command: list[str]) -> str:
