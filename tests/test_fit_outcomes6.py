@@ -249,17 +249,31 @@ def _ollama(lines: str = "") -> dict:
 
 
 @pytest.mark.xfail(strict=True, reason="ollama#5589: Ollama placed 28/41 layers on the 4 GB card and the runner "
-                   "crashed; oomkit's Ollama places 24/41 and runs split, so fit changes nothing (engines/ollama: its "
-                   "estimate of this chatglm model, read generically)")
+                   "crashed; oomkit's 0.2.8 places 24/41 and runs split. 0.2.8's GraphSize has the chatglm case "
+                   "(5a739ff4c, v0.2.2+): graph.partial 789.6 MiB, so 28 blocks of 111.5 MiB (KV included) need "
+                   "over 4,478.8 MiB free with the 457 MiB minimum, more than a 4 GB card has. The thread's only "
+                   "release, the reporter's 0.2.1, has the default graph (GQA 16 x 80 MiB KV / 6 = 213.3 MiB): 28/41 "
+                   "at 3,902.6-4,014.0 MiB free, 29/41 at the nominal 4,096; the card's free memory is not shown")
 def test_5589_ollamas_own_count_is_28_and_dies():
     r = _ollama()
     assert r["estimate"]["engine_view"]["ollama_layers"] == "28/41" and not _runs(r)
 
 
 @pytest.mark.xfail(strict=True, reason="ollama#5589: num_gpu 27 loaded the model on a 4 GB card; oomkit puts 27 "
-                   "layers at 4,256 MiB, 160 MiB over 4 GiB (engines/llamacpp's layer and compute sizes for chatglm)")
+                   "layers at 4,256 MiB, 160 MiB over 4 GiB: the runner's 2,955 MiB of weights + 54 KV + 789.6 "
+                   "compute and Ollama's 457 MiB reserve standing for the CUDA context, which on this card was at "
+                   "most 297 MiB (engines/ollama layout)")
 def test_5589_27_layers_load():
     assert _runs(_ollama("\n/set parameter num_gpu 27"))
+
+
+def test_5589_graph_by_release():
+    """llm/ggml.go GraphSize gained its chatglm case in 5a739ff4c (v0.2.2); before it, llm/memory.go's default:
+    GQA() x KV / 6 = 32 / 2 x 80 MiB / 6. v0.2.8: 4 x 512 x (4096 + 151552) [+ 4096 x 151552 x 105 / 128]."""
+    graph = {v: _check(R5589["gpu"], v, R5589["command"])["estimate"]["engine_view"]["ollama_memory"]
+             for v in ("0.2.1", "0.2.8")}
+    assert graph["0.2.1"]["memory.graph.partial"] == graph["0.2.1"]["memory.graph.full"] == 16 * 80 * 2**20 // 6
+    assert (graph["0.2.8"]["memory.graph.full"], graph["0.2.8"]["memory.graph.partial"]) == (318767104, 827981824)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -22,8 +22,10 @@ from ..versions import Version
 from .settings import (
     V_ASYM_KV,
     V_BLK0_BUFFER_AGAIN,
+    V_CHATGLM_GRAPH,
     V_CTX_INSIDE_GRAPHSIZE,
     V_DEEPSEEK2_GRAPH,
+    V_GEMMA2_GRAPH,
     V_GEMMA3N_X4,
     V_GPTOSS,
     V_GPTOSS_FA_GRAPH,
@@ -38,6 +40,7 @@ from .settings import (
     V_PER_LAYER_KV,
     V_POOLED_ESTIMATE_BUFFER,
     V_RECURRENT,
+    V_STABLELM_GRAPH,
     V_UNASSIGNED_TRACKED,
     V_WEIGHTS_NO_KV,
 )
@@ -176,7 +179,7 @@ def _arch_graph(g: GgufView, version: Version, context: int, batch: int, num_par
                 3 * g.ffn_gate_exps_bytes + 4 * batch * (2 * ff + hkv + e + context + eh * hkv),
                 4 * (context * batch * h + context * eh * hkv + batch * 1024 + eh * hkv * batch),
             )
-    elif arch in ("gemma", "gemma2", "gemma3", "gemma3n"):
+    elif arch in ("gemma", "gemma3", "gemma3n") or (arch == "gemma2" and version >= V_GEMMA2_GRAPH):
         full = max(4 * batch * (e + V), 4 * batch * (2 + context + context * h + 2 * e + 2 * ehk * h))
         partial = max(
             4 * e * batch + e * V * 105 // 128 + 4 * V * batch,
@@ -202,7 +205,7 @@ def _arch_graph(g: GgufView, version: Version, context: int, batch: int, num_par
     elif arch == "phi2":
         full = max(4 * batch * (e + V), 4 * batch * (1 + 4 * e + context + context * h))
         partial = max(4 * batch * (2 * e + V) + e * V * 105 // 128, 4 * batch * (2 + 3 * e + context + context * h))
-    elif arch == "stablelm":
+    elif arch == "stablelm" and version >= V_STABLELM_GRAPH:
         full = 4 * batch * (context * (1 + h) + 3 * e + 2)
         partial = max(4 * batch * (V + 2 * e), full)
     elif arch == "deepseek2" and version >= V_DEEPSEEK2_GRAPH:
@@ -210,7 +213,7 @@ def _arch_graph(g: GgufView, version: Version, context: int, batch: int, num_par
         partial = max(4 * batch * (3 * e + V) + e * V * 105 // 128,
                       4 * batch * (2 * e + 1 + 2 * ehk * hkv + context + context * hkv) + 4 * ehk * context * hkv
                       + e * ehk * hkv * 9 // 16)
-    elif arch == "chatglm":
+    elif arch == "chatglm" and version >= V_CHATGLM_GRAPH:
         full = 4 * batch * (e + V)
         partial = 4 * batch * (e + V) + e * V * 105 // 128
         if g.qkv_bias_len:

@@ -52,6 +52,11 @@ V_GPTOSS_MIN_CTX_LOWVRAM = (0, 11, 4)  # ... except in low-VRAM mode (< 20 GiB),
 V_ASYM_KV = (0, 1, 45)  # 8e0641a9b "handle asymmetric embedding KVs": KV from key_length / value_length (before:
 # n_embd / n_head for K and V alike, llm/memory.go EstimateGPULayers)
 V_DEEPSEEK2_GRAPH = (0, 1, 45)  # e873841cb "deepseek v2 graph": GraphSize's deepseek2 branch (before: none)
+# GraphSize branches that came after their architecture could run: before them the model takes estimateGPULayers'
+# default graph, partial = full = GQA() x KV / 6 (llm/memory.go)
+V_STABLELM_GRAPH = (0, 1, 33)  # 3cf483fe4 "add stablelm graph calculation"
+V_GEMMA2_GRAPH = (0, 1, 48)  # de2163daf "gemma2 graph": `case "gemma", "gemma2"` (before: "gemma" only)
+V_CHATGLM_GRAPH = (0, 2, 2)  # 5a739ff4c "chatglm graph" (llama.cpp's chatglm from b3333, in Ollama's v0.2.0/v0.2.1)
 V_LLAMA_VOCAB_GRAPH = (0, 3, 10)  # 2003d6015 "llama3.1 memory": llama full graph gains max(.., 4b(e+V))
 V_GPU_OVERHEAD = (0, 3, 10)  # b05c9e83d: OLLAMA_GPU_OVERHEAD
 V_PROJECTOR_LOGGED = (0, 4, 0)  # c7cb0f060: llm/memory.go log() prints projector.weights / projector.graph
