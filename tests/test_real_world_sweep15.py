@@ -273,3 +273,13 @@ def test_a_bracketed_size_after_a_count_is_the_cards_together_only_where_it_must
     assert {d.memory_bytes for d in devices_for_names("2x RTX 4090 (24GB)")} == {24564 * 2**20}
     assert {d.memory_bytes for d in devices_for_names("2x A100 (100GB)")} == {100 * 2**30}
     assert {d.memory_bytes for d in devices_for_names("2x RTX 4090 48GB")} == {48 * 2**30}
+
+
+def test_an_alias_number_that_is_not_the_cards_memory_is_no_size_it_is_sold_with():
+    from oomkit.hardware.catalog import devices_for_names, size_notes  # the catalog, as --gpu reads it
+
+    # nvidia-smi names the 96 GB HBM3 GH200 after its Grace CPU's LPDDR5X ("NVIDIA GH200 480GB" / "120GB"): the
+    # note said "sold with 96, 120 or 480 GB" and offered 'GH200 480GB', the same 96 GB device
+    assert not any("sold with" in note for note in size_notes("GH200")), size_notes("GH200")
+    assert {d.memory_bytes for d in devices_for_names("GH200 480GB")} == {97871 * 2**20}
+    assert any("sold with 40 or 80 GB" in note for note in size_notes("A100"))

@@ -217,9 +217,12 @@ def _catalog() -> _Catalog:
             base_key = key if gb is None else _key(base)
             for size in {g.memory_gb if gb is None else gb, *(o.memory_gb for o in g.memory_options)}:
                 by_size.setdefault((base_key, size), g)
-    sizes: dict[str, list[float]] = {}
-    for key, gb in by_size:
-        sizes.setdefault(key, []).append(gb)
+    sizes: dict[str, set[float]] = {}
+    for (key, gb), g in by_size.items():
+        # an alias's number that is not the entry's memory ("GH200 480GB": the Grace CPU's LPDDR5X, nvidia-smi's name
+        # of the 96 GB part) is no size the card is sold with
+        sold = gb == g.memory_gb or any(o.memory_gb == gb for o in g.memory_options)
+        sizes.setdefault(key, set()).add(gb if sold else g.memory_gb)
     integrated: dict[str, Integrated] = {}
     for row in data.get("integrated", ()):
         igpu = Integrated(row["name"], row["vendor"], row["chips"], row["source"])
