@@ -85,8 +85,8 @@ class Quality:
     @property
     def text(self) -> str:
         """One line for the decision matrix: "Q4_K_M: +2.8 % ppl (LLaMA-3-8B)", or "unknown"."""
-        if not self.known:
-            return "unknown"
+        if not self.known:  # a K/V pair keeps its name: "K q4_0 / V f16: not measured"
+            return f"{self.name}: not measured" if self.name.startswith("K ") and " / V " in self.name else "unknown"
         if self.ppl_delta_pct == 0 and not self.kld and not self.accuracy_delta_pct:
             return f"{self.name}: baseline"
         if self.ppl_delta_pct is not None:
@@ -165,13 +165,30 @@ def weight_quality(fmt: str) -> Quality:
 def kv_quality(kv_type: str | int | None) -> Quality:
     """The quality cost of a KV cache type as the engines name it: llama.cpp / Ollama "f16", "q8_0", "q4_0";
     vLLM / SGLang / transformers "auto", "fp8", "fp8_e4m3", "fp8_e5m2"; MLX "8bit" / "4bit" (or --kv-bits 8 / 4).
-    None or "auto": the model's own precision, the baseline."""
+    None or "auto": the model's own precision, the baseline. llama.cpp's K and V typed apart ("q8_0/f16", K first,
+    options.py kv_type_of) have their own entry, measured with that pair ("K q8_0 / V f16"), never the figure of
+    one of the two; a pair nobody measured is named as such."""
     text = "auto" if kv_type is None else str(kv_type).strip()
+    if "/" in text:
+        return _kv_pair_quality(text)
     entry = _KV_ALIASES.get(text.lower())
     if entry is None:
         return unknown(text)
     q = _quality(entry, _table()["kv"][entry])
     return q if entry != "f16" else Quality(q.source, q.ppl_delta_pct, q.kld, q.note, name=text, model=q.model)
+
+
+def _kv_pair_quality(text: str) -> Quality:
+    k, _, v = text.partition("/")
+    ek, ev = _KV_ALIASES.get(k.strip().lower()), _KV_ALIASES.get(v.strip().lower())
+    if ek is not None and ek == ev:
+        return kv_quality(k.strip())  # the same type twice ("f16/bf16"): that type's figure
+    name = f"K {k.strip()} / V {v.strip()}"
+    row = _table()["kv"].get(f"{ek}/{ev}") if ek is not None and ev is not None else None
+    if row is None:
+        return Quality(source=None, ppl_delta_pct=None, kld=None, name=name,
+                       note=f"unknown: no published measurement of K {k.strip()} with V {v.strip()}")
+    return _quality(name, row)
 
 
 @functools.cache

@@ -32,8 +32,14 @@ _OTHER_KV_BITS = {"auto": 16.0, "fp8": 8.0, "fp8_e4m3": 8.0, "fp8_e5m2": 8.0, "8
 
 def kv_bits(kv_type: str) -> float:
     """Bits per KV element for an engine's KV type name (llama.cpp's -ctk/-ctv from the ggml block sizes: q8_0 keeps
-    34 bytes per 32 values; "q8_0/f16" is read by its K type); 16 for a name none of these know."""
-    name = kv_type.lower().split("/")[0]
+    34 bytes per 32 values); 16 for a name none of these know. A K/V pair ("q8_0/f16", kv_type_of) is the mean of
+    the two: K and V hold as many elements per token outside MLA, whose latent cache has no V to type apart (PR
+    #7412's table counts K q8_0 with V f16 as 12.25 bits per value, between f16's 16 and q8_0's 8.5)."""
+    parts = kv_type.lower().split("/")
+    return sum(_one_kv_bits(p) for p in parts) / len(parts)
+
+
+def _one_kv_bits(name: str) -> float:
     if name in _OTHER_KV_BITS:
         return _OTHER_KV_BITS[name]
     plain = dtypes.float_bytes(name)
