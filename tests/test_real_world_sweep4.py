@@ -459,9 +459,10 @@ def test_vllm_mla_before_0_7_1_caches_full_heads():
         rc, out, err = run_cli("check", "--gpu", "8x H100 80GB", "--engine-version", version, "--json", "--", *argv)
         assert rc in (0, 1), err
         per_token[version] = json.loads(out)["estimate"]["kv_bytes_per_token"]
-    # over the 8 ranks: DeepseekV2Attention's 16 heads a rank x (192 + 192 padded V) x 2 bytes x 60 layers; MLA's
-    # latent row (512 + 64) x 2 bytes x 60 layers, the same on every rank
-    assert per_token == {"0.5.4": 8 * 60 * 16 * 384 * 2, "0.7.1": 8 * 60 * 576 * 2}
+    # over the 8 ranks: DeepseekV2Attention's 16 heads a rank x (K and V each padded to 256: 0.5.4's
+    # Attention(num_local_heads, 256, ...)) x 2 bytes x 60 layers; MLA's latent row (512 + 64) x 2 bytes x 60
+    # layers, the same on every rank
+    assert per_token == {"0.5.4": 8 * 60 * 16 * 512 * 2, "0.7.1": 8 * 60 * 576 * 2}
 
 
 # ---- refusals that say what is true (were: "-sm tensor: llama.cpp takes none, layer or row", which llama.cpp's

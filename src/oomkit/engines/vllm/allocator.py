@@ -33,7 +33,10 @@ class _Pool:
     def __init__(self) -> None:
         self.segments: list[list[list]] = []
         self.where: dict[int, tuple[int, int]] = {}
+        self.sizes: dict[int, int] = {}
         self.next_handle = 0
+        self.live = 0  # bytes allocated now, and their high-water mark (torch.cuda.max_memory_allocated)
+        self.peak = 0
 
     def malloc(self, size: int) -> int | None:
         size = -(-size // 512) * 512
@@ -55,12 +58,16 @@ class _Pool:
         block[2] = False
         self.next_handle += 1
         self.where[self.next_handle] = (si, block[0])
+        self.sizes[self.next_handle] = size
+        self.live += size
+        self.peak = max(self.peak, self.live)
         return self.next_handle
 
     def free(self, handle: int | None) -> None:
         if handle is None:
             return
         si, offset = self.where.pop(handle)
+        self.live -= self.sizes.pop(handle)
         seg = self.segments[si]
         i = next(k for k, b in enumerate(seg) if b[0] == offset)
         seg[i][2] = True
@@ -164,3 +171,128 @@ def v0_reserved_forward_glm(tokens: int, dtype_bytes: int, w: DenseForward, n_la
             pool.free(hidden)
         hidden = new
     return pool.reserved()
+
+
+@dataclass(frozen=True)
+class MlaMoeForward:
+    """Per-token widths (elements, one rank) of what V0's DeepSeek-V2 / V3 decoder layer allocates before vLLM cached
+    the latent (models/deepseek_v2.py / deepseek_v3.py DeepseekV2Attention, 0.5.1 -> 0.7.0): q_lora (0: q_proj
+    straight from the hidden state), q (heads x qk_head_dim), the latent row (kv_lora_rank + rope), kv_lora_rank, kv
+    (heads x (qk_nope + v_head_dim)), the rotary part of q (heads x rope) and of k (rope), padded (heads x the head
+    the Attention is built with; 0 where q and k are not padded), v_out (heads x v_head_dim); the dense layers'
+    feed-forward, the shared experts', the router's experts; the fused-MoE caches in bytes for the chunk."""
+
+    hidden: int
+    q_lora: int
+    q: int
+    latent: int
+    kv_lora: int
+    kv: int
+    rope_q: int
+    rope_k: int
+    padded: int
+    v_padded: int
+    v_out: int
+    ff_dense: int
+    ff_shared: int
+    experts: int
+    top_k: int
+    moe_caches: tuple[int, ...]
+
+
+def v0_forward_mla_moe(tokens: int, dtype_bytes: int, w: MlaMoeForward, n_dense: int, n_layers: int
+                       ) -> tuple[int, int]:
+    """(segments held, peak allocated) after V0's profile forward of DeepSeek-V2 / V3 over `tokens`, walking
+    models/deepseek_v2.py of 0.5.1 -> 0.7.0 (DeepseekV2Model / DecoderLayer / Attention / MLP / MoE.forward, the
+    same allocations in deepseek_v3.py): the embedding's output stays the residual; layer 0 norms into a new tensor,
+    later layers in place. The attention: q (q_a_proj, its norm, q_b_proj with a q LoRA), the latent row
+    (kv_a_proj_with_mqa), kv_a.contiguous() and its norm, kv_b_proj's kv, the rotary's new q_pe and k_pe
+    (DeepseekScalingRotaryEmbedding.forward: the cos / sin rows, x * cos + rotate(x) * sin), k = empty_like(q), the
+    padded q, k and v (F.pad), the backend's output and flash-attn's own copied into it, the v_head_dim slice's
+    reshape and o_proj's output; q (held by its q_nope view), the latent, kv_a, kv and the padded copies live to the
+    return. The MoE: the shared experts' gate_up, activation and output, the router logits and grouped_topk's
+    softmax / masked scores, fused_experts' three caches (inplace=True: the output is the input), then the
+    "* routed_scaling_factor" and "+ shared_output" copies. The layer's input is freed when the attention returns,
+    the attention's output when the MLP returns. The dense layers and three MoE layers reach the steady state."""
+    b, t = dtype_bytes, tokens
+    pool = _Pool()
+    pool.malloc(t * w.hidden * b)  # the embedding's output, the residual to the end
+    hidden = None
+    for layer in range(n_dense + min(n_layers - n_dense, 3)):
+        normed = pool.malloc(t * w.hidden * b) if layer == 0 else hidden
+        if w.q_lora:
+            qa = pool.malloc(t * w.q_lora * b)
+            qn = pool.malloc(t * w.q_lora * b)
+            pool.free(qa)
+            q = pool.malloc(t * w.q * b)
+            pool.free(qn)
+        else:
+            q = pool.malloc(t * w.q * b)
+        latent = pool.malloc(t * w.latent * b)
+        contiguous = pool.malloc(t * w.kv_lora * b)
+        kv_a = pool.malloc(t * w.kv_lora * b)
+        pool.free(contiguous)
+        kv = pool.malloc(t * w.kv * b)
+        rows = [pool.malloc(t * w.rope_k * b) for _ in range(3)]  # cos_sin, cos, sin
+        rotated = []
+        for width in (w.rope_q, w.rope_k):
+            x_cos = pool.malloc(t * width * b)
+            rot = pool.malloc(t * width * b)
+            x_sin = pool.malloc(t * width * b)
+            pool.free(rot)
+            rotated.append(pool.malloc(t * width * b))
+            pool.free(x_cos)
+            pool.free(x_sin)
+        for h in rows:
+            pool.free(h)
+        k = pool.malloc(t * w.q * b)
+        held = [q, latent, kv_a, kv, *rotated]
+        if w.padded:
+            held.append(pool.malloc(t * w.padded * b))
+            held.append(pool.malloc(t * w.padded * b))
+            pool.free(k)
+        else:
+            held.append(k)
+        held.append(pool.malloc(t * w.v_padded * b))
+        attn_width = w.padded or w.q
+        output = pool.malloc(t * attn_width * b)
+        pool.free(pool.malloc(t * attn_width * b))  # flash-attn's out, copied into output
+        held.append(pool.malloc(t * w.v_out * b))
+        pool.free(output)
+        o_proj = pool.malloc(t * w.hidden * b)
+        for h in held:
+            pool.free(h)
+        pool.free(normed)
+        if layer < n_dense:
+            gate_up = pool.malloc(t * 2 * w.ff_dense * b)
+            act = pool.malloc(t * w.ff_dense * b)
+            out = pool.malloc(t * w.hidden * b)
+            pool.free(gate_up)
+            pool.free(act)
+        else:
+            shared = None
+            if w.ff_shared:
+                gate_up = pool.malloc(t * 2 * w.ff_shared * b)
+                act = pool.malloc(t * w.ff_shared * b)
+                shared = pool.malloc(t * w.hidden * b)
+                pool.free(gate_up)
+                pool.free(act)
+            router = pool.malloc(t * w.experts * b)
+            scores = [pool.malloc(t * w.experts * b) for _ in range(2)]  # softmax, masked_fill
+            picked = [pool.malloc(t * w.top_k * b), pool.malloc(t * w.top_k * 8)]
+            for h in scores:
+                pool.free(h)
+            caches = [pool.malloc(c) for c in w.moe_caches]
+            for h in caches:
+                pool.free(h)
+            scaled = pool.malloc(t * w.hidden * b)
+            out = scaled
+            if shared is not None:
+                out = pool.malloc(t * w.hidden * b)
+                pool.free(scaled)
+                pool.free(shared)
+            for h in (router, *picked):
+                pool.free(h)
+        pool.free(o_proj)
+        hidden = out
+    return pool.reserved(), pool.peak

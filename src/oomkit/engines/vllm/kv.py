@@ -98,12 +98,24 @@ def _kv_bytes(r: Resolved) -> int:
     return KV_DTYPE_BYTES.get(r.kv_dtype, FLOAT_BYTES.get(r.kv_dtype, 2))
 
 
+# models/deepseek_v2.py (0.5.1, where DeepseekV2ForCausalLM arrived, -> 0.6.6) and deepseek_v3.py (0.6.6)
+# DeepseekV2Attention / DeepseekV3Attention: "# TODO, support head_size 192", Attention(num_local_heads, 256, ...,
+# num_kv_heads=num_local_heads) with q, k and v zero-padded to 256 (F.pad(..., [0, 256 - qk_head_dim])): every
+# head's K and V cached at 256. 0.7.0 builds Attention(num_local_heads, qk_head_dim, ...) and pads v to qk_head_dim
+# alone; 0.7.1 caches the latent (mla_latent). Read in the 0.5.1-0.7.1 sdists.
+MLA_HEAD_PADDED_BEFORE = (0, 7, 0)
+MLA_PADDED_HEAD = 256
+
+
 def _attention_bytes_per_token(layer: LayerSpec, r: Resolved) -> tuple[str, int]:
     """(kind, page bytes per token) of an attention layer on one TP rank (AttentionSpec.page_size_bytes)."""
     a = layer.attention
     if layer.kind is LayerKind.LATENT and not r.at_least("mla_latent"):
-        # settings.py ERAS mla_latent: every head's K and V, V padded to the K head (qk_nope + qk_rope)
+        # settings.py ERAS mla_latent: every head's K and V, V padded to the K head (qk_nope + qk_rope) in 0.7.0;
+        # up to 0.6.6 both padded to 256 (MLA_HEAD_PADDED_BEFORE)
         head = a.qk_nope_head_dim + a.qk_rope_head_dim
+        if r.version < MLA_HEAD_PADDED_BEFORE:
+            head = max(head, MLA_PADDED_HEAD)
         return "full", max(1, a.n_heads // r.tp) * head_bytes_per_token(head, head, r.kv_dtype, _kv_bytes(r))
     if layer.kind is LayerKind.LATENT:
         # MLAAttentionSpec: one latent row (kv_lora_rank + qk_rope_head_dim), no V, 1 head, never TP-split

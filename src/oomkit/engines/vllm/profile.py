@@ -9,13 +9,20 @@ from dataclasses import dataclass
 
 from ...memo import ByObject
 from ...memory import Device
-from ...model.spec import ModelSpec
+from ...model.spec import LayerKind, ModelSpec
 from ...units import GiB
-from .allocator import DenseForward, v0_reserved_forward, v0_reserved_forward_glm
+from .allocator import (
+    DenseForward,
+    MlaMoeForward,
+    v0_forward_mla_moe,
+    v0_reserved_forward,
+    v0_reserved_forward_glm,
+)
 from .config import Resolved, cuda_total
 from .drafter import drafter_of
 from .drafter import profile_bytes as drafter_profile_bytes
 from .encoder import encoder_profile, v0_profile
+from .kv import MLA_HEAD_PADDED_BEFORE, MLA_PADDED_HEAD
 from .settings import VllmSettings, format_gib, gib_str
 
 # Memory in use before vLLM's worker-init snapshot (outside its budget): CUDA context and cuBLAS 0.51 GiB at
@@ -126,10 +133,16 @@ PROFILE_DRAFTER_FROM = (0, 9, 2)
 SAMPLER_V0_FLOAT32_FROM = (0, 5, 5)
 # envs.py VLLM_FUSED_MOE_CHUNK_SIZE default (16 x 1024), the modular kernel's chunk up to 0.17 (ERAS moe_unchunked)
 MOE_CHUNK = 16 * 1024
-# ... and before the modular kernel: "32768" (envs.py, read in the 0.8.5.post1 and 0.9.2 wheels), the chunk
-# fused_moe.py fused_experts_impl sizes its intermediate caches for (M = min(num_tokens, CHUNK_SIZE)); older
-# releases not read
+# ... and before the modular kernel: "32768" (envs.py, read in the 0.6.0-0.8.5 sdists and the 0.9.2 wheel), the chunk
+# fused_moe.py fused_experts sizes its intermediate caches for (M = min(num_tokens, CHUNK_SIZE)); "65536" in 0.5.1
+# -> 0.5.5 (FUSED_MOE_CHUNK_OLD); no chunks before 0.5.1, M = num_tokens (0.4.1-0.5.0 sdists)
 FUSED_MOE_CHUNK = 32 * 1024
+FUSED_MOE_CHUNK_OLD = 64 * 1024
+FUSED_MOE_CHUNKED_FROM = (0, 5, 1)
+FUSED_MOE_CHUNK_32K_FROM = (0, 6, 0)
+# fused_experts' intermediate_cache1 (M, top_k, N) and intermediate_cache3 (M, top_k, K) share one cache13 buffer
+# from 0.8.0; up to 0.7.3 they are three separate torch.empty (read in the 0.4.1-0.8.5 sdists)
+FUSED_MOE_SHARED_CACHE_FROM = (0, 8, 0)
 SAMPLER_V0_SCATTER_FROM = (0, 6, 2)
 # FlashInfer's top-k/top-p sampler (V1, VLLM_USE_FLASHINFER_SAMPLER; sampler_bytes), read per release and FlashInfer
 # build, not fitted: beside the model-dtype logits _dummy_sampler_run holds and Sampler.forward's float32 copy (4),
@@ -205,8 +218,11 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
             # same sizes as CutlassExpertsFp4.workspace_shapes ((M x top_k, max(2 N', K)) and (M x top_k, N'),
             # N' = intermediate; experts/cutlass_moe.py, 0.20.0). fused_moe.py fused_experts_impl sizes both for
             # M = min(num_tokens, VLLM_FUSED_MOE_CHUNK_SIZE) and loops over the chunks (FUSED_MOE_CHUNK)
-            m = T if vllm_cutlass_fp4_moe(spec, s) else min(T, FUSED_MOE_CHUNK)
-            ws = m * f.n_experts_used * (max(2 * n_rank, h) + n_rank) * b
+            m = T if vllm_cutlass_fp4_moe(spec, s) else fused_moe_rows(r, T)
+            if r.version >= FUSED_MOE_SHARED_CACHE_FROM or vllm_cutlass_fp4_moe(spec, s):
+                ws = m * f.n_experts_used * (max(2 * n_rank, h) + n_rank) * b
+            else:
+                ws = m * f.n_experts_used * (2 * n_rank + h + n_rank) * b
         block = max(block, f.n_experts_used * max(2 * n_rank, h))
         if vllm_cutlass_fp4_moe(spec, s):
             # beside workspace13 and workspace2, run_cutlass_moe_fp4 holds three (T x top_k, hidden) tensors at its
@@ -214,6 +230,9 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
             # and the router-weighted product summed into the output
             ws += 3 * T * f.n_experts_used * h * b
     if not r.v1:
+        walked = v0_mla_moe_forward(spec, s, r, T)
+        if walked is not None:
+            return v0_activation(spec, s, r, walked + v0.held, walked, last_stage and driver)
         if not moe and not r.at_least("profile_absolute"):
             forward = max(forward, v0_cached_forward(spec, r, ff_rank))
         mm = mllama_v0_profile(spec, s, r)
@@ -421,6 +440,44 @@ def v0_activation(spec: ModelSpec, s: VllmSettings, r: Resolved, forward: float,
     if not r.at_least("profile_absolute") and 8 * rows > block:
         return int(forward + sampler)
     return int(max(forward, sampler))
+
+
+def fused_moe_rows(r: Resolved, tokens: int) -> int:
+    """The rows fused_experts sizes its intermediate caches for (FUSED_MOE_CHUNK*)."""
+    if r.version < FUSED_MOE_CHUNKED_FROM:
+        return tokens
+    return min(tokens, FUSED_MOE_CHUNK if r.version >= FUSED_MOE_CHUNK_32K_FROM else FUSED_MOE_CHUNK_OLD)
+
+
+def v0_mla_moe_forward(spec: ModelSpec, s: VllmSettings, r: Resolved, tokens: int) -> int | None:
+    """V0's profile forward of a DeepSeek-V2 / V3 model before vLLM cached the latent (0.5.1 -> 0.7.0; kv.py
+    MLA_HEAD_PADDED_BEFORE): allocator.py v0_forward_mla_moe's walk, the segments it leaves cached up to 0.6.3 (the
+    profile is init_gpu_memory less the free memory after profile_run), its allocated peak from 0.6.4
+    (profile_absolute). None for other models and releases."""
+    trunk = spec.trunk_layers
+    if r.at_least("mla_latent") or not trunk or any(la.kind is not LayerKind.LATENT for la in trunk):
+        return None
+    moe = [la.ffn for la in trunk if la.ffn.is_moe]
+    a = trunk[0].attention
+    if not moe or a is None:
+        return None
+    tp, b, h = r.tp, r.dtype_bytes, spec.n_embd
+    heads = max(1, a.n_heads // tp)
+    qk = a.qk_nope_head_dim + a.qk_rope_head_dim
+    padded = heads * max(qk, MLA_PADDED_HEAD) if r.version < MLA_HEAD_PADDED_BEFORE else 0
+    f = moe[0]
+    n = f.n_ff_expert if s.enable_expert_parallel else f.n_ff_expert / tp
+    m = fused_moe_rows(r, tokens)
+    caches = (int(m * f.n_experts_used * 2 * n * b), int(m * f.n_experts_used * n * b), m * f.n_experts_used * h * b)
+    n_dense = next((i for i, la in enumerate(trunk) if la.ffn.is_moe), len(trunk))
+    widths = MlaMoeForward(
+        hidden=h, q_lora=a.q_lora_rank, q=heads * qk, latent=a.kv_lora_rank + a.qk_rope_head_dim,
+        kv_lora=a.kv_lora_rank, kv=heads * (a.qk_nope_head_dim + a.v_head_dim), rope_q=heads * a.qk_rope_head_dim,
+        rope_k=a.qk_rope_head_dim, padded=padded, v_padded=padded or heads * qk, v_out=heads * a.v_head_dim,
+        ff_dense=int(max((la.ffn.n_ff for la in trunk[:n_dense]), default=0) / tp),
+        ff_shared=int(f.n_ff_shared / tp), experts=f.n_experts, top_k=f.n_experts_used, moe_caches=caches)
+    reserved, peak = v0_forward_mla_moe(tokens, b, widths, n_dense, len(trunk))
+    return peak if r.at_least("profile_absolute") else reserved
 
 
 def v0_cached_forward(spec: ModelSpec, r: Resolved, ff_rank: float) -> int:
