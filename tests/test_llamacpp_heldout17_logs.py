@@ -6,17 +6,18 @@ CUDA release of llama-server, one slot, at b3779 (#9530), and Qwen2.5-3B Q8_0 on
 LLamaSharp (SciSharp/LLamaSharp#1099). Model, KV and output buffers exact; compute within 10%.
 
 Before -> after (oomkit's figures recorded before any rule was looked at). 12 buffers: before 8 exact, 2 more within
-1%, 1 more within 10%, 1 off; after 9 exact, 2 within 1%, 1 within 10%, none off:
+1%, 1 more within 10%, 1 off; after 10 exact, 2 within 1%, none off (#9530's compute made exact later):
 - #13729 Qwen3-30B-A3B Q4_K_M, -ngl 30, b5466: CUDA0 10750.86 and CPU_Mapped 6940.48 MiB, both exact.
 - #12171 DeepSeek-R1-Distill-Qwen-14B Q4_K_M, 49/49 layers: CUDA0 8148.38 and CPU_Mapped 417.66 MiB, both exact.
 - #9530 Qwen2.5-7B, llama-server -ngl 99 -fa -c 2048, b3779: KV CUDA0 112.00 exact; output 0.58 -> 1.16 against
   1.16 printed (was 0.500): from PR #5328 (b2366) to PR #10187 (b4038) examples/server/server.cpp load_model loads
   -np + 1 sequences (kv.server_extra_seq, settings.ERAS server_extra_seq), so one slot has two output rows; compute
-  CUDA0 311.00 against 304.00 (1.023), CUDA_Host 11.00 against 11.01 (0.999).
+  CUDA0 311.00 -> 304.00, exact (the older graph's logits sit above one hidden-state row with flash attention too,
+  compute.OLD_GRAPH_LAST_BUILD), CUDA_Host 11.00 against 11.01 (0.999).
 - LLamaSharp#1099 Qwen2.5-3B Q8_0, 4096 cells: KV 144.00, output 0.58 and CUDA0 compute 300.75 exact, CUDA_Host
   12.00 against 12.01.
-Worst case: #9530's CUDA0 compute, 311.00 against 304.00 MiB (+2.3%, 7 MiB = one 3584 x 512 F32 hidden-state block
-more than ggml-alloc kept beside the 297 MiB of logits; not traced).
+Worst case: #9530's CUDA0 compute was 311.00 against 304.00 MiB (+2.3%, one 3584 x 512 F32 hidden-state block more
+than ggml-alloc kept beside the 297 MiB of logits); now exact.
 
 The same rule moves two earlier fixtures' readings, not their figures: Ollama's runner is its own server.cpp copy
 (llm/ext_server/server.cpp at v0.1.32: no extra sequence), so the llamacpp_heldout15 Ollama-runner fixture says so

@@ -148,8 +148,9 @@ def test_deepseek_kv_and_output_buffer():
 
 
 @pytest.mark.xfail(strict=True, reason="llama.cpp's reserved graph (flash attention, q4_0 cache, 512-token batch, "
-                   "the logits 297.00 MiB): ROCm0 306.22 MiB printed, oomkit 317.00 (the final norm rows beside "
-                   "the logits counted twice, 20 MiB against 9.22)")
+                   "the logits 297.00 MiB): ROCm0 306.22 MiB printed, oomkit 307.00 (was 317.00 with two hidden "
+                   "rows beside the logits; the older graph keeps one, compute.OLD_GRAPH_LAST_BUILD: 10 MiB "
+                   "against 9.22, the 0.78 MiB not traced)")
 def test_deepseek_rocm_compute_buffer():
     assert _mibs(_deepseek()["compute_buffer_bytes"])["ROCm0"] == \
         _mib(_load(DEEPSEEK)["printed"]["ROCm0 compute buffer size ="])

@@ -160,7 +160,13 @@ CODEC_HEAD_GRAPHS = frozenset({"qwen3tts"})
 # the CPU with a 2-layer CodeLlama-7B-shaped file without flash attention, print 70.53 / 164.01 / 296.01 MiB at
 # -c 512 / 2048 / 4096 (KQ + mask + Q + KQV + two rows; logits + one row), 0c1e57098 105.51 at 512; the b4880
 # MI50 log (2664.00 per card) and the b5380 -sm row log (logits + one row) fit it. Where it changed after b5380
-# is not located, so later builds keep the 2026 graph. Flash-attention graphs were not measured and keep it too
+# is not located, so later builds keep the 2026 graph. With flash attention its logits also sit above one hidden row:
+# ggml-org/llama.cpp#9530 (b3779, Qwen2.5-7B on CUDA, 2048 x 512) 304.00 MiB = 297 + 7, ollama/ollama#7606 (v0.6.5,
+# Qwen2.5-32B on ROCm) 306.22 = 297 + 9.22 (two rows: 311 / 317). A last layer whose FFN is one fused gate-up
+# (src/llama-graph.cpp build_ffn LLM_FFN_SWIGLU before SWIGLU_OP_BUILD, e.g. at 558a7647 = b5190: two ggml_cont
+# halves of the 2 n_ff up projection, then SiLU and the product in place on the first) puts them one n_ff block
+# higher: GLM-Z1-32B's CUDA0 353.00 MiB at b5192 and b5274 (ik_llama.cpp PR #344 / #370) = 296 + 45 + 12 (read off
+# those logs, not replayed)
 OLD_GRAPH_LAST_BUILD = 5380
 
 
@@ -275,9 +281,14 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
     # the logits rows (reserved_outputs: every token of the ubatch unless the build reserves fewer); an embedding
     # graph has none, its output the t_embd rows
     rows_out = 0 if spec.architecture in EMBEDDING_GRAPHS else (T if n_outputs is None else n_outputs)
-    # graphs of builds up to OLD_GRAPH_LAST_BUILD keep one hidden-state row beside the logits (the final norm)
+    # graphs of builds up to OLD_GRAPH_LAST_BUILD keep one hidden-state row beside the logits (the final norm), with
+    # flash attention too (OLD_GRAPH_LAST_BUILD); a last layer with the fused gate-up FFN one n_ff block more
     old = ctx.build <= OLD_GRAPH_LAST_BUILD and not ctx.flash_attn
-    out_phase = spec.n_vocab * rows_out * f32 + (1 if old else 2) * resid
+    out_phase = spec.n_vocab * rows_out * f32 + (1 if ctx.build <= OLD_GRAPH_LAST_BUILD else 2) * resid
+    if ctx.build <= OLD_GRAPH_LAST_BUILD and rows_out and spec.trunk_layers:
+        fused = _dense_ffn_rows(spec).get(spec.trunk_layers[-1].index, (0, 1, False))
+        if fused[1] == 0:
+            out_phase += fused[0] * T * f32
     if spec.architecture in LM_HEAD_SCALED and rows_out:
         out_phase += resid
     if no_cache:
