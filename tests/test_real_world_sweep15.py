@@ -33,10 +33,9 @@ name was read: MODEL for mlx-lm that neither the catalog nor the name rules read
 (commands/_model_args.py). After: right 29, refused wrongly 1: granite4:micro-h (Granite 4.0 H-Micro) is not in
 the catalog and no copy of its config.json was found to add it (STILL).
 
-Not counted wrong, for the engines' owners: vLLM on an AMD GPU warns "GPU model 'AMD Instinct MI300X' is not in
-the GPU catalog: its attention backend ... is taken to be a Hopper's" (engines/vllm/config.py guesses a compute
-capability for any GPU without one; MI300X is in the catalog, and ROCm's MLA backends are not Hopper's); the
-figures asserted here (KV a token) do not depend on it.
+Not counted wrong: vLLM on an AMD GPU warned "GPU model 'AMD Instinct MI300X' is not in the GPU catalog" (MI300X is
+in it; engines/vllm/config.py guesses a compute capability for any GPU without one); it now names the part and says
+vLLM's ROCm attention backends are not modelled. The figures asserted here (KV a token) do not depend on it.
 """
 
 from __future__ import annotations
@@ -283,3 +282,18 @@ def test_an_alias_number_that_is_not_the_cards_memory_is_no_size_it_is_sold_with
     assert not any("sold with" in note for note in size_notes("GH200")), size_notes("GH200")
     assert {d.memory_bytes for d in devices_for_names("GH200 480GB")} == {97871 * 2**20}
     assert any("sold with 40 or 80 GB" in note for note in size_notes("A100"))
+
+
+def test_vllm_on_a_catalogued_amd_part_is_not_called_uncatalogued():
+    """MI300X is in the GPU catalog (gfx942): the note says the ROCm backends are not modelled, not that the part is
+    unknown."""
+    import contextlib
+    import io
+
+    from oomkit.cli import main  # the CLI in-process, for its JSON
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        main(["check", "deepseek-ai/DeepSeek-R1-0528", "--engine", "vllm", "--gpu", "8x MI300X", "-tp", "8", "--json"])
+    warnings = " ".join(json.loads(buf.getvalue())["estimate"]["warnings"])
+    assert "not in the GPU catalog" not in warnings and "gfx942" in warnings and "ROCm" in warnings, warnings

@@ -110,7 +110,10 @@ def _rank_devices(devices: tuple[Device, ...], r: Resolved, warnings: list[str],
     if len({d.id for d in devs}) < len(devs):  # one GPU listed several times: one id per rank
         devs = [replace(d, id=f"CUDA{i}") for i, d in enumerate(devs)]
     devs = [replace(d, id=rank_name(i, world, nnodes)) for i, d in enumerate(devs)] if nnodes > 1 else devs
-    if r.cc_guessed:
+    if r.cc_guessed and devices[0].gfx_target:  # a catalogued AMD part: no CUDA capability to read
+        warnings.append(f"{devices[0].name} ({devices[0].gfx_target}): vLLM's ROCm attention backends are not "
+                        "modelled; the attention backend (MLA block size, bfloat16 support) is taken to be a Hopper's")
+    elif r.cc_guessed:
         warnings.append(f"GPU model {devices[0].name!r} is not in the GPU catalog: its attention backend (MLA block "
                         "size, bfloat16 support) is taken to be a Hopper's")
     return devs
