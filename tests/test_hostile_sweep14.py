@@ -1,10 +1,10 @@
-"""Hostile input, fourteenth sweep: 71 malformed inputs in forms the earlier hostile tests do not try, across the
+"""Hostile input, fourteenth sweep: 74 malformed inputs in forms the earlier hostile tests do not try, across the
 commands (estimate, check, fit, plan, table, diff, diagnose, watch, serve), the readers (GGUF and safetensors headers,
 config.json and its neighbours), the environment (HF_HOME, HF_TOKEN_PATH, a closed stdin), the web API and the Python
 API. Each must answer correctly or refuse in one line: exit 2 with one `oomkit: error:` line (CLI), a 4xx with
 {"error": ...} (web API), an OomkitError (Python API), within seconds.
 
-Measured (2026-12-07) before this sweep's changes: 30 of the 71 failed:
+Measured (2026-12-07) before this sweep's changes: 33 of the 74 failed:
 - a bug exit: `oomkit diagnose - <&-` (stdin closed: AttributeError on sys.stdin None);
 - llama.cpp command lines llama-server refuses, answered: --override-kv without KEY=TYPE:VALUE, of an unknown type,
   bool:yes, or a str: value over 127 bytes (common.cpp string_parse_kv_override; arg.cpp throws "Invalid type for KV
@@ -12,6 +12,8 @@ Measured (2026-12-07) before this sweep's changes: 30 of the 71 failed:
   parse_tensor_buffer_overrides looks every one up), a llama GGUF whose rope.dimension_count is not its head size
   (llama-model.cpp: "invalid n_rot");
 - a safetensors file with 4 KiB after its last tensor, answered (safetensors: MetadataIncompleteBuffer);
+- vLLM's switches read otherwise than vllm/envs.py reads them: VLLM_USE_V1=true taken as on (vLLM stops: int()),
+  VLLM_USE_V1=2 as off (on), VLLM_ALLOW_LONG_MAX_MODEL_LEN=yes as on (off);
 - Ollama: `ollama run --keepalive forever` (or -1: Go's time.ParseDuration wants a unit), answered;
 - an option silently dropped: plan --json --markdown (printed JSON), plan --all --markdown (printed text),
   estimate --explain --json (the per-layer view dropped);
@@ -147,6 +149,15 @@ CASES = [
      ("refuses", r"expected a JSON object")),
     ("vllm-kv-cache-memory-negative", lambda t: ["estimate", "--vram", "80GiB", *_VLLM, "--kv-cache-memory-bytes",
                                                  "-1"], ("refuses", r"out of range")),
+    # vllm/envs.py: VLLM_USE_V1 is bool(int(...)), so "true" stops vLLM (ValueError) and "2" is on; was: "true" on,
+    # "2" off. VLLM_ALLOW_LONG_MAX_MODEL_LEN is "1" or "true" only; was: "yes" on
+    ("vllm-env-use-v1-true", lambda t: ["estimate", "qwen3:8b", "--engine", "vllm", "--env", "VLLM_USE_V1=true",
+                                        "--vram", "80GiB"], ("refuses", r"VLLM_USE_V1='true': vLLM reads it with int\(\)")),
+    ("vllm-env-use-v1-2", lambda t: ["estimate", "qwen3:8b", "--engine", "vllm", "--env", "VLLM_USE_V1=2", "--vram",
+                                     "80GiB", "--json"], ("answers", r'"use_v1": true')),
+    ("vllm-env-allow-long-yes", lambda t: ["estimate", "qwen3:8b", "--engine", "vllm", "--env",
+                                           "VLLM_ALLOW_LONG_MAX_MODEL_LEN=yes", "--vram", "80GiB", "--json"],
+     ("answers", r'"allow_long_max_model_len": false')),
     ("sglang-mem-fraction-nan", lambda t: ["estimate", "--vram", "80GiB", *_SGLANG, "--mem-fraction-static", "nan"],
      ("refuses", r"not a finite number")),
     ("sglang-page-size-0", lambda t: ["estimate", "--vram", "80GiB", *_SGLANG, "--page-size", "0"],
@@ -378,4 +389,4 @@ def test_web_bad_requests(client):
 
 def test_the_sweep_counts():
     inputs = len(CASES) + 2 + 1 + 2 + 2 + 1 + 4 + 6  # table's two, stdin, hub files, hosts, Path, API, web
-    assert len(CASES) == 53 and inputs == 71 and len({c[0] for c in CASES}) == len(CASES)
+    assert len(CASES) == 56 and inputs == 74 and len({c[0] for c in CASES}) == len(CASES)

@@ -186,9 +186,18 @@ def _choice(flag: str, value: str, choices: tuple[str, ...]) -> str:
 
 
 def _env_bool(env: dict[str, str], key: str) -> bool | None:
+    """A VLLM_* switch as vllm/envs.py reads it: VLLM_ALLOW_LONG_MAX_MODEL_LEN is true for "1" or "true" (any case,
+    stripped) and false for anything else; the others are bool(int(value)) (0.9.2 to 0.34.0; maybe_convert_bool for
+    VLLM_USE_V2_MODEL_RUNNER), so "2" is true and "true", "yes" or "" stop vLLM at start-up (ValueError)."""
     if key not in env:
         return None
-    return env[key].strip().lower() in ("1", "true", "yes")
+    if key == "VLLM_ALLOW_LONG_MAX_MODEL_LEN":
+        return env[key].strip().lower() in ("1", "true")
+    try:
+        return bool(int(env[key]))
+    except ValueError:
+        raise SettingsError(f"{key}={env[key][:40]!r}: vLLM reads it with int() (vllm/envs.py) and stops at "
+                            "start-up; give 0 or 1") from None
 
 
 # a hub repo id of GGUF files, no file named ("bartowski/Mistral-Large-Instruct-2407-GGUF", "x/Y-Q4_K_M-GGUF")
