@@ -22,6 +22,7 @@ from typing import Any
 from ..engines.base import Choice, EngineModule, get_engine
 from ..engines.cmdline import parse_command
 from ..engines.command import COMMAND_BREAK, leading_assignments, unwrap
+from ..engines.llamacpp.args import HF_FILE_PLACEHOLDER, published_file
 from ..engines.release_flags import reading_release
 from ..errors import OomkitError
 from ..limits import STEP, context_limit, largest_context
@@ -161,6 +162,10 @@ def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None
     sized = (f"the command runs as written; its figures hold for {' '.join(sizing)} (oomkit's flags for what it "
              "carries no flag of: --prompt-tokens is the prompt's length in tokens, sent with --prompt or - on "
              "stdin): add them to the command given to `oomkit estimate --` to check it",) if sizing else ()
+    unnamed = [a for a in new_argv if best.quant and a == HF_FILE_PLACEHOLDER.format(best.quant.upper())]
+    if unnamed:
+        typed = (*typed, f"{unnamed[0]} is a placeholder: oomkit does not know the name of {best.model or parsed.model}'s "
+                 f"{best.quant.upper()} file; put it in place of {unnamed[0]}")
     notes = tuple(dict.fromkeys((*typed, *(eng.command_notes(reparsed.settings) if two_lines else ()),
                                  *_past_training(eng, best.spec, after), *sized)))
     return Fit(tuple(argv), tuple(new_argv), changes, before, after, best.tier, knobs=tuple(sorted(best.knobs)),
@@ -519,10 +524,21 @@ def _unlisted(model: str, quant: str | None) -> str:
 
 def _rename_model(argv: list[str], model: str, new_model: str | None, quant: str | None,
                   new_quant: str | None) -> list[str]:
-    """The model argument with the new weight format: `repo:QUANT` (llama.cpp -hf, Ollama tags) or a variant repo."""
+    """The model argument with the new weight format: `repo:QUANT` (llama.cpp -hf, Ollama tags) or a variant repo.
+    A llama.cpp command that names the file (-hff, which overrides a :QUANT tag and is all a build before PR #11195,
+    b4470, takes) keeps the bare repo and gets the new quant's file: its name from the cached listing, else
+    FILE-QUANT.gguf for the user to fill (HF_FILE_PLACEHOLDER; fit says so)."""
     if new_model is None and new_quant is None:
         return argv
     old = f"{model}:{quant}" if quant else model
     new = new_model or model
+    at = next((i + 1 for i, a in enumerate(argv[:-1]) if a in HF_FILE_FLAGS), None)
+    if at is not None and new_quant:
+        argv = [*argv[:at], published_file(new, new_quant) or HF_FILE_PLACEHOLDER.format(new_quant.upper()),
+                *argv[at + 1:]]
+        return [new if a == old or a == model else a for a in argv]
     new = f"{new}:{new_quant}" if new_quant else new
     return [new if a == old or a == model else a for a in argv]
+
+
+HF_FILE_FLAGS = ("-hff", "--hf-file")

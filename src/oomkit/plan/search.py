@@ -23,6 +23,7 @@ from typing import Any
 
 from ..engines.base import EngineModule, get_engine, unmodelled_note
 from ..engines.command import COMMAND_BREAK
+from ..engines.llamacpp.args import HF_FILE_PLACEHOLDER
 from ..errors import OomkitError
 from ..memory import Device
 from ..model.names import canonical_ref
@@ -372,6 +373,12 @@ def _notes(eng: EngineModule, spec: ModelSpec, front: list[Option], want: int, g
     if any(o.model.startswith("unsloth/") and o.model != ref for o in front):
         notes.append("-hf names unsloth's GGUF conversion of the model; any GGUF repo of it with the same :QUANT "
                      "file loads the same bytes")
+    unnamed = [o for o in front if o.quant and HF_FILE_PLACEHOLDER.format(o.quant.upper()) in o.argv]
+    if unnamed:
+        files = ", ".join(dict.fromkeys(HF_FILE_PLACEHOLDER.format(o.quant.upper()) for o in unnamed if o.quant))
+        notes.append(f"{files}: a placeholder: this llama.cpp build takes no -hf REPO:QUANT (from b4470), -hff names "
+                     f"the file, and oomkit does not know the name of {unnamed[0].model}'s file of that format: put "
+                     "it in its place")
     if fixed_format:
         notes.append(f"weights fixed at {spec.weights.format} (the file or format named); other options vary the "
                      "KV cache, context and placement only")

@@ -587,16 +587,42 @@ def _program_len(argv: list[str]) -> int:
 SYNTAX = Syntax(_program_len, flag_takes_value)
 
 
-def model_args(model: str, quant: str | None) -> list[str]:
+# the -hff a command for a build without REPO:QUANT names where the repo's file for the quant is not known offline:
+# the user fills in the name (plan says so); the quant in it is how this module's -hff parser reads the format
+HF_FILE_PLACEHOLDER = "FILE-{}.gguf"
+
+
+def model_args(model: str, quant: str | None, build: int | None = None, hf_file: str | None = None) -> list[str]:
     """The model as llama.cpp takes it: `-m PATH` for a file, `-hf REPO:QUANT` for a Hugging Face repo; a catalog
-    name or Ollama tag (no such file, no repo) as `-m NAME[:QUANT]`, which oomkit resolves by name."""
+    name or Ollama tag (no such file, no repo) as `-m NAME[:QUANT]`, which oomkit resolves by name. A repo for a
+    build from -hfr (ERAS hf_repo_flag) to before REPO:QUANT (ERAS hf_tag): `-hfr REPO -hff FILE`, the repo's file
+    for the quant (`hf_file`), else `FILE-QUANT.gguf` (HF_FILE_PLACEHOLDER) for the user to fill. Before -hfr the
+    command still names `-hf REPO:QUANT`: that build loads only a local path, which oomkit cannot check."""
     if Path(model).expanduser().exists():
         return ["-m", model]
     name, suffix = split_quant(model)
     q = quant or suffix
     if "/" in name and ":" not in name:
+        if build is not None and q and ERAS.reached(build, "hf_repo_flag") and not ERAS.reached(build, "hf_tag"):
+            return ["-hfr", name, "-hff", hf_file or HF_FILE_PLACEHOLDER.format(q.upper())]
         return ["-hf", f"{name}:{q}" if q else name]
     return ["-m", f"{name}:{q}" if q else name]
+
+
+def published_file(repo: str, quant: str | None) -> str | None:
+    """The file name of `repo`'s GGUF for `quant` from oomkit's hub cache (never the network), as `-hff` names it;
+    None when the listing is not cached, the quant is not there, or it is split in parts."""
+    if not quant:
+        return None
+    from ...model import hub  # lazy: the cached listing, read only for a build without -hf REPO:QUANT
+
+    try:
+        files = hub.gguf_quants(hub.HubClient(offline=True).repo_info(repo).files)
+    except OomkitError:
+        return None
+    q = quant.upper()
+    found = [f.paths for f in files if f.quant == q or f.quant.removeprefix("UD-") == q]
+    return found[0][0] if len(found) == 1 and len(found[0]) == 1 else None
 
 
 def format_command(model: str, settings: LlamaCppSettings, quant: str | None = None) -> list[str]:
@@ -604,10 +630,15 @@ def format_command(model: str, settings: LlamaCppSettings, quant: str | None = N
     that differ from llama.cpp's defaults. llama-cpp-python (a library, no command of its own) is written as
     llama-server, whose defaults it shares."""
     program = settings.program if settings.program in ("llama-server", "llama-cli") else "llama-server"
-    if not ERAS.reached(build_number(settings.engine_version), "binaries_renamed"):
+    build = build_number(settings.engine_version)
+    if not ERAS.reached(build, "binaries_renamed"):
         program = _OLD_NAMES[program]
     _, flags = format_flags(OPTIONS, values_of(settings), _DEFAULTS)
-    return _fa_as_the_build_takes_it([program, *model_args(model, quant), *flags], settings)
+    name, suffix = split_quant(model)  # -hff names a file only where the build has no REPO:QUANT
+    old_hub = "/" in name and ":" not in name and ERAS.reached(build, "hf_repo_flag") \
+        and not ERAS.reached(build, "hf_tag") and not Path(model).expanduser().exists()
+    hf_file = published_file(name, quant or suffix) if old_hub else None
+    return _fa_as_the_build_takes_it([program, *model_args(model, quant, build, hf_file), *flags], settings)
 
 
 # the programs' names before ERAS binaries_renamed (PR #7809)

@@ -31,6 +31,13 @@ ERAS = Eras({
     # PR #7809 "build: rename main -> llama-cli, server -> llama-server" (1c641e6a, 2024-06-13, b3142): the
     # programs' names plan writes; before it `server` and `main`
     "binaries_renamed": 3142,
+    # The model argument plan writes for a Hugging Face repo. PR #6234 "common : add HF arg helpers" (80bd33bc,
+    # 2024-03-22, b2503) gave main -hfr / --hf-repo REPO with -hff / --hf-file FILE, the file required ("--hf-repo
+    # requires either --hf-file or --model"); the server's own parser took them from PR #6192 (f482bb2e, 2024-03-23,
+    # b2514), the era kept for both. PR #11195 "common : support tag-based --hf-repo like on ollama" (00b4c3da,
+    # 2025-01-13, b4470) added the -hf alias and REPO:QUANT, the file picked by its quant; before b2514, -m FILE only
+    "hf_repo_flag": 2514,
+    "hf_tag": 4470,
     # PR #12801 "llama : DeepSeek V2/V3 MLA implementation" (daa422881, 2025-04-15, b5137): MLA GGUFs cache the
     # latent (K = kv_lora_rank + rope, V = kv_lora_rank)
     "mla_latent": 5137,
