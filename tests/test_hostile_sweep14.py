@@ -390,3 +390,14 @@ def test_web_bad_requests(client):
 def test_the_sweep_counts():
     inputs = len(CASES) + 2 + 1 + 2 + 2 + 1 + 4 + 6  # table's two, stdin, hub files, hosts, Path, API, web
     assert len(CASES) == 56 and inputs == 74 and len({c[0] for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("vram,rc", [("24GiB,,24GiB", 2), (",24GiB", 2), ("24GiB,", 0)])
+def test_vram_list_with_an_empty_entry(vram, rc):
+    """was: "24GiB,,24GiB" silently planned two GPUs (the empty entry dropped); a device left out is refused in one
+    line, a trailing comma names no device and is taken as written"""
+    got, _, err = run_cli("check", "--vram", vram, "--json")
+    assert got == rc, err
+    if rc == 2:
+        assert err.strip().splitlines() == [
+            f"oomkit: error: --vram {vram!r}: an empty entry in the list; give one size per device"], err

@@ -63,7 +63,13 @@ _SIZE_COUNT = (re.compile(r"^\s*(?P<n>\d{1,9})\s*[x×*]\s*(?P<size>\d.*)$", re.I
 def parse_sizes(text: str, name: str = "size", most: int | None = None) -> tuple[int, ...]:
     """A comma list of sizes, one per device: "24GiB,24GiB" (also "24GB + 12GB", and a count: "2x 24GB"). most: the
     longest list taken (counted before any is read)."""
-    parts = [p for p in re.split(r",|\s\+\s|\+", str(text)) if p.strip()]
+    raw = [p.strip() for p in re.split(r",|\s\+\s|\+", str(text))]
+    while raw and not raw[-1]:  # a trailing comma names no device
+        raw.pop()
+    if "" in raw:  # "24GiB,,24GiB" or ",24GiB": a device left out, or a typo; either way not two devices
+        raise SettingsError(f"{name} {str(text).strip()[:60]!r}: an empty entry in the list; give one size per "
+                            "device")
+    parts = [p for p in raw if p]
     if not parts:
         raise SettingsError(f"{name}: cannot read sizes {str(text)[:40]!r}")
     if _THOUSANDS.match(str(text)):  # "24,576 MiB": one size with a thousands separator, not 24 bytes and 576 MiB
