@@ -32,7 +32,7 @@ from ..request import model_and_quant, resolve_model
 from . import published
 from .family import family_members, survey
 from .hardware import smallest_hardware
-from .options import DEFAULT_MIN_CTX, Goals, Option, evaluate
+from .options import DEFAULT_MIN_CTX, Goals, Option, check_concurrency, evaluate
 from .rating import USABLE_TOKENS_PER_S
 from .together import Companion, companion, held
 
@@ -122,6 +122,7 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
     `kv_type`: the KV cache type asked for (--kv-type): only options with it are planned, and it is said so."""
     goals = goals or Goals()
     eng = get_engine(engine)
+    check_concurrency(eng, settings if settings is not None else eng.settings(), goals.concurrency)
     if isinstance(model, str):
         model = canonical_ref(model)  # a pasted hub URL: the commands name the repo ("org/name"), not the URL
         model, quant = model_and_quant(model, quant)  # "X:Q4_K_M" keeps Q4_K_M, as --quant Q4_K_M does
