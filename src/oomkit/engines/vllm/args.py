@@ -53,7 +53,7 @@ DTYPES = ("auto", "half", "float16", "bfloat16", "float", "float32")
 # Environment variables that change memory (vllm/envs.py).
 ENV_VARS = ("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "VLLM_USE_V1", "VLLM_ATTENTION_BACKEND",
             "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", "VLLM_USE_FLASHINFER_SAMPLER", "VLLM_USE_V2_MODEL_RUNNER",
-            "VLLM_PP_LAYER_PARTITION", "VLLM_DISABLE_COMPILE_CACHE")
+            "VLLM_PP_LAYER_PARTITION", "VLLM_DISABLE_COMPILE_CACHE", "VLLM_MLA_DISABLE")
 
 
 FLAGS_FILE = "vllm_flags.json"  # tools/build_vllm_flags.py: kinds, and the releases read that have each flag
@@ -444,7 +444,7 @@ _ENV_SWITCHES = (("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "allow_long_max_model_len"), 
                  ("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", "estimate_cudagraphs"),
                  ("VLLM_USE_FLASHINFER_SAMPLER", "use_flashinfer_sampler"),
                  ("VLLM_USE_V2_MODEL_RUNNER", "use_v2_model_runner"),
-                 ("VLLM_DISABLE_COMPILE_CACHE", "cold_compile"))
+                 ("VLLM_DISABLE_COMPILE_CACHE", "cold_compile"), ("VLLM_MLA_DISABLE", "mla_disable"))
 
 
 def _apply_env(env: dict[str, str], opts: dict[str, Any]) -> None:

@@ -121,6 +121,8 @@ class Resolved:
     gfx_target: str | None = None  # the first GPU's AMD LLVM target, the catalog's on its Device (weights.py)
 
     pp_layer_partition: str = ""  # VLLM_PP_LAYER_PARTITION as given (pp_partition)
+    mla_off: bool = False  # ModelConfig.use_mla false from 0.7.1 (quantization.mla_latent_kept): per-head K/V
+
 
     def at_least(self, era: str) -> bool:
         return ERAS.reached(self.version, era)
@@ -565,7 +567,8 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
                     runner_v2=runner_v2, async_scheduling=v1 and _async_scheduling(spec, s, version, pp, runner_v2,
                                                                                    warnings),
                     warnings=tuple(warnings), gpu_name=gpu_name, sm_count=sm_count,
-                    gfx_target=first.gfx_target if first is not None else None)
+                    gfx_target=first.gfx_target if first is not None else None,
+                    mla_off=not quantization.mla_latent_kept(spec, s.quantization, s.mla_disable, version))
 
 
 # config/speculative.py: the methods async scheduling runs with (VllmConfig.__post_init__: EagleModelTypes = eagle,
@@ -1065,8 +1068,8 @@ def _v0_default_chunking_allowed(spec: ModelSpec, s: VllmSettings, version: Vers
     if version >= (0, 6, 5) and s.pooling_runner:
         return False
     # ModelConfig.use_mla: is_deepseek_mla, model_type deepseek_v2 / deepseek_v3 with a kv_lora_rank (oomkit's
-    # "deepseek2", model/hf_config.py)
-    return not (version >= (0, 8, 0) and spec.architecture == "deepseek2" and any(
+    # "deepseek2", model/hf_config.py), and not VLLM_MLA_DISABLE (quantization.mla_latent_kept)
+    return not (version >= (0, 8, 0) and not s.mla_disable and spec.architecture == "deepseek2" and any(
         layer.attention is not None and layer.attention.kv_lora_rank for layer in layers))
 
 

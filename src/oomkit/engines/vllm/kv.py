@@ -110,9 +110,10 @@ MLA_PADDED_HEAD = 256
 def _attention_bytes_per_token(layer: LayerSpec, r: Resolved) -> tuple[str, int]:
     """(kind, page bytes per token) of an attention layer on one TP rank (AttentionSpec.page_size_bytes)."""
     a = layer.attention
-    if layer.kind is LayerKind.LATENT and not r.at_least("mla_latent"):
-        # settings.py ERAS mla_latent: every head's K and V, V padded to the K head (qk_nope + qk_rope) in 0.7.0;
-        # up to 0.6.6 both padded to 256 (MLA_HEAD_PADDED_BEFORE)
+    if layer.kind is LayerKind.LATENT and (not r.at_least("mla_latent") or r.mla_off):
+        # settings.py ERAS mla_latent: every head's K and V, V padded to the K head (qk_nope + qk_rope) in 0.7.0,
+        # and from 0.7.1 where use_mla is off (Resolved.mla_off: get_head_size qk_rope + qk_nope, Attention(
+        # num_local_heads, qk_head_dim); 0.7.1-0.8.3 deepseek_v2.py); up to 0.6.6 both padded to 256
         head = a.qk_nope_head_dim + a.qk_rope_head_dim
         if r.version < MLA_HEAD_PADDED_BEFORE:
             head = max(head, MLA_PADDED_HEAD)
@@ -232,7 +233,8 @@ SPARSE_BLOCK_BY_BACKEND = (0, 18, 0)  # platforms/interface.py update_block_size
 
 def block_size_for(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, str]:
     """The KV block size in tokens and why (platforms/cuda.py, v1/attention/backends/*)."""
-    mla = any(layer.kind is LayerKind.LATENT for layer in spec.trunk_layers)
+    # platforms/cuda.py check_and_update_config reads model_config.use_mla: per-head K/V keep the default block
+    mla = any(layer.kind is LayerKind.LATENT for layer in spec.trunk_layers) and not r.mla_off
     backend = (s.attention_backend or "").upper()
     sparse = any(layer.attention is not None and layer.attention.index_head_dim for layer in spec.trunk_layers)
     if sparse and (not r.cc or r.cc[0] >= 9):

@@ -5,7 +5,7 @@ can be quantized to while loading, and which contradict the checkpoint's own qua
 from __future__ import annotations
 
 from ...errors import OomkitError
-from ...model.spec import ModelSpec
+from ...model.spec import LayerKind, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ..versions import Version
 
@@ -128,6 +128,38 @@ def checkpoint_method(spec: ModelSpec) -> str | None:
         if fmt.startswith(family):
             return family
     return "bitsandbytes" if fmt.startswith("bnb-") else "other"
+
+
+# ModelConfig.use_mla (config.py; config/model.py from 0.11), read in the 0.7.1-0.8.3, 0.8.5, 0.9.2, 0.10.1,
+# 0.11.0, 0.11.2, 0.12.0, 0.13.0, 0.20.0, 0.27.0 and 0.34.0 sdists: 0.7.1 and 0.7.2 turn MLA off ("MLA is not supported
+# with %s quantization. Disabling MLA.") for any quantization but fp8 and compressed-tensors, and for a
+# compressed-tensors checkpoint unless every config group has fp8 weights and fp8 activations; 0.7.3 drops that
+# check. VLLM_MLA_DISABLE=1 (envs.py bool(int(...))) turns it off in every release read.
+MLA_QUANT_CHECK = ((0, 7, 1), (0, 7, 3))
+# oomkit's weight formats of checkpoints whose quant_method is fp8 (fp8.py) or compressed-tensors with fp8 weights
+# (float-quantized; its activations taken as fp8, as the FP8-dynamic checkpoints carry them)
+_MLA_QUANT_FORMATS = frozenset({"fp8", "fp8-block", "ct-float-quantized"})
+
+
+def mla_latent_kept(spec: ModelSpec, quantization: str | None, mla_disable: bool, version: Version) -> bool:
+    """Whether vLLM caches the MLA latent (ModelConfig.use_mla), from 0.7.1 on; where it does not, DeepseekV2Attention
+    caches every head's K and V at qk_nope + qk_rope (kv.py)."""
+    if version < MLA_QUANT_CHECK[0]:
+        return True
+    latent = [la.attention for la in spec.trunk_layers if la.kind is LayerKind.LATENT and la.attention is not None]
+    if mla_disable and latent:
+        if any(a.index_head_dim for a in latent):
+            # DeepseekV2Attention builds no indexer: the sparse-MLA model's cache without it is not sized here
+            raise OomkitError(f"VLLM_MLA_DISABLE=1 with {spec.name}'s sparse MLA (its indexer) is not modelled; "
+                              "leave it unset")
+        return False
+    if version >= MLA_QUANT_CHECK[1]:
+        return True
+    q = (quantization or "").lower()
+    fmt = spec.weights.format.lower()
+    if q and q not in ("fp8", "compressed-tensors"):
+        return False
+    return fmt in FLOAT_BYTES or fmt in _MLA_QUANT_FORMATS
 
 
 def load_layout(quantization: str | None, plain: bool) -> str | None:

@@ -333,6 +333,7 @@ class VllmSettings:
     usage_context: str = "serve"  # "serve" (OpenAI server) or "llm" (the LLM class): different batch defaults
     allow_long_max_model_len: bool = False  # VLLM_ALLOW_LONG_MAX_MODEL_LEN=1
     use_v1: bool | None = None  # VLLM_USE_V1
+    mla_disable: bool = False  # VLLM_MLA_DISABLE (quantization.py mla_latent_kept)
     estimate_cudagraphs: bool | None = None  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
     use_flashinfer_sampler: bool | None = None  # VLLM_USE_FLASHINFER_SAMPLER
     # the container image the command runs in (`docker run ... vllm/vllm-openai:v0.8.3`; None: not in a container):

@@ -1,0 +1,43 @@
+"""vLLM's ModelConfig.use_mla (config.py) by release: 0.7.1-0.7.2 turn DeepSeek's MLA off for any quantization but
+fp8 and compressed-tensors ("MLA is not supported with %s quantization. Disabling MLA."), 0.7.3 drops that check;
+VLLM_MLA_DISABLE=1 turns it off (read in the 0.7.1-0.11.0 sdists). Off, DeepseekV2Attention caches every head's K
+and V at qk_nope + qk_rope = 192 (Attention(num_local_heads, qk_head_dim)). No log of such a start was found: the
+figures are the sdists' arithmetic."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from oomkit.cli import main
+
+
+def _per_token(capsys, version: str, model: str, env: tuple[str, ...] = ()) -> int:
+    argv = ["vllm", "serve", model, "--trust-remote-code", "--max-model-len", "64000", "--tensor-parallel-size", "8",
+            "--enforce-eager"]
+    rc = main(["check", "--gpu", "8x H100 80GB", "--engine-version", version, "--json", "--", *env, *argv])
+    out = capsys.readouterr().out
+    assert rc in (0, 1), out
+    return json.loads(out)["estimate"]["kv_bytes_per_token"]
+
+
+HEADS = 8 * 60 * 16 * 192 * 2 * 2  # 8 ranks x 60 layers x 16 heads a rank x (K + V at 192) x 2 bytes
+LATENT = 8 * 60 * (512 + 64) * 2  # the latent row on each of the 8 ranks
+
+
+@pytest.mark.parametrize("version, model, expected", [
+    ("0.7.1", "deepseek-ai/DeepSeek-Coder-V2-Instruct:awq", HEADS),
+    ("0.7.2", "deepseek-ai/DeepSeek-Coder-V2-Instruct:gptq", HEADS),
+    ("0.7.2", "deepseek-ai/DeepSeek-Coder-V2-Instruct:fp8", LATENT),
+    ("0.7.2", "deepseek-ai/DeepSeek-Coder-V2-Instruct", LATENT),
+    ("0.7.3", "deepseek-ai/DeepSeek-Coder-V2-Instruct:awq", LATENT),
+])
+def test_mla_off_for_quantizations_in_0_7_1_and_0_7_2(capsys, version, model, expected):
+    assert _per_token(capsys, version, model) == expected
+
+
+@pytest.mark.parametrize("version, expected", [("0.7.3", HEADS), ("0.8.5", HEADS), ("0.11.0", HEADS)])
+def test_vllm_mla_disable(capsys, version, expected):
+    assert _per_token(capsys, version, "deepseek-ai/DeepSeek-Coder-V2-Instruct",
+                      ("env", "VLLM_MLA_DISABLE=1")) == expected
