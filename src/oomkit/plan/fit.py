@@ -360,10 +360,10 @@ def _distinct(dicts: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _quality_key(eng: EngineModule, c: _Candidate) -> tuple[float, float]:
+def _quality_key(eng: EngineModule, c: _Candidate) -> tuple[float, tuple[float, ...]]:
     bits = c.estimate.weights_bytes * 8 / max(c.estimate.model.params_total, 1)
-    kv = rating.kv_bits(kv_type_of(eng, c.estimate))
-    return (-round(bits, 2), -kv)
+    kv = rating.kv_order(kv_type_of(eng, c.estimate))  # the weaker half first, then K (rating.kv_order)
+    return (-round(bits, 2), tuple(-b for b in kv))
 
 
 def _kv_fields(choices: tuple[Choice, ...]) -> tuple[str, ...]:

@@ -251,10 +251,11 @@ def _is_file(ref: str) -> bool:
 # The Pareto front and the order the user sees
 
 
-def _axes(o: Option) -> tuple[float, float, float, float]:
-    """Larger is better on every axis: context, quality (bits per weight, bits per KV element), decode speed bound."""
+def _axes(o: Option) -> tuple[Any, ...]:
+    """Larger is better on every axis: context, quality (bits per weight; the KV cache's order, rating.kv_order),
+    decode speed bound."""
     speed = o.rating.tokens_per_s if o.rating.tokens_per_s is not None else 0.0
-    return (float(o.context), round(o.rating.weight_bits, 3), o.rating.kv_bits, round(speed, 3))
+    return (float(o.context), round(o.rating.weight_bits, 3), o.rating.kv_order, round(speed, 3))
 
 
 def dominates(a: Option, b: Option) -> bool:
@@ -292,10 +293,11 @@ def one_per_outcome(options: list[Option]) -> list[Option]:
 
 def rank(options: list[Option]) -> list[Option]:
     """Best first: tier 1 before tier 2; within a tier, options that decode at a usable speed before those whose
-    bound is below it (too_slow); then the most bits per weight, then per KV element (the least quality loss); then
-    the longest context; then the fastest."""
-    ordered = sorted(options, key=lambda o: (o.tier, too_slow(o), -round(o.rating.weight_bits, 2), -o.rating.kv_bits,
-                                             -o.context, -(o.rating.tokens_per_s or 0.0)))
+    bound is below it (too_slow); then the most bits per weight, then the KV cache's order (rating.kv_order: the least
+    quality loss); then the longest context; then the fastest."""
+    ordered = sorted(options, key=lambda o: (o.tier, too_slow(o), -round(o.rating.weight_bits, 2),
+                                             tuple(-b for b in o.rating.kv_order), -o.context,
+                                             -(o.rating.tokens_per_s or 0.0)))
     return [replace(o, rank=i + 1) for i, o in enumerate(ordered)]
 
 
