@@ -41,3 +41,18 @@ def test_mla_off_for_quantizations_in_0_7_1_and_0_7_2(capsys, version, model, ex
 def test_vllm_mla_disable(capsys, version, expected):
     assert _per_token(capsys, version, "deepseek-ai/DeepSeek-Coder-V2-Instruct",
                       ("env", "VLLM_MLA_DISABLE=1")) == expected
+
+
+def test_awq_in_0_7_1_and_0_7_2_starts_as_0_7_0(capsys):
+    # 0.7.1 and 0.7.2 build the same DeepseekV2Attention class as 0.7.0 (read in the three sdists) with MLA off: the
+    # same cache and the same V0 profile forward, so the same pool (was 0.7.3's latent pool at 0.7.1-0.7.2)
+    argv = ["vllm", "serve", "deepseek-ai/DeepSeek-Coder-V2-Instruct:awq", "--trust-remote-code", "--max-model-len",
+            "64000", "--tensor-parallel-size", "8", "--enforce-eager"]
+    views = {}
+    for version in ("0.7.0", "0.7.1", "0.7.2"):
+        rc = main(["check", "--gpu", "8x H100 80GB", "--engine-version", version, "--json", "--", *argv])
+        out = capsys.readouterr().out
+        assert rc in (0, 1), out
+        view = json.loads(out)["estimate"]["engine_view"]
+        views[version] = (view["kv_cache_tokens"], view["activation_peak_bytes"])
+    assert views["0.7.1"] == views["0.7.0"] == views["0.7.2"]

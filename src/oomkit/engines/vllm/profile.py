@@ -449,13 +449,19 @@ def fused_moe_rows(r: Resolved, tokens: int) -> int:
     return min(tokens, FUSED_MOE_CHUNK if r.version >= FUSED_MOE_CHUNK_32K_FROM else FUSED_MOE_CHUNK_OLD)
 
 
+# MLA turned off in 0.7.1-0.7.2 (Resolved.mla_off) runs the same DeepseekV2Attention as 0.7.0 (the class unchanged
+# in the 0.7.1 and 0.7.2 sdists; 0.7.3 drops its rope reshapes, not walked)
+MLA_OFF_WALKED_BEFORE = (0, 7, 3)
+
+
 def v0_mla_moe_forward(spec: ModelSpec, s: VllmSettings, r: Resolved, tokens: int) -> int | None:
     """V0's profile forward of a DeepSeek-V2 / V3 model before vLLM cached the latent (0.5.1 -> 0.7.0; kv.py
     MLA_HEAD_PADDED_BEFORE): allocator.py v0_forward_mla_moe's walk, the segments it leaves cached up to 0.6.3 (the
     profile is init_gpu_memory less the free memory after profile_run), its allocated peak from 0.6.4
-    (profile_absolute). None for other models and releases."""
+    (profile_absolute); also 0.7.1-0.7.2 with MLA off (MLA_OFF_WALKED_BEFORE). None for other models and releases."""
     trunk = spec.trunk_layers
-    if r.at_least("mla_latent") or not trunk or any(la.kind is not LayerKind.LATENT for la in trunk):
+    walked = not r.at_least("mla_latent") or (r.mla_off and r.version < MLA_OFF_WALKED_BEFORE)
+    if not walked or not trunk or any(la.kind is not LayerKind.LATENT for la in trunk):
         return None
     moe = [la.ffn for la in trunk if la.ffn.is_moe]
     a = trunk[0].attention
