@@ -128,7 +128,9 @@ def test_moe_fusion_dependencies_are_the_newest_builds_rule():
     """ggml-cuda's allocation dependencies for the MoE fusions (compute.CUDA_FUSION_DEPS_BUILD, placed at NEWEST)
     and the device split's replay: the H200's figure for the newest build, the CPU graph's closed forms before
     it (PR #27301 / #25952 came after the builds oomkit dates by number); the same on HIP, which compiles
-    ggml-cuda.cu, and never on Vulkan."""
+    ggml-cuda.cu, and never on Vulkan. No run measured this file at an older build, so b9849's figure is asserted
+    only to differ (it was pinned at 304.75, oomkit's own closed form, no measurement; the closed form's output
+    phase is checked against real logs instead: node-llama-cpp#560's b8100 CUDA0 300.75, test_llamacpp_heldout13)."""
     r = next(p.values[0] for p in ROWS if p.id == "qwen3-30b-a3b-4-full-offload-c4096-ub512-f16-faauto-np1-ngl99")
     s = r["settings"]
 
@@ -139,7 +141,7 @@ def test_moe_fusion_dependencies_are_the_newest_builds_rule():
         return round(next(b for k, b in est.engine_view["compute_buffer_bytes"].items() if k.endswith("0")) / MiB, 2)
 
     assert cuda0() == cuda0(backend="rocm") == measured(r)["compute_buffer_mib"]["CUDA0"] == 341.54
-    assert cuda0("b9849") == 304.75
+    assert cuda0("b9849") != 341.54
     assert cuda0(backend="vulkan") != 341.54
 
 

@@ -43,7 +43,7 @@ def test_reserved_outputs_since_pr_23861():
     # the logits term goes: 151936 x 512 x 4 bytes = 296.75 MiB before, a few rows after
     new = _view(f"b{ERAS['outputs_max']}")["compute_buffer_bytes"]["CUDA0"]
     old = _view(f"b{ERAS['outputs_max'] - 1}")["compute_buffer_bytes"]["CUDA0"]
-    assert old - new > 200 * MiB
+    assert old > 151936 * 512 * 4 > new  # the whole ubatch's logits held before, not after
 
 
 def test_mla_eras_decompressed_latent_and_k_only():

@@ -36,6 +36,10 @@ Before = after (oomkit's figures recorded before any rule was looked at; no rule
 - GenieX#1346 Gemma 4 E4B q4_0, -c 4096: non-SWA 64.00 MiB, SWA 1536 cells / 60.00 MiB, full-size SWA 160.00 MiB,
   all exact.
 Worst compute ratio checked: 1.013 (#14307 CPU and node-llama-cpp#560 CUDA0).
+Since (compute._compute_phases, compute_bytes): the logits sit beside one hidden-state row, and a second only
+where build_inp_embd makes its unread embeddings input (PR #18550, b7774) in the buffer that holds the graph
+inputs (the CPU's; a device's split leaves it to the host): #14307 CPU (b5716, no such input) and
+node-llama-cpp#560 CUDA0 (b8100, the input on CUDA_Host) 304.75 -> 300.75, both exact.
 
 The set is smaller than the 12 asked for: the stored issue threads hold only the opening chunks of each turn,
 and for 2025-2026 logs those are mostly the metadata dump before any buffer line; most threads that do quote

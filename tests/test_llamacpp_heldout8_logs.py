@@ -20,7 +20,9 @@ first attention layer's flash attention; a device whose layers come later copies
 not the F32 mask (compute.mask_cast_device). With pipeline parallelism each split input copy is marked input and
 output (ggml-backend.cpp ggml_backend_sched_split_graph, n_copies > 1), so a hybrid's logits on the last device sit
 above its mask copy instead of taking the freed block. ROCm1 3090.01 MiB against 3066.14 (1.008); ROCm0 and the host
-unchanged (0.962, 1.000).
+unchanged (0.962, 1.000). Since a device's output phase leaves build_inp_embd's unread embeddings input (PR #18550,
+b7774) with the host's graph inputs (compute.compute_bytes), the Pro VII's fitted ROCm0 311.00 -> 304.00 exact,
+the fully offloaded one 311.00 -> 304.00 against 422.00.
 
 What misses is each fixture's known_miss: unsloth's UD-Q6_K_XL is its publisher's own mix (106 q8_0 beside 92 q6_K
 tensors, the token embeddings among the q8_0 ones), so the weights, and through them --fit's layer count and the KV

@@ -159,8 +159,12 @@ CODEC_HEAD_GRAPHS = frozenset({"qwen3tts"})
 # The last build shown to run the older graph: llama.cpp b228aba (2024-05-12) and 8733e0c (spring 2025), run on
 # the CPU with a 2-layer CodeLlama-7B-shaped file without flash attention, print 70.53 / 164.01 / 296.01 MiB at
 # -c 512 / 2048 / 4096 (KQ + mask + Q + KQV + two rows; logits + one row), 0c1e57098 105.51 at 512; the b4880
-# MI50 log (2664.00 per card) and the b5380 -sm row log (logits + one row) fit it. Where it changed after b5380
-# is not located, so later builds keep the 2026 graph. With flash attention its logits also sit above one hidden row:
+# MI50 log (2664.00 per card) and the b5380 -sm row log (logits + one row) fit it. The second row of the 2026 CPU
+# graph is build_inp_embd's unread embeddings input (PR #18550, ERAS embd_input: a graph input allocated first,
+# never freed): sched_replay.llama_graph run all on the CPU gives llama-3.1-8b's 4-layer file 258.50 MiB without it
+# and 266.50 with it (0c1e57098 prints 266.50 on the CPU, 258.50 on the H200, whose split leaves it on the host);
+# #14307 (b5716, CPU) and node-llama-cpp#560 (b8100, CUDA0) print logits + one row. With flash attention the older
+# graph's logits also sit above one hidden row:
 # ggml-org/llama.cpp#9530 (b3779, Qwen2.5-7B on CUDA, 2048 x 512) 304.00 MiB = 297 + 7, ollama/ollama#7606 (v0.6.5,
 # Qwen2.5-32B on ROCm) 306.22 = 297 + 9.22 (two rows: 311 / 317). A last layer whose FFN is one fused gate-up
 # (src/llama-graph.cpp build_ffn LLM_FFN_SWIGLU before SWIGLU_OP_BUILD, e.g. at 558a7647 = b5190: two ggml_cont
@@ -259,7 +263,8 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
     most tensors alive at once. The live set is modelled at its two candidate peaks, fitted to llama.cpp's own
     "compute buffer size" lines (tests/test_groundtruth_llamacpp.py; within a few percent):
 
-    - output: the logits of every token (n_vocab x T floats) and two hidden-state rows;
+    - output: the logits of every token (n_vocab x T floats) and a hidden-state row, two with the unread
+      embeddings input (ERAS embd_input) that only the buffer holding the graph inputs has;
     - attention: without flash attention the KQ scores (n_kv x T x n_head floats, softmax in place) and the
       f32 masks; with it, f16 masks only; plus Q, K, V, the attention output and three hidden-state rows.
       The reserve sizes n_kv to the whole cache (llama_kv_cache::init_full), so this grows with n_ctx.
@@ -281,10 +286,12 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
     # the logits rows (reserved_outputs: every token of the ubatch unless the build reserves fewer); an embedding
     # graph has none, its output the t_embd rows
     rows_out = 0 if spec.architecture in EMBEDDING_GRAPHS else (T if n_outputs is None else n_outputs)
-    # graphs of builds up to OLD_GRAPH_LAST_BUILD keep one hidden-state row beside the logits (the final norm), with
-    # flash attention too (OLD_GRAPH_LAST_BUILD); a last layer with the fused gate-up FFN one n_ff block more
+    # the logits beside one hidden-state row (the final norm), and from PR #18550 (ERAS embd_input) below them
+    # build_inp_embd's unread embeddings input: a graph input, allocated first and never freed, in the buffer of the
+    # backend that holds the graph inputs (the CPU's; a device's output phase drops it, compute_bytes). A last layer
+    # with the fused gate-up FFN (OLD_GRAPH_LAST_BUILD) one n_ff block more
     old = ctx.build <= OLD_GRAPH_LAST_BUILD and not ctx.flash_attn
-    out_phase = spec.n_vocab * rows_out * f32 + (1 if ctx.build <= OLD_GRAPH_LAST_BUILD else 2) * resid
+    out_phase = spec.n_vocab * rows_out * f32 + (2 if ERAS.reached(ctx.build, "embd_input") else 1) * resid
     if ctx.build <= OLD_GRAPH_LAST_BUILD and rows_out and spec.trunk_layers:
         fused = _dense_ffn_rows(spec).get(spec.trunk_layers[-1].index, (0, 1, False))
         if fused[1] == 0:
@@ -3747,6 +3754,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     pp = pipeline_parallel(spec, placement, devices, s)
     out: dict[int, int] = {}
     host_rows = device_host_rows(spec, ctx, infer_backend(devices, s.backend).name)
+    embd_in = resid if ERAS.reached(ctx.build, "embd_input") and p.output else 0
     fa_host = device_fa_on_host(spec, ctx, caches, placement, devices, s)
     kq_host = host_attention_without_offload(spec, ctx, caches, placement, s)
     for d in sorted(set(placement.layer_device) | {placement.output_device}):
@@ -3776,7 +3784,8 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
             held = mask_in if pp else 0
             need = max(need + held, mask_in + masks + 3 * resid)
         if d == placement.output_device:
-            need = max(need, (ph[d].split_output or ph[d].output) if d >= 0 else ph[d].output)
+            # a device's split leaves the unread embeddings input (ERAS embd_input) with the host's graph inputs
+            need = max(need, (ph[d].split_output or ph[d].output - embd_in) if d >= 0 else ph[d].output)
         out[d] = need
     whole = {placement.output_device, *placement.layer_device}
     if p_dev.device and len(whole) == 1 and placement.output_device >= 0 and not pipeline_parallel(
@@ -3789,6 +3798,9 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     off = output_offload_device(ctx, placement, devices, s)
     if off is not None and any(_blas_base(t, True) == "output" for t in blas_weights(spec, ctx, placement, devices, s)):
         off = None  # the logits' product stays with the BLAS backend (blas_compute_bytes)
+    # Not located: llama.cpp's fit-params README (b6895, Qwen3-30B-A3B F16, the output layer on the CPU, its logits on
+    # CUDA0) prints CUDA0 compute 898 (whole MiB) = logits 296.75 + the 593.50 weight copy + two 4 MiB rows; this
+    # gives one row (894.25), as sched_replay.llama_graph(host_output=True) does for a dense graph
     if off is not None:  # the logits run on device `off`, beside a copy of the output weight
         out[-1] = ph[-1].attention - (0 if -1 in attending else masks) if -1 in placement.layer_device else 0
         out[off] = max(out.get(off, 0), ph.get(off, p_dev).output + output_weight_copy(spec, devices[off], s))
