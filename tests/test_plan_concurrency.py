@@ -52,3 +52,18 @@ def test_ollama_says_the_bound_is_oomkits(capsys):
     assert main(["plan", "llama3.1:8b", "--engine", "ollama", "--concurrency", "2048", "--gpu", "4090"]) == 2
     err = capsys.readouterr().err.strip()
     assert "oomkit plans at most 1,024 requests at once with ollama" in err and "\n" not in err
+
+
+@pytest.mark.parametrize("build,np_,refused", [("b5484", 100, False), ("b5485", 65, True), ("b5485", 64, False),
+                                                ("b6506", 65, True), ("b6507", 256, False)])
+def test_check_refuses_more_sequences_than_the_build_takes(build, np_, refused):
+    """llama_init_from_model's "n_seq_max must be <= LLAMA_MAX_SEQ": 64 from PR #13706 (b5485), 256 from PR #15916
+    (b6507), no check before; check refuses what that build refuses (was answered at every build up to 256)."""
+    from tests.sweep_harness import run_cli  # the CLI in-process
+
+    rc, _, err = run_cli("check", "llama3.1:8b", "--gpu", "H100", "-c", "65536", "-np", str(np_),
+                         "--engine-version", build, "--json")
+    if refused:
+        assert rc == 2 and f"n_seq_max must be <= {64 if build < 'b6507' else 256}" in err, err
+    else:
+        assert rc in (0, 1), err

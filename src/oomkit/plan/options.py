@@ -59,25 +59,20 @@ class Goals:
                 "held": [{"device": d, "bytes": b} for d, b in self.held]}
 
 
-# llama.cpp's ceiling on sequences in one context by build (src/llama-context.cpp: "n_seq_max must be <= " +
-# LLAMA_MAX_SEQ, src/llama-cparams.h): 64 from PR #13706 (de2ef53a, b5485, then LLAMA_MAX_PARALLEL_SEQUENCES),
-# 256 from PR #15916 "bump max seq limit from 64 to 256" (e58174ce, b6507). Before b5485 no such check.
-_LLAMACPP_MAX_SEQ = ((6507, 256), (5485, 64))
-
-
 def most_at_once(eng: EngineModule, settings: Any) -> tuple[int, str] | None:
     """The most sequences a plan may serve at once with these settings, and the words for it: llama.cpp's own
     ceiling by build, else the range oomkit holds for the engine's "parallel" field; None when unbounded."""
     fields = eng.neutral_fields("parallel")
     limit = getattr(type(settings), "LIMITS", {}).get(fields[0]) if fields else None
     if eng.name == "llama.cpp":
-        from ..engines.llamacpp.settings import build_number  # llama.cpp's build tag, only for its ceiling
+        # llama.cpp's build tag and its ceiling by build, only for llama.cpp
+        from ..engines.llamacpp.settings import build_number, max_seq_limit
 
         build = build_number(getattr(settings, "engine_version", None))
-        for first, n in _LLAMACPP_MAX_SEQ:
-            if build >= first:
-                return n, (f"llama.cpp serves at most {n:,} requests at once (LLAMA_MAX_SEQ, src/llama-cparams.h, "
-                           f"at b{build})")
+        n = max_seq_limit(build)
+        if n is not None:
+            return n, (f"llama.cpp serves at most {n:,} requests at once (LLAMA_MAX_SEQ, src/llama-cparams.h, "
+                       f"at b{build})")
     if limit is None or limit.hi is None:
         return None
     return int(limit.hi), (f"oomkit plans at most {int(limit.hi):,} requests at once with {eng.name} (its range "

@@ -23,7 +23,7 @@ from ...model.archs import (
 from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...quant import ggml
 from ...units import round_up
-from .settings import ERAS, LlamaCppSettings, build_number, flash_attn_mode, n_rs_seq
+from .settings import ERAS, LlamaCppSettings, build_number, flash_attn_mode, max_seq_limit, n_rs_seq
 
 # Architectures with sliding-window or chunked caches (swa_type != NONE in src/models/<arch>.cpp).
 SWA_ARCHS = frozenset(SWA_PATTERN_DEFAULT) | SWA_PATTERN_FROM_GGUF | {
@@ -128,6 +128,9 @@ def _sequences(s: LlamaCppSettings, build: int) -> tuple[int, bool]:
         raise OomkitError("-np must be at least 1")
     else:
         n_seq, unified = s.n_parallel, s.kv_unified
+    most = max_seq_limit(build)
+    if most is not None and n_seq > most:  # llama_init_from_model refuses it
+        raise OomkitError(f"-np {n_seq}: n_seq_max must be <= {most} (LLAMA_MAX_SEQ at b{build})")
     if not ERAS.reached(build, "kv_streams"):
         unified = True  # one stream for all sequences before PR #14363
     return n_seq, unified

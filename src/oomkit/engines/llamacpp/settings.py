@@ -73,6 +73,11 @@ ERAS = Eras({
     # -np 1 without -kvu was turned into the 4 slots too (programs.server_slots; Ollama's runner, which does not
     # run server.cpp main, loads one slot)
     "np_auto": 6925,
+    # llama-context.cpp: "n_seq_max must be <= " LLAMA_MAX_SEQ (src/llama-cparams.h): 64 from PR #13706 (de2ef53a,
+    # b5485, then LLAMA_MAX_PARALLEL_SEQUENCES), 256 from PR #15916 "bump max seq limit from 64 to 256" (e58174ce,
+    # b6507); before b5485 no such check
+    "max_seq_64": 5485,
+    "max_seq_256": 6507,
     # PR #17017 "server : do not default to multiple slots with speculative decoding" (13b339bcd, 2025-11-05,
     # b6958): with a draft model (-md / -hfd: common_params::has_speculative) the one slot stays one
     "np_auto_no_draft": 6958,
@@ -193,7 +198,8 @@ class LlamaCppSettings:
         "n_ctx": Limit(0, INT32_MAX, "-c", allowed=f"0 (the model's trained context) or a positive count up to {INT32_MAX:,}"),
         "n_batch": Limit(1, INT32_MAX, "-b"),
         "n_ubatch": Limit(1, INT32_MAX, "-ub"),
-        # llama-context.cpp: n_seq_max <= LLAMA_MAX_SEQ (256; 64 before PR #14363); -1: the server's auto (4)
+        # llama-context.cpp: n_seq_max <= LLAMA_MAX_SEQ (256, the newest builds'; max_seq_limit by build); -1: the
+        # server's auto (4)
         "n_parallel": Limit(1, 256, "-np", special=(-1,), allowed="-1 (auto) or 1 to 256 (LLAMA_MAX_SEQ)"),
         # -1: with -sm none, no GPU (src/llama.cpp llama_model_load clears the devices for main_gpu < 0)
         "main_gpu": Limit(0, 1023, "-mg", special=(-1,), allowed="-1 (with -sm none: no GPU) or 0 to 1023"),
@@ -457,6 +463,13 @@ def loads_mtp(s: LlamaCppSettings) -> bool:
     """Whether the main model loads its next-n (MTP) block: --spec-type draft-mtp (llama_model_params.load_mtp; without
     it the loaders mark the block TENSOR_SKIP). With -md too the block is loaded, though the draft model drafts."""
     return any(t in MTP_SPEC_TYPES for t in s.spec_type)
+
+
+def max_seq_limit(build: int) -> int | None:
+    """LLAMA_MAX_SEQ at this build (ERAS max_seq_64 / max_seq_256); None before llama.cpp checked it."""
+    if ERAS.reached(build, "max_seq_256"):
+        return 256
+    return 64 if ERAS.reached(build, "max_seq_64") else None
 
 
 def build_number(version: str | None) -> int:
