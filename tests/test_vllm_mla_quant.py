@@ -1,6 +1,7 @@
 """vLLM's ModelConfig.use_mla (config.py) by release: 0.7.1-0.7.2 turn DeepSeek's MLA off for any quantization but
-fp8 and compressed-tensors ("MLA is not supported with %s quantization. Disabling MLA."), 0.7.3 drops that check;
-VLLM_MLA_DISABLE=1 turns it off (read in the 0.7.1-0.11.0 sdists). Off, DeepseekV2Attention caches every head's K
+fp8 ("MLA is not supported with %s quantization. Disabling MLA."; compressed-tensors only with "fp8" group types, which
+it never writes), 0.7.3 drops that check;
+VLLM_MLA_DISABLE=1 turns it off (every sdist read, 0.7.1 to 0.34.0). Off, DeepseekV2Attention caches every head's K
 and V at qk_nope + qk_rope = 192 (Attention(num_local_heads, qk_head_dim)). No log of such a start was found: the
 figures are the sdists' arithmetic."""
 
@@ -32,6 +33,12 @@ LATENT = 8 * 60 * (512 + 64) * 2  # the latent row on each of the 8 ranks
     ("0.7.2", "deepseek-ai/DeepSeek-Coder-V2-Instruct:fp8", LATENT),
     ("0.7.2", "deepseek-ai/DeepSeek-Coder-V2-Instruct", LATENT),
     ("0.7.3", "deepseek-ai/DeepSeek-Coder-V2-Instruct:awq", LATENT),
+    # compressed-tensors' group types are "int" / "float", never the "fp8" 0.7.1-0.7.2 ask for: an FP8 checkpoint
+    # is cached per head too (https://github.com/vllm-project/vllm/issues/12680, 0.7.1: "compressed-tensors MLA
+    # support requires fp8 activations and weights in group 'group_0', but got activations type 'float' and
+    # weights type 'float'")
+    ("0.7.2", "deepseek-ai/DeepSeek-Coder-V2-Instruct-FP8-dynamic", HEADS),
+    ("0.7.3", "deepseek-ai/DeepSeek-Coder-V2-Instruct-FP8-dynamic", LATENT),
 ])
 def test_mla_off_for_quantizations_in_0_7_1_and_0_7_2(capsys, version, model, expected):
     assert _per_token(capsys, version, model) == expected

@@ -133,12 +133,14 @@ def checkpoint_method(spec: ModelSpec) -> str | None:
 # ModelConfig.use_mla (config.py; config/model.py from 0.11), read in the 0.7.1-0.8.3, 0.8.5, 0.9.2, 0.10.1,
 # 0.11.0, 0.11.2, 0.12.0, 0.13.0, 0.20.0, 0.27.0 and 0.34.0 sdists: 0.7.1 and 0.7.2 turn MLA off ("MLA is not supported
 # with %s quantization. Disabling MLA.") for any quantization but fp8 and compressed-tensors, and for a
-# compressed-tensors checkpoint unless every config group has fp8 weights and fp8 activations; 0.7.3 drops that
-# check. VLLM_MLA_DISABLE=1 (envs.py bool(int(...))) turns it off in every release read.
+# compressed-tensors checkpoint unless every config group's weights and input_activations have type "fp8", which
+# compressed-tensors never writes (QuantizationArgs.type is "int" or "float"; vllm#12680, 0.7.1: "compressed-tensors
+# MLA support requires fp8 activations and weights in group 'group_0', but got activations type 'float' and weights
+# type 'float'"): every compressed-tensors checkpoint, FP8 ones too, is cached per head. 0.7.3 drops that check.
+# VLLM_MLA_DISABLE=1 (envs.py bool(int(...))) turns it off in every release read.
 MLA_QUANT_CHECK = ((0, 7, 1), (0, 7, 3))
-# oomkit's weight formats of checkpoints whose quant_method is fp8 (fp8.py) or compressed-tensors with fp8 weights
-# (float-quantized; its activations taken as fp8, as the FP8-dynamic checkpoints carry them)
-_MLA_QUANT_FORMATS = frozenset({"fp8", "fp8-block", "ct-float-quantized"})
+# oomkit's weight formats of checkpoints whose quant_method is fp8 (fp8.py Fp8Config)
+_MLA_QUANT_FORMATS = frozenset({"fp8", "fp8-block"})
 
 
 def mla_latent_kept(spec: ModelSpec, quantization: str | None, mla_disable: bool, version: Version) -> bool:
@@ -157,7 +159,7 @@ def mla_latent_kept(spec: ModelSpec, quantization: str | None, mla_disable: bool
         return True
     q = (quantization or "").lower()
     fmt = spec.weights.format.lower()
-    if q and q not in ("fp8", "compressed-tensors"):
+    if q and q != "fp8":
         return False
     return fmt in FLOAT_BYTES or fmt in _MLA_QUANT_FORMATS
 
