@@ -67,3 +67,29 @@ def test_check_refuses_more_sequences_than_the_build_takes(build, np_, refused):
         assert rc == 2 and f"n_seq_max must be <= {64 if build < 'b6507' else 256}" in err, err
     else:
         assert rc in (0, 1), err
+
+
+def test_vllm_refuses_more_sequences_than_batched_tokens():
+    """SchedulerConfig: "max_num_batched_tokens (2048) must be greater than or equal to max_num_seqs (4096)"
+    (vllm/config/scheduler.py, 0.11.0; config.py _verify_args in 0.2.7): a 4090's default budget of 2048 with
+    --max-num-seqs 4096 is refused (was answered as fitting); raising the budget beside it starts."""
+    from tests.sweep_harness import run_cli  # the CLI in-process
+
+    base = ("check", "Qwen/Qwen3-0.6B", "--engine", "vllm", "--gpu", "RTX 4090", "--engine-version", "0.11.0",
+            "--max-num-seqs", "4096", "--max-model-len", "4096")
+    rc, _, err = run_cli(*base)
+    assert rc == 2 and "max_num_batched_tokens (2048) must be greater than or equal to max_num_seqs (4096)" in err
+    rc, _, err = run_cli(*base, "--max-num-batched-tokens", "4096")
+    assert rc in (0, 1), err
+
+
+def test_vllm_plan_raises_the_token_budget_beside_many_sequences():
+    """plan for 2,500 requests on an L40S (vLLM 0.11's default budget there: 2048 tokens) writes
+    --max-num-batched-tokens 2500 beside --max-num-seqs 2500, which vLLM accepts."""
+    from tests.sweep_harness import run_cli  # the CLI in-process
+
+    rc, out, err = run_cli("plan", "Qwen/Qwen3-0.6B", "--engine", "vllm", "--gpu", "L40S", "--engine-version", "0.11.0",
+                           "--concurrency", "2500", "--ctx", "128")
+    commands = [ln for ln in out.splitlines() if "vllm serve" in ln]
+    assert rc == 0 and commands, out + err
+    assert all("--max-num-seqs 2500 --max-num-batched-tokens 2500" in c for c in commands), commands

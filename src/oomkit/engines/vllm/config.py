@@ -536,6 +536,11 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     max_len, derived = _max_model_len(spec, s, version, warnings)
     seqs, tokens, chunked = _batch_defaults(s, version, v1, max_len, first, gpu_name, tp * pp,
                                             v0_chunk_ok=_v0_default_chunking_allowed(spec, s, version))
+    if tokens < seqs:
+        # SchedulerConfig's check (config.py _verify_args 0.2.7-0.10, config/scheduler.py from 0.11; read to 0.18):
+        # a typed --max-num-seqs above the batch's token budget (a defaulted one is clamped to it first)
+        raise OomkitError(f"max_num_batched_tokens ({tokens}) must be greater than or equal to max_num_seqs "
+                          f"({seqs}): raise --max-num-batched-tokens to {seqs} or lower --max-num-seqs")
     # config/model.py is_prefix_caching_supported: on by default in V1, except for hybrid (Mamba / linear
     # attention) models, where it is experimental and off unless asked for; from 0.28 (HYBRID_PREFIX_DEFAULT) a
     # generative hybrid model (attention beside its recurrent layers) has it on by default as well, an

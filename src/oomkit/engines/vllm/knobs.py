@@ -64,10 +64,19 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: VllmSe
                 s = replace(s, quantization=quantization)
             if concurrency > 1:
                 s = replace(s, max_num_seqs=concurrency)
+                if concurrency > BATCH_TOKENS_FLOOR and (s.max_num_batched_tokens or 0) < concurrency:
+                    # SchedulerConfig refuses max_num_batched_tokens < max_num_seqs (config.resolve): the budget a
+                    # smaller GPU defaults to (2048) is raised to the requests asked for
+                    s = replace(s, max_num_batched_tokens=concurrency)
             if util is not None and (base.gpu_memory_utilization is None or base.gpu_memory_utilization > util):
                 s = replace(s, gpu_memory_utilization=util)
             label = f"{wlabel}, {'model-dtype' if kv == 'auto' else kv} KV"
             yield Choice(s, label, model=arg, weight_format=quantization, offload=offload)
+
+
+# the smallest max_num_batched_tokens vLLM defaults to (V1's 2048 for the API server on GPUs below the large tiers,
+# arg_utils.py get_batch_defaults): above it a plan's --max-num-seqs may need the token budget raised beside it
+BATCH_TOKENS_FLOOR = 2048
 
 
 def _block_fp8_accepts(spec: ModelSpec, tp: int, expert_parallel: bool) -> bool:
