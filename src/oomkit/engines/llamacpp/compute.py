@@ -3754,7 +3754,11 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     pp = pipeline_parallel(spec, placement, devices, s)
     out: dict[int, int] = {}
     host_rows = device_host_rows(spec, ctx, infer_backend(devices, s.backend).name)
-    embd_in = resid if ERAS.reached(ctx.build, "embd_input") and p.output else 0
+    # an attention-free graph (Mamba-2) keeps the second row on the device: the H200 measures 108.22 MiB on CUDA0
+    # for mamba2-2.7b's 4-layer file fully offloaded, logits + two rows (tests/fixtures/llamacpp_cuda/h200_run1.json);
+    # which tensor that row is there is not located
+    attention_free = not any(layer.attention is not None for layer in spec.trunk_layers)
+    embd_in = resid if ERAS.reached(ctx.build, "embd_input") and p.output and not attention_free else 0
     fa_host = device_fa_on_host(spec, ctx, caches, placement, devices, s)
     kq_host = host_attention_without_offload(spec, ctx, caches, placement, s)
     for d in sorted(set(placement.layer_device) | {placement.output_device}):
