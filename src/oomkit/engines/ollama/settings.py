@@ -41,7 +41,10 @@ V_BACKEND_LIBRARY_NAMES = (0, 12, 4)  # bc8909fb3 "Use runners for GPU discovery
 V_ERA_C = (0, 12, 11)  # f560bd077: llm/memory.go removed
 V_ERA_D = (0, 30, 0)  # 9db4bdbad: CGO runners removed, llama-server for every GGUF model
 V_CTX_CLAMP_TRAIN = (0, 9, 3)  # 10a8e04a8 "avoid context overflow": num_ctx above n_ctx_train -> n_ctx_train
-V_EMBED_PARALLEL_ONE = (0, 12, 0)  # server/sched.go load: embedding models always parallel 1
+V_EMBED_PARALLEL_ONE = (0, 3, 7)  # 90ca84172 "Fix embeddings memory corruption" (#6467): server/sched.go
+# processPending, "Embedding models should always be loaded with parallel=1" (a GGUF with <arch>.pooling_type lacks
+# the completion capability), in every release from v0.3.7 (was 0.12.0): llama.cpp#9636 (0.3.6, nomic-embed-text
+# at parallel=4, kv 96.0 MiB) before it, MemTensor/MemOS#103 (0.9.3-0.9.6, parallel=1, kv 6.0 MiB) after
 V_GO_RUNNER = (0, 4, 0)  # b5d1677a4 "Remove llama.cpp submodule and shift new build to top": the Go runner
 # (llama/runner/runner.go NewContextParams(kvSize, s.batchSize*s.parallel, ...)) replaces llm/ext_server, so
 # n_batch = num_batch * parallel (ollama/ollama#8164, v0.4.0-v0.5.1 on 4 slots: n_batch = 2048)
