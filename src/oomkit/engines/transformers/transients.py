@@ -9,7 +9,7 @@ from ...model.spec import ModelSpec
 from ...units import GiB, MiB, round_up
 from .kv import LayerCache
 from .settings import ERAS, Resolved, TransformersSettings
-from .weights import is_bnb_linear
+from .weights import is_bnb_linear, rotary_width
 
 # Not visible to torch.cuda.memory_*: the CUDA context, loaded kernels and cuBLAS handles of a PyTorch process.
 # 0.51 GiB measured on an H100 with torch 2.10 / CUDA 12.9 (a vLLM worker's "worker init memory snapshot",
@@ -159,32 +159,6 @@ def bnb_4bit_dequant(spec: ModelSpec, s: TransformersSettings, r: Resolved, rows
         attn, mlp = out.get(t.layer, (0, 0))
         out[t.layer] = (max(attn, b), mlp) if ".attn" in t.name or ".ssm" in t.name else (attn, max(mlp, b))
     return out
-
-
-# GGUF architecture names of the decoders with ALiBi rather than rotary positions (transformers MptAttention,
-# BloomAttention, JAISAttention add the alibi bias to the scores; no rotary embedding module)
-_ALIBI = frozenset({"mpt", "bloom", "jais"})
-
-
-def rotary_width(spec: ModelSpec) -> int:
-    """Columns of the cos / sin the rotary embedding makes per token: its `dim`, head_dim x partial_rotary_factor
-    (modeling_rope_utils.py _compute_default_rope_parameters: `dim = int(head_dim * partial_rotary_factor)`; the
-    whole head without a factor), qk_rope_head_dim for MLA (DeepseekV3RotaryEmbedding
-    on config.qk_rope_head_dim); 0 with learned absolute positions (GPT-2, StarCoder, OPT, BERT: a position_embd table),
-    ALiBi (_ALIBI) or no attention layer."""
-    if spec.architecture in _ALIBI or any(t.name == "position_embd.weight" for t in spec.weights.tensors):
-        return 0
-    widths = [0]
-    for layer in spec.trunk_layers:
-        a = layer.attention
-        if a is None:
-            continue
-        if a.kv_lora_rank:
-            widths.append(a.qk_rope_head_dim)
-            continue
-        partial = spec.partial_rotary_factor
-        widths.append(int(a.head_dim_k * partial) if partial else a.head_dim_k)
-    return max(widths)
 
 
 # ---------------------------------------------------------------------------------------------------------

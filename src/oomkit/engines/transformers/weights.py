@@ -59,6 +59,7 @@ def tensor_bytes(spec: ModelSpec, s: TransformersSettings, r: Resolved) -> list[
             nbytes = t.nbytes
         out.append((t, nbytes))
     out += tower_bytes(spec, r)
+    out += buffer_bytes(spec, r)
     return out
 
 
@@ -90,3 +91,96 @@ def tower_bytes(spec: ModelSpec, r: Resolved) -> list[tuple[TensorSpec, int]]:
         return []
     return [(TensorSpec(name=f"{TOWER_PREFIX}{t.kind}.{t.family}", shape=(t.params,), dtype=r.dtype,
                         nbytes=t.params * r.dtype_bytes), t.params * r.dtype_bytes) for t in spec.towers]
+
+
+# GGUF architecture names of the decoders with ALiBi rather than rotary positions (transformers MptAttention,
+# BloomAttention, JAISAttention add the alibi bias to the scores; no rotary embedding module)
+_ALIBI = frozenset({"mpt", "bloom", "jais"})
+
+
+def rotary_width(spec: ModelSpec) -> int:
+    """Columns of the cos / sin the rotary embedding makes per token: its `dim`, head_dim x partial_rotary_factor
+    (modeling_rope_utils.py _compute_default_rope_parameters: `dim = int(head_dim * partial_rotary_factor)`; the
+    whole head without a factor), qk_rope_head_dim for MLA (DeepseekV3RotaryEmbedding
+    on config.qk_rope_head_dim); 0 with learned absolute positions (GPT-2, StarCoder, OPT, BERT: a position_embd table),
+    ALiBi (_ALIBI) or no attention layer."""
+    if spec.architecture in _ALIBI or any(t.name == "position_embd.weight" for t in spec.weights.tensors):
+        return 0
+    widths = [0]
+    for layer in spec.trunk_layers:
+        a = layer.attention
+        if a is None:
+            continue
+        if a.kv_lora_rank:
+            widths.append(a.qk_rope_head_dim)
+            continue
+        partial = spec.partial_rotary_factor
+        widths.append(int(a.head_dim_k * partial) if partial else a.head_dim_k)
+    return max(widths)
+
+
+# Decoders whose attention layers each build a rotary embedding that precomputes cos and sin for every position at
+# construction: `_set_cos_sin_cache(seq_len=max_position_embeddings, ..., dtype=torch.get_default_dtype())`, two
+# non-persistent buffers (cos_cached, sin_cached; `_cos_cached` / `_sin_cached` in Llama 4.38-4.40) of
+# max_position_embeddings x the rotary dim in the dtype from_pretrained initialises the model in. One such module per
+# attention layer (LlamaAttention._init_rope, MistralAttention / MixtralAttention / Qwen2Attention / Qwen2MoeAttention
+# / Starcoder2Attention.__init__, PhiAttention._init_rope), so each layer holds the buffers on its device beside its
+# weights. oomkit architecture -> the releases that have them (first, first without), read in the wheels 4.36.2,
+# 4.37.2, 4.38.2, 4.39.0, 4.40.2, 4.41.2, 4.42.4, 4.43.4, 4.44.2, 4.45.2, 4.46.3, 4.47.1, 4.48.3: models/llama
+# modeling_llama.py has them to 4.40 (4.41 computes cos / sin per forward), models/mistral to 4.41, models/mixtral
+# to 4.47, models/qwen2, qwen2_moe (from 4.40), starcoder2 (from 4.39) and phi to 4.44. "llama" covers Llama and
+# Mistral (one architecture here): a Mistral model's buffers under 4.41 are not counted. Gemma, Cohere and Phi-3
+# compute cos / sin in every forward in all of these.
+ROTARY_CACHE_RELEASES = {
+    "llama": ((4, 36, 0), (4, 41, 0)),
+    "llama-moe": ((4, 36, 0), (4, 48, 0)),  # Mixtral (a "llama" with routed experts)
+    "qwen2": ((4, 37, 0), (4, 45, 0)),
+    "qwen2moe": ((4, 40, 0), (4, 45, 0)),
+    "starcoder2": ((4, 39, 0), (4, 45, 0)),
+    "phi2": ((4, 36, 0), (4, 45, 0)),
+}
+# The base model's (max_position_embeddings, max_position_embeddings) bool causal_mask buffer, registered in
+# GemmaModel.__init__ in 4.38 (also LlamaModel's, not counted: "llama" covers Mistral, whose model has none) and in
+# CohereModel.__init__ in 4.39 (`self.register_buffer("causal_mask", torch.triu(causal_mask, diagonal=1),
+# persistent=False)`); later releases build the mask per forward.
+CAUSAL_MASK_BUFFER_RELEASES = {
+    "gemma": ((4, 38, 0), (4, 39, 0)),
+    "command-r": ((4, 39, 0), (4, 40, 0)),
+}
+BUFFER_SUFFIX = ".rope_cache"  # a layer's rotary buffers: the pseudo-tensor blk.N.rope_cache
+
+
+def _max_positions(spec: ModelSpec) -> int:
+    """config.max_position_embeddings (the length every cache buffer is built at)."""
+    return dict(spec.config_lengths).get("max_position_embeddings") or spec.n_ctx_train or 0
+
+
+def _arch_key(spec: ModelSpec) -> str:
+    if spec.architecture == "llama" and any(layer.ffn.is_moe for layer in spec.trunk_layers):
+        return "llama-moe"
+    return spec.architecture
+
+
+def buffer_bytes(spec: ModelSpec, r: Resolved) -> list[tuple[TensorSpec, int]]:
+    """The non-persistent buffers from_pretrained builds beside the weights and moves to the device with their module
+    (accelerate's compute_module_sizes counts them in each module's size; get_memory_footprint in the model's): the
+    per-layer rotary cos / sin caches (ROTARY_CACHE_RELEASES) and the base model's causal-mask buffer
+    (CAUSAL_MASK_BUFFER_RELEASES). The float32 inv_freq (rotary dim / 2 x 4 bytes a layer) is left out."""
+    positions = _max_positions(spec)
+    out: list[tuple[TensorSpec, int]] = []
+    if not positions:
+        return out
+    span = ROTARY_CACHE_RELEASES.get(_arch_key(spec))
+    width = rotary_width(spec)
+    if span and span[0] <= r.version < span[1] and width:
+        per_layer = 2 * positions * width * r.dtype_bytes
+        for layer in spec.trunk_layers:
+            if layer.attention is None:
+                continue
+            out.append((TensorSpec(name=f"blk.{layer.index}{BUFFER_SUFFIX}", shape=(2, positions, width),
+                                   dtype=r.dtype, nbytes=per_layer, layer=layer.index), per_layer))
+    span = CAUSAL_MASK_BUFFER_RELEASES.get(spec.architecture)
+    if span and span[0] <= r.version < span[1]:
+        out.append((TensorSpec(name="token_embd.causal_mask_buffer", shape=(positions, positions), dtype="bool",
+                               nbytes=positions * positions), positions * positions))
+    return out
