@@ -7,7 +7,8 @@ context and buffers. Measured before -> after:
 - MemTensor/MemOS#103, nomic-embed-text on a Tesla P100 with 4.6 GiB available, v0.9.3-v0.9.6, num_ctx 8192 clamped
   to n_ctx_train 2048: full / partial / allocations 772.9 -> 754.4 MiB, kv 12.0 -> 6.0 MiB, graph 24.0 -> 12.0 MiB,
   --ctx-size 4096 -> 2048, --parallel 2 -> 1 (the log's scheduler line: parallel=1); weights 260.9 / 216.1 / 44.7
-  MiB and 13/13 layers identical before and after. 13 of 17 fields before, 17 of 17 after.
+  MiB and 13/13 layers identical before and after. 13 of 17 fields before, 17 of 17 after. The scheduler's
+  required="809.9 MiB" is the estimate before the clamp (sched.go estimates at the asked num_ctx): v0.9.2's line.
 - ollama/ollama#11017, nomic-embed-text:v1.5 on Metal (10.7 GiB, 9.0 available), v0.7.1-v0.9.0, num_ctx 8192:
   full / partial / allocations 938.9 -> 864.9 MiB (the 512 MiB Metal minimum inside), kv 48.0 -> 24.0 MiB,
   --ctx-size 16384 -> 8192, --parallel 2 -> 1 (the scheduler's line: parallel=1); 13/13 layers, weights 260.9 /
@@ -98,6 +99,16 @@ def test_p100_runner_gets_one_slot_of_n_ctx_train():
     mine = _p100("0.9.6")["ollama_launch"]
     assert (_flag(mine, "--ctx-size"), _flag(mine, "--parallel")) == ("2048", "1")
     assert "num_parallel=1 n_ctx_train=2048" in _load(P100)["quoted"]
+
+
+def test_p100_scheduler_estimates_before_the_clamp():
+    """The scheduler's required="809.9 MiB": server/sched.go pickBestFullFitByLibrary calls PredictServerFit with the
+    asked num_ctx (8192), and only llm/server.go NewLlamaServer clamps it to n_ctx_train (v0.9.3+). The unclamped
+    estimate is v0.9.2's line for the same load (llm/memory.go unchanged for a model with scalar head counts): kv
+    24.0, graph 48.0, 809.9 MiB."""
+    line = _p100("0.9.2")["ollama_log"].splitlines()[0]
+    assert 'memory.required.full="809.9 MiB"' in line and 'memory.required.kv="24.0 MiB"' in line
+    assert 'parallel=1 available=4954652672 required="809.9 MiB"' in _load(P100)["quoted"]
 
 
 # ---------------------------------------------------------------------------------------------------------------
