@@ -43,6 +43,13 @@ buffer is 4.38's alone). The 4-bit rows are read as BitsAndBytesConfig(bnb_4bit_
 weights (4,450.7 MB, absmax in float32) and its rotary buffers (536.9 MB) alone exceed the 4,844.95 MB reported, and
 the nf4 and fp4 rows report the same bytes as both layouts store the same. The GPU is not named (an A100 80GB taken:
 the allocated bytes do not depend on it).
+
+Read while checking mlx-examples#1075 (its figures do not move): mlx-lm's generate_step converted the cache to a
+QuantizedKVCache only in _step until 0.20.4 (utils.py 0.19.3-0.20.3; commit 66dedd24 added the call to the prefill
+loop), so a long prompt filled the float cache through all its chunks, which ran the fused float SDPA, and the float
+buffer was held until the conversion; and maybe_quantize_kv_cache's test was `offset > quantized_kv_start` until 0.28.1
+(`>=` from commit 36963eec). oomkit had both at the newest rule (engines/mlx/settings.py ERAS "quantize_in_prefill",
+"quantize_at_start"; kv.py simulate_kv, layer_caches). No figure above checks them: they are asserted from the source.
 """
 
 from __future__ import annotations
@@ -221,3 +228,36 @@ def test_mlx_examples_1075_qwen2_5_7b_128k_peak(kv_bits):
                                               engine_version="0.19.3"))
     ratio = est.total_bytes / GiB / PRINTED_1075[kv_bits]
     assert LOW <= ratio <= HIGH, f"--kv-bits {kv_bits}: {est.total_bytes / GiB:.2f} vs {PRINTED_1075[kv_bits]} GiB"
+
+
+# The reading of mlx-examples#1075 rests on when generate_step converted the cache: settings.ERAS
+# "quantize_in_prefill" (maybe_quantize_kv_cache only in _step before 0.20.4) and "quantize_at_start" (offset >
+# quantized_kv_start before 0.28.1, >= after).
+
+QWEN = "qwen2.5-7b-instruct"
+
+
+def _first_layer(version: str, prompt: int, start: int):
+    spec = _spec(QWEN)
+    s = mlx.MlxSettings(q_bits=4, prompt_tokens=prompt, max_tokens=10, kv_bits=8, quantized_kv_start=start,
+                        engine_version=version)
+    caches, _ = mlx.layer_caches(spec, s, mlx.resolve(spec, s))
+    return caches[0]
+
+
+def test_cache_converted_after_the_prompt_before_mlx_lm_0_20_4():
+    """0.20.3: the 63 chunks of 512 and the first _step (the last 512 prompt tokens) run on the float cache, which
+    to_quantized converts at offset 32,768 (after _step); until then every layer holds the float buffer, 32,768 x 4
+    heads x (128 + 128) x 2 bytes, 31,178,752 bytes a layer beyond its 8-bit buffer at the end (2 x 17,965,056).
+    0.20.4: the prefill loop converts after the first chunk that reaches 5,000 tokens (5,120)."""
+    old, new = _first_layer("0.20.3", 32768, 5000), _first_layer("0.20.4", 32768, 5000)
+    assert (old.cls, old.quantized_from, old.k_bytes) == ("QuantizedKVCache", 32768, 17_965_056)
+    assert old.prefill_extra == 32768 * 4 * 256 * 2 - 2 * 17_965_056
+    assert (new.quantized_from, new.prefill_extra) == (5120, 0)
+
+
+def test_conversion_threshold_strict_before_mlx_lm_0_28_1():
+    """quantized_kv_start 2048 with 2048-token chunks: 0.28.0's `offset > quantized_kv_start` skips offset 2048 and
+    converts at 4096; 0.28.1's `c.offset >= quantized_kv_start` converts at 2048."""
+    assert _first_layer("0.28.0", 8192, 2048).quantized_from == 4096
+    assert _first_layer("0.28.1", 8192, 2048).quantized_from == 2048

@@ -10,7 +10,7 @@ from ...model.archs import refuse_llamacpp_only_caches
 from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...units import round_up
 from .quantize import quant_row
-from .settings import MlxSettings, Resolved
+from .settings import ERAS, MlxSettings, Resolved, parse_version
 
 # cache.py KVCache.step / RotatingKVCache.step / QuantizedKVCache.step: buffers grow 256 tokens at a time
 STEP = 256
@@ -48,15 +48,22 @@ class Sim:
     offset: int
     quantized_from: int | None = None  # the offset at which a KVCache became a QuantizedKVCache
     prefill_peak: int = 0  # RotatingKVCache: the most tokens its buffer holds between prompt chunks
+    float_capacity: int = 0  # QuantizedKVCache: the float buffer's tokens when to_quantized converted it
 
 
-def simulate_kv(updates: list[int], quantize_at: int | None = None) -> Sim:
+def simulate_kv(updates: list[int], quantize_at: int | None = None, first_check: int = 0,
+                strict: bool = False) -> Sim:
     """cache.py KVCache.update_and_fetch (and QuantizedKVCache's, which grows the same way): when an update does not
     fit, the buffer is cut to the used length if that is not a multiple of 256 and grows by ceil(S / 256) * 256.
     quantize_at: generate.py maybe_quantize_kv_cache converts the cache after the first call that leaves
-    offset >= quantized_kv_start; to_quantized quantizes the whole buffer, unused tail included."""
+    offset >= quantized_kv_start (offset > it before mlx-lm 0.28.1: strict); to_quantized quantizes the whole buffer,
+    unused tail included. first_check: the index of the first call after which it is asked (before mlx-lm 0.20.4 the
+    first _step, the prefill loop's chunks never convert: settings.ERAS "quantize_in_prefill")."""
     cap = prev = transient = 0
     qfrom = None
+    fcap = 0
+    if quantize_at is not None and strict:
+        quantize_at += 1  # offset > start: the first offset that converts is start + 1
     i = 0
     n = len(updates)
     while i < n:
@@ -66,7 +73,7 @@ def simulate_kv(updates: list[int], quantize_at: int | None = None) -> Sim:
             run = 1
             while i + run < n and updates[i + run] == 1:
                 run += 1
-            if quantize_at is not None and qfrom is None and prev + run >= quantize_at:
+            if quantize_at is not None and qfrom is None and prev + run >= quantize_at and i >= first_check:
                 run = max(quantize_at - prev, 1)  # stop where the cache turns quantized
             end = prev + run
             if end > cap:
@@ -87,9 +94,9 @@ def simulate_kv(updates: list[int], quantize_at: int | None = None) -> Sim:
                     cap = chunk
             prev += S
             i += 1
-        if quantize_at is not None and qfrom is None and prev >= quantize_at:
-            qfrom = prev
-    return Sim(capacity=cap, transient=transient, offset=prev, quantized_from=qfrom)
+        if quantize_at is not None and qfrom is None and prev >= quantize_at and i > first_check:
+            qfrom, fcap = prev, cap
+    return Sim(capacity=cap, transient=transient, offset=prev, quantized_from=qfrom, float_capacity=fcap)
 
 
 def simulate_rotating(updates: list[int], max_size: int, keep: int = 0) -> Sim:
@@ -197,6 +204,11 @@ def layer_caches(spec: ModelSpec, s: MlxSettings, r: Resolved) -> tuple[list[Lay
     rotating_all = cap is not None and not has_make_cache
     upd = list(r.updates)
     quant_at = None
+    version = parse_version(s.engine_version)
+    # before mlx-lm 0.20.4 the cache is converted only after a _step call: the first is the prompt's last chunk, the
+    # call after the prefill loop's (settings.ERAS "quantize_in_prefill")
+    first_check = 0 if ERAS.reached(version, "quantize_in_prefill") else len(upd) - r.max_tokens - 1
+    strict = not ERAS.reached(version, "quantize_at_start")
     if s.kv_bits is not None:
         quant_at = s.quantized_kv_start
     out: list[LayerCache] = []
@@ -235,7 +247,7 @@ def layer_caches(spec: ModelSpec, s: MlxSettings, r: Resolved) -> tuple[list[Lay
         else:
             key = ("kv", quant_at)
             if key not in sims:
-                sims[key] = simulate_kv(upd, quant_at)
+                sims[key] = simulate_kv(upd, quant_at, first_check, strict)
             sim = sims[key]
             cls = "KVCache"
         if layer.kind is LayerKind.CHUNKED:
@@ -253,7 +265,12 @@ def layer_caches(spec: ModelSpec, s: MlxSettings, r: Resolved) -> tuple[list[Lay
         per_tok = B * heads * (kw + vw) * dt
         held = max(sim.prefill_peak, sim.capacity)
         trans = max(sim.transient - held, 0) * per_tok
+        extra = (held - sim.capacity) * per_tok
+        if cls == "QuantizedKVCache":
+            # the float buffer to_quantized converts is held until the conversion, all layers' at once (the prefill
+            # loop fills them first): what it holds beyond the quantized buffer's end size
+            extra = max(sim.float_capacity * per_tok - kb - vb, 0)
         out.append(LayerCache(layer.index, kind, cls, sim.capacity, kb, vb, transient=trans,
                               quantized_from=sim.quantized_from if cls == "QuantizedKVCache" else None,
-                              prefill_extra=(held - sim.capacity) * per_tok))
+                              prefill_extra=extra))
     return out, sorted(set(notes))

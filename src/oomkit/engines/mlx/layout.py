@@ -115,7 +115,7 @@ def _scores_tokens(chunks: list[int], window: int | None, quantized_from: int | 
     """The largest S x L (query x key tokens) over the prompt chunks, for the plain and the quantized path: L is the
     cache's keys after the chunk's update (cache.py KVCache: every token so far; RotatingKVCache._update_concat:
     min(offset, max_size - 1) + S). A chunk runs on the quantized cache when maybe_quantize_kv_cache converted it
-    after an earlier call (offset >= quantized_kv_start)."""
+    after an earlier call (offset >= the offset kv.simulate_kv converted it at)."""
     plain = quant = 0
     offset = 0
     for S in chunks:
@@ -171,7 +171,7 @@ def compute_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved, caches: list[Lay
             c = by_index.get(layer.index)
             if c is not None and c.cls != "none":
                 window = c.tokens if c.cls == "RotatingKVCache" else None
-                qfrom = s.quantized_kv_start if c.cls == "QuantizedKVCache" else None
+                qfrom = c.quantized_from if c.cls == "QuantizedKVCache" else None
                 key = (window, qfrom)
                 if key not in score_memo:
                     score_memo[key] = _scores_tokens(chunks, window, qfrom)

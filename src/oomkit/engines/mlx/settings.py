@@ -31,6 +31,14 @@ ERAS = Eras({
     # -q quantized nn.Linear layers only (predicate `isinstance(m, nn.Linear) and m.weight.shape[0] != 8`, which keeps
     # Mixtral's 8-expert gate in float), so embeddings stayed in the model dtype
     "quantize_embeddings": (0, 10, 0),
+    # utils.py generate_step: maybe_quantize_kv_cache ran only in _step (after the model call of the prompt's last
+    # chunk and of each generated token) from --kv-bits' first release, 0.19.3, to 0.20.3; commit 66dedd24 (#1144,
+    # 2024-12-12, first in 0.20.4) calls it after every chunk of the prefill loop too (read in the 0.19.3, 0.20.3 and
+    # 0.20.4 wheels). Before it a prompt's chunks all run on, and fill, the float cache
+    "quantize_in_prefill": (0, 20, 4),
+    # generate.py maybe_quantize_kv_cache: `prompt_cache[0].offset > quantized_kv_start` until commit 36963eec (#495,
+    # first in 0.28.1; 0.28.0 and 0.28.1 wheels read) made it `c.offset >= quantized_kv_start`
+    "quantize_at_start": (0, 28, 1),
 })
 
 
