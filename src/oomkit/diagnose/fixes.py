@@ -85,6 +85,12 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
                                     "buffers llama.cpp loads (a slower host-to-GPU copy)",
                             env=(("GGML_CUDA_NO_PINNED", "1"),))]
     computed[:0] = _backend_twice(d)
+    if any(c.startswith("the Vulkan device is an APU") for c in d.causes):
+        # reader.py RADV_UMA_CAUSE: an APU's buffers are GTT pages of system memory, bounded by the kernel's
+        # amdgpu.gttsize (MiB) and TTM's ttm.pages_limit (4 KiB pages, half of RAM by default)
+        computed[1:1] = [Fix(summary="raise the kernel's GTT limits for the APU (boot parameters amdgpu.gttsize=<MiB> "
+                                     "and ttm.pages_limit=<4 KiB pages>, e.g. 3/4 of RAM): by default TTM lets "
+                                     "the GPU keep at most half of RAM resident")]
     # nothing useful fits: the change of hardware or model is the answer; a context under MIN_USEFUL_CONTEXT is none
     tier = _next_tier(d, computed)
     if tier:
@@ -124,7 +130,7 @@ _STAGE_FIXES: tuple[tuple[str, str | None, bool, Callable[[Diagnosis, list[Fix]]
     ("fragmentation", None, True, lambda d, computed: [_fragmentation(d)]),
     # the other processes first, unless a computed fix already runs a command (nvidia-smi)
     ("other_process", None, True,
-     lambda d, computed: [] if any(f.command for f in computed) else _other_process(d)),
+     lambda d, computed: [] if any(f.command for f in computed) or _held_by_self(d) else _other_process(d)),
     ("buffer_limit", "pytorch", False, lambda d, computed: _torch_buffer_limit(d)),
     ("host_ram", None, True, lambda d, computed: _prompt_cache(d)),
 )
@@ -148,6 +154,11 @@ def _prompt_cache(d: Diagnosis) -> list[Fix]:
                 flags=("--cache-ram", "0"))]
 
 
+def _beyond_reserve(d: Diagnosis) -> bool:
+    ru, req, free = (d.numbers.get(k) for k in ("reserved_unallocated_bytes", "requested_bytes", "free_bytes"))
+    return ru is not None and req is not None and free is not None and free + ru < req
+
+
 def _large_reserve(d: Diagnosis) -> bool:
     """The message's reserved-but-unallocated memory is large: 1 GiB, or at least the request and 5% of the device."""
     ru, req = d.numbers.get("reserved_unallocated_bytes"), d.numbers.get("requested_bytes")
@@ -163,6 +174,10 @@ _CANNED_DROPS: tuple[tuple[str, Callable[[str, Diagnosis, list[Fix], str | None]
     ("no large reserved-but-unallocated share, or a stage the allocator does not explain",
      lambda t, d, c, r: ("expandable_segments" in t or "max_split_size_mb" in t)
      and not (d.stage in ("fragmentation", "unknown", "compute") and _large_reserve(d))),
+    # the allocator's settings only rearrange what it holds: with expandable segments a request can use the
+    # reserved-but-unallocated blocks and the device's free memory together, never more than both
+    ("a request larger than the free memory and the allocator's unused blocks together",
+     lambda t, d, c, r: ("expandable_segments" in t or "max_split_size_mb" in t) and _beyond_reserve(d)),
     ("fewer layers on the GPU put more of the model in the RAM that ran out",
      lambda t, d, c, r: d.stage == "host_ram" and ("num_gpu lower" in t or "GPU_OVERHEAD" in t)),
     ("an fp8 KV cache is already in force",
@@ -1051,7 +1066,7 @@ def _tgi_prefill(d: Diagnosis) -> list[Fix]:
                             "that many tokens, its activations and logits); it must stay >= --max-input-tokens, so "
                             "lower that too where it is as large", flags=("--max-batch-prefill-tokens",))]
     new = max(512, int(p) // 2)
-    inp = d.numbers.get("max_input_tokens")
+    inp = d.numbers.get("max_input_tokens") or d.settings.get("max_input_tokens")
     if inp and int(inp) > new:
         # launcher/src/main.rs refuses `max_batch_prefill_tokens` below `max_input_tokens` ("must be >=
         # max_input_tokens"): a smaller prefill batch needs the input limit (--max-input-length before TGI 2.1) down
@@ -1504,8 +1519,19 @@ def _ollama_layout(d: Diagnosis) -> list[Fix]:
 
 
 def _exllama(d: Diagnosis) -> list[Fix]:
-    out = [Fix(summary="max_seq_len smaller (the cache is sized for the model's full context by default)"),
-           Fix(summary="cache_mode: Q8 (or Q4): a quarter to a half of the FP16 cache")]
+    """ExLlama's cache: max_seq_len tokens of K/V for every layer (exllamav2 cache.py create_state_tensors), the
+    model's full context unless told (exllamav2 model_init.py -l / --length sets config.max_seq_len; TabbyAPI
+    max_seq_len), at the precision of its cache type (examples/chat.py -c8 / -cq4 / -cq6 / -cq8; TabbyAPI
+    cache_mode FP16 / Q8 / Q6 / Q4)."""
+    out = [Fix(summary="max_seq_len smaller (the cache is sized for the model's full context by default; the "
+                       "example scripts' -l / --length N, TabbyAPI's max_seq_len)")]
+    mode = str(d.settings.get("exllama_cache_mode") or "").lower()
+    if mode in ("q4", "4"):
+        out[0] = Fix(summary="max_seq_len smaller (-l / --length N; TabbyAPI max_seq_len): the cache is already Q4 "
+                             "(-cq4), so only fewer tokens shrink it; it is sized for the model's full context by "
+                             "default")
+    else:
+        out.append(Fix(summary="cache_mode: Q8 (or Q4): a quarter to a half of the FP16 cache"))
     moe = d.settings.get("cpu_moe_offload_layers")
     if isinstance(moe, int):  # an MoE model with its first layers' experts already on the CPU (layer split only)
         out.insert(0, Fix(summary=f"cpu_moe_offload_layers above {moe}: each layer moved takes its routed experts "
@@ -1536,6 +1562,41 @@ def _ollama_held(d: Diagnosis) -> list[Fix]:
             Fix(summary="OLLAMA_GPU_OVERHEAD=1073741824: leave 1 GiB per GPU that Ollama's layout does not count on",
                 env=(("OLLAMA_GPU_OVERHEAD", "1073741824"),)),
             Fix(summary="num_gpu lower (fewer layers on the GPU)")]
+
+
+def _radv(d: Diagnosis) -> list[Fix]:
+    """An AMD driver's refused command submission (radv_cs_enomem): the kernel makes every buffer the submission
+    uses resident at once (weights, KV cache, compute), so at any stage the weights on the device are the largest
+    share to move off it (-ngl), with llama.cpp's per-layer figure where the log printed the buffers."""
+    out = _llama_weights(d) if d.stage == "weights" else []
+    return out or [Fix(summary="-ngl fewer layers on the GPU: a submission needs every buffer of the device resident "
+                               "at once (weights, KV cache, compute), and the weights are the largest")]
+
+
+def _exllama_held(d: Diagnosis) -> list[Fix]:
+    """The device was held by this same process before the model's first module reached it (reader.py
+    _exllama_stage): a model loaded before it, still resident; TabbyAPI unloads a model on POST /v1/model/unload
+    (endpoints/core/router.py), and loading a model while another serves requests is what tabbyAPI#305 serialises."""
+    return [Fix(summary="unload the model already loaded before loading another (TabbyAPI: POST /v1/model/unload, "
+                        "or let running generations finish before a switch); one model on the GPU at a time"),
+            Fix(summary="gpu_split / autosplit_reserve: keep the second model on another GPU, if both must stay "
+                        "loaded")]
+
+
+def _held_by_self(d: Diagnosis) -> bool:
+    """The message says this process holds what the device has in use (PyTorch's "this process has X memory in use"
+    covering total - free): stopping other processes frees nothing."""
+    total, free, mine = (d.numbers.get(k) for k in ("total_bytes", "free_bytes", "this_process_bytes"))
+    return bool(total and free is not None and mine and total - free - mine < GiB and not other_processes(d.numbers))
+
+
+def _omlx_guard(d: Diagnosis) -> list[Fix]:
+    """oMLX's preflight guard refused a prompt of kv_len + 1 tokens (_preflight_safety_rejection): its KV and
+    prefill grow with the prompt, so a shorter one is its first advice."""
+    n = d.numbers.get("input_tokens")
+    return [Fix(summary=(f"a prompt shorter than {int(n) + 1:,} tokens" if n else "a shorter prompt")
+                        + " (trim the conversation, or lower the client's context): its KV and prefill grow with it; "
+                          "the guard's own first advice, 'Reduce context length'")]
 
 
 # TensorRT-LLM _torch/pyexecutor/py_executor_creator.py _ExecutorMemoryMonitor.memory_type_tuning_suggestion
@@ -1582,6 +1643,8 @@ _BY_SIGNATURE = {
     "ollama_system_memory": _ollama_system,
     "ollama_layout": _ollama_layout,
     "exllama_insufficient": _exllama,
+    "omlx_preflight_guard": _omlx_guard,
+    "radv_cs_enomem": _radv,
     "lmstudio_failed_load_json": _lmstudio,
 }
 def _torch_weights(d: Diagnosis) -> list[Fix]:
@@ -1620,4 +1683,6 @@ _BY_STAGE: dict[tuple[str | None, str], Any] = {
     # fragmentation while serving: the allocator's fix first (fixes_for), then the engine's own runtime peak
     ("sglang", "fragmentation"): _sglang_compute,
     ("tgi", "compute"): _tgi_prefill,
+    ("exllama", "kv_cache"): _exllama,
+    ("exllama", "other_process"): _exllama_held,
 }

@@ -169,9 +169,17 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     # tabbyAPI's config (config.yml model: cpu_moe_offload_layers) and ExLlamaV3's own flag (-mcl / --moe_cpu_offload)
     ("cpu_moe_offload_layers", r"cpu_moe_offload_layers`?:?\s{0,4}([0-9]{1,4})\b", "cpu_moe_offload_layers", "int"),
     ("moe_cpu_offload", r"(?:-mcl|--moe_cpu_offload)[ =]([0-9]{1,4})\b", "cpu_moe_offload_layers", "int"),
+    # the cache's type: ExLlamaV2's example scripts (examples/chat.py: -c8 / -cq4 / -cq6 / -cq8, ExLlamaV2Cache_8bit
+    # and ExLlamaV2Cache_Q4/Q6/Q8) and TabbyAPI's config.yml (model: cache_mode: FP16 / Q8 / Q6 / Q4)
+    ("-cq", r"(?:^|[\s`'\"])-c(q4|q6|q8)\b", "exllama_cache_mode", "str"),
+    ("-c8", r"(?:^|[\s`'\"])-c(8)\b", "exllama_cache_mode", "str"),
+    ("cache_mode", r"\bcache_mode:?\s{0,4}['\"]?(FP16|Q8|Q6|Q4)\b", "exllama_cache_mode", "str"),
     # TGI launcher Args { ... }
-    ("max_batch_prefill_tokens:", r"max_batch_prefill_tokens: (?:Some\()?([0-9]{1,20})", "max_batch_prefill_tokens", "int"),
-    ("max_total_tokens:", r"max_total_tokens: (?:Some\()?([0-9]{1,20})", "max_total_tokens", "int"),
+    ("max_batch_prefill_tokens:", r"max_batch_prefill_tokens: (?:Some\(\s{0,8})?([0-9]{1,20})", "max_batch_prefill_tokens", "int"),
+    ("max_total_tokens:", r"max_total_tokens: (?:Some\(\s{0,8})?([0-9]{1,20})", "max_total_tokens", "int"),
+    # launcher/src/main.rs Args: max_input_tokens (max_input_length before TGI 2.1); warm-up's prefill batch must
+    # stay >= it (the launcher refuses a smaller --max-batch-prefill-tokens)
+    ("max_input_", r"max_input_(?:tokens|length): (?:Some\(\s{0,8})?([0-9]{1,20})", "max_input_tokens", "int"),
     ("model_id:", r"model_id: \"([^\"]{1,300})\"", "model", "str"),
 )
 
@@ -307,6 +315,12 @@ def read_log(doc: Text, lo: int, hi: int) -> tuple[dict[str, Any], dict[str, Any
         for key, pattern, name, kind in SETTINGS:
             if key in line and not commented:
                 m = _rx(pattern).search(line)
+                if m is None and line.rstrip().endswith("Some("):
+                    # TGI's launcher logs its Args pretty-printed (Rust's {:#?}): a set option's value is on the
+                    # next line ("max_batch_prefill_tokens: Some(" / "32000,")
+                    nl = doc.b.find(b"\n", pos)
+                    if 0 <= nl < hi:
+                        m = _rx(pattern).search(line.rstrip() + doc.line(nl + 1, nl + 1, 0).text.strip())
                 if m and (v := _value(kind, m.group(1))) is not None:
                     settings[name] = v
         for key, pattern, kind in BUFFERS:

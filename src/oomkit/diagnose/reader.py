@@ -356,6 +356,10 @@ _RPC_ACCEPTED = re.compile(r"Accepted client connection, free_mem=([0-9]{1,20}),
 
 def _advice(anchor: Event, incident: list[Event], stage: str) -> Signature:
     """The message whose causes and fixes apply: the line that named the stage when it was not the anchor."""
+    if anchor.sig.id == "radv_cs_enomem":
+        # the refusal is of the device's buffers together (_radv_stage): its own advice at any stage, not the
+        # advice of the stage's own buffer
+        return anchor.sig
     if stage == "host_ram" and anchor.sig.id == "ggml_cpu_alloc_fail":
         # the CPU buffer that failed is the compute graph's when ggml-alloc.c ggml_gallocr_reserve_n follows (the
         # graph allocator is the only caller that logs "failed to allocate <buft> buffer of size N" for a graph):
@@ -488,6 +492,8 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
             return "unknown", "low", [f"Metal names the command buffer's failure {named.group(1)} (not Insufficient "
                                       "Memory): the status alone says nothing of memory"]
     near = [e for e in incident if e is not anchor and e.line.no <= anchor.line.no + STAGE_WINDOW]
+    if sig.id == "radv_cs_enomem":
+        return _radv_stage(doc, anchor)
     # a context line right after names the stage (llama.cpp), and outranks the allocation line's own guess
     if sig.role == "stage" and _host_buffer(anchor.numbers.get("buffer")):
         return "host_ram", "high", ["the buffer that failed is in host RAM (CPU)"]
@@ -574,6 +580,10 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
                          and e.role in ("oom", "stage")), key=lambda e: e.sig.stage != "host_ram", default=None)
             if named is not None:
                 return named.sig.stage, "high", [f"the runner's own line names it: {named.line.text.strip()[:160]}"]
+            if _RADV_TEXT.search(doc.slice(anchor.line.start, anchor.line.start + 2 * MAX_LINE_AFTER)):
+                # the AMD driver's refusal (radv_cs_enomem) carried in the runner's error: read as on its own line
+                st, conf, why = _radv_stage(doc, anchor)
+                return st, conf, [*BY_ID["radv_cs_enomem"].causes, *why]
             if "out of memory" in around.lower() and _CUDA_MEMINFO.search(around):
                 # the runner's CUDA error run into its line: the free-memory query failed (see ggml_cuda_error_oom)
                 return "other_process", "medium", ["CUDA failed its free-memory query (cudaMemGetInfo in "
@@ -597,6 +607,9 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
                                         "sized its KV cache pool larger than the whole device"])
         if placed and not (placed[0] == "fragmentation" and wrapper is not None):
             return placed
+        exl = _exllama_stage(around, numbers)
+        if exl is not None:
+            return exl
         if not placed and _VLLM_STEP_DUMP in around:
             # v1/engine/core.py execute_model_with_error_logging: a scheduled step raised, and
             # logging_utils/dump_input.py dump_engine_exception logged the batch: the engine was serving
@@ -634,6 +647,8 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
         st = stage_from_frames(names)
     if st:
         return st, "medium", [f"the traceback runs through {_frame_hint(names, st)}"]
+    if sig.engine == "pytorch" and _tgi_warmup_chain(doc, anchor):
+        return "compute", "medium", [TGI_WARMUP_CHAIN_CAUSE]
     before = doc.slice(anchor.line.start - 400_000, anchor.line.start) + "\n" + anchor.line.text
     st = stage_from_markers(before)
     if st:
@@ -679,6 +694,98 @@ def _after_message(doc: Text, anchor: Event) -> str:
     folded to single spaces, so that a progress line cut at a space still reads whole."""
     return re.sub(r"\s+", " ", doc.slice(anchor.line.start + len(anchor.line.text),
                                           anchor.line.start + 2 * MAX_LINE_AFTER))
+
+
+# what follows an AMD driver's refused command submission (radv_cs_enomem): llama.cpp's loader reporting the
+# exception of load_tensors (src/llama.cpp llama_model_load: "error loading model: vk::Queue::submit:
+# ErrorDeviceLost": the weights' upload), or a graph being run (ggml-backend.cpp ggml_backend_sched_graph_compute,
+# ggml-vulkan.cpp ggml_vk_synchronize in the abort's backtrace; llama-context decode)
+_RADV_AFTER = (("error loading model", "weights"), ("failed to load model", "weights"),
+               ("graph_compute", "compute"), ("llama_decode", "compute"), ("decode() failed", "compute"),
+               ("update_slots", "compute"))
+# ggml-vulkan.cpp ggml_vk_print_gpu_info: "ggml_vulkan: 0 = <name> (RADV ...) | uma: 1 | ..." (the device shares
+# system memory: an APU)
+_VK_UMA = re.compile(r"\|\s{0,4}uma: ?1\b")
+RADV_UMA_CAUSE = ("the Vulkan device is an APU (ggml_vulkan 'uma: 1'): its buffers live in the GTT share of system "
+                  "memory, which the kernel bounds (amdgpu.gttsize; TTM's ttm.pages_limit, half of RAM by default, "
+                  "drivers/gpu/drm/ttm/ttm_tt.c) below what the device reports free")
+
+
+_RADV_TEXT = re.compile(r"Not\s{1,4}enough\s{1,4}memory\s{1,4}for\s{1,4}command\s{1,4}submission")
+
+
+def _radv_stage(doc: Text, e: Event) -> tuple[str, str, list[str]]:
+    """The stage of an AMD driver's refused command submission: what llama.cpp was doing, by what follows it (the
+    first of _RADV_AFTER; before it, the last start-up step), the refusal itself naming no buffer."""
+    tail = doc.slice(e.line.start, e.line.start + (STAGE_WINDOW + 4) * MAX_LINE_AFTER)
+    m = _RADV_TEXT.search(tail)
+    tail = tail[m.end():] if m else tail
+    why: list[str] = []  # the refusal's own cause is the signature's (causes_for)
+    if _VK_UMA.search(doc.slice(max(0, e.line.start - NEAR_REGION), e.line.start + 4 * MAX_LINE_AFTER)):
+        why.append(RADV_UMA_CAUSE)
+    hits = [(tail.find(k), st) for k, st in _RADV_AFTER if k in tail]
+    if hits:
+        hit = min(hits)[1]
+        return hit, "high" if hit == "weights" else "medium", why
+    st = stage_from_markers(doc.slice(max(0, e.line.start - 400_000), e.line.start))
+    if st:
+        return st, "low", [*why, "placed by the last start-up step the log printed before the failure"]
+    return "unknown", "low", why
+
+
+# ExLlamaV2 / V3 tracebacks, by the innermost exllama file: cache.py (ExLlamaV2CacheBase.create_state_tensors, the
+# K/V tensors of max_seq_len tokens), device.py (ExLlamaV2DeviceContext.prepare: the device's scratch, reserved
+# once, when model.py get_device_context first finds the device's context not ready, i.e. as the model's first
+# module is loaded onto that device), the loaders (model.py load / load_gen, module.py load_weight, linear.py load)
+_EXL_FILE = re.compile(r"exllamav[23][/\\](?:[\w.-]{1,60}[/\\]){0,3}(\w{1,40})\.py\b")
+_EXL_LOADS = ("load", "load_gen", "load_weight", "load_multi", "load_autosplit", "load_tp")
+
+
+def _exllama_stage(around: str, numbers: dict[str, Any]) -> tuple[str, str, list[str]] | None:
+    files = _EXL_FILE.findall(around)
+    if not files:
+        return None
+    last = files[-1]
+    if last == "cache":
+        return "kv_cache", "high", ["the traceback ends in ExLlama's cache.py (the cache's K/V tensors, sized for "
+                                    "max_seq_len tokens)"]
+    if last == "device":
+        total, free = numbers.get("total_bytes"), numbers.get("free_bytes")
+        held = numbers.get("this_process_bytes") or numbers.get("allocated_bytes")
+        who = "this process already held"
+        if not held and total and free is not None:
+            held, who = total - free, "the device already had"
+        if total and held and held >= total // 2:
+            return "other_process", "medium", [
+                f"ExLlamaV2 reserves a device's scratch (device.py ExLlamaV2DeviceContext.prepare) once, when the "
+                f"model's first module is loaded onto it: {who} {held / GiB:.2f} GiB of the {total / GiB:.2f} GiB "
+                "device in use before any of this model's weights were there, so a model (or its cache) loaded "
+                "before holds it: a model switch while the previous one is still loaded or serving"]
+        return "compute", "medium", ["the traceback ends in ExLlama's device.py: the device's scratch (the "
+                                     "forward's working buffer), reserved as the model loads"]
+    names = frames(around)
+    if any(n in _EXL_LOADS for n in names):
+        return "weights", "medium", ["the traceback runs through ExLlama's module loading (load / load_weight)"]
+    return None
+
+
+# text_generation_server/models/flash_causal_lm.py FlashCausalLM.warmup: `except torch.cuda.OutOfMemoryError as e:
+# raise RuntimeError("Not enough memory to handle N prefill tokens. You need to decrease
+# `--max-batch-prefill-tokens`") from e` (TGI 1.x to 3.x; some versions `except Exception: raise ...` without
+# `from`): in a TGI log a PyTorch out-of-memory chained into another exception is that warm-up's, its own message
+# cut from the paste
+_CHAINED = ("The above exception was the direct cause of the following exception",
+            "During handling of the above exception, another exception occurred")
+TGI_WARMUP_CHAIN_CAUSE = ("the out-of-memory is chained into the exception after it, as TGI's warm-up re-raises it "
+                          "(flash_causal_lm.py warmup: 'Not enough memory to handle N prefill tokens'): the prefill "
+                          "batch of --max-batch-prefill-tokens tokens ran out")
+
+
+def _tgi_warmup_chain(doc: Text, anchor: Event) -> bool:
+    after = doc.slice(anchor.line.start, anchor.line.start + 8 * MAX_LINE_AFTER)
+    if not any(k in after for k in _CHAINED):
+        return False
+    return host_of(doc.slice(0, 200_000)) == "tgi"
 
 
 # py_executor_creator.py ExecutorMemoryType's memory_type_friendly_names (the "(temporary for KV cache size

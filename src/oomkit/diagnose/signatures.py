@@ -798,6 +798,23 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("device memory, or the driver's per-allocation limit (maxMemoryAllocationSize)",),
         fixes=("-ub / -b smaller", "-ngl fewer", "GGML_VK_FORCE_MAX_ALLOCATION_SIZE for the per-allocation cap")),
     Signature(
+        # Mesa RADV (src/amd/vulkan/winsys/amdgpu/radv_amdgpu_cs.c, the submit path) prints this when the kernel's
+        # command-submission ioctl returns -ENOMEM; the kernel logs it too (drivers/gpu/drm/amd/amdgpu/amdgpu_cs.c
+        # amdgpu_cs_ioctl: "Not enough memory for command submission!"): the buffers the submission uses could not all
+        # be made resident, in VRAM or, on an APU, in the GTT of system memory (bounded by amdgpu.gttsize and TTM's
+        # ttm.pages_limit, half of RAM by default: drivers/gpu/drm/ttm/ttm_tt.c). vulkan.hpp then throws
+        # vk::DeviceLostError from Queue::submit, which llama.cpp reports ("error loading model: vk::Queue::submit:
+        # ErrorDeviceLost" while the weights upload; an abort in ggml_vk_synchronize while a graph runs)
+        "radv_cs_enomem", "llama.cpp", ("Not enough memory for command submission",),
+        r"radv/amdgpu: Not enough memory for command submission|amdgpu_cs_ioctl[^\n]{0,40}Not enough memory for "
+        r"command submission", backend="Vulkan", priority=3,
+        message="radv/amdgpu: Not enough memory for command submission. / vk::Queue::submit: ErrorDeviceLost",
+        versions="Mesa RADV (AMD's Vulkan driver on Linux) under llama.cpp's Vulkan backend (Ollama, LM Studio, Jan)",
+        causes=("the AMD kernel driver could not make the submission's buffers resident (amdgpu_cs_ioctl -ENOMEM; "
+                "Mesa RADV: 'Not enough memory for command submission'), and Vulkan then reports the device lost: "
+                "VRAM, or on an APU the GTT share of system memory, is exhausted",),
+        fixes=("-ngl fewer layers on the GPU", "-c smaller (the KV cache is resident with the weights)")),
+    Signature(
         # ggml-vulkan.cpp ggml_vk_create_buffer: `if (size > device->max_buffer_size) throw
         # vk::OutOfDeviceMemoryError("Requested buffer size exceeds device buffer size limit")`; builds of 2024-25
         # checked max_memory_allocation_size (maxMemoryAllocationSize) instead and said "device memory allocation
@@ -1358,6 +1375,25 @@ SIGNATURES: tuple[Signature, ...] = (
         causes=("one buffer (the attention matrix of a long prefill step, or an image's features) is over Metal's "
                 "maxBufferLength, however much memory is free",),
         fixes=("--prefill-step-size smaller", "--max-kv-size (rotating cache)", "--kv-bits 8 or 4")),
+    Signature(
+        # oMLX (jundot/omlx, an MLX server) refuses a request before its prefill when its memory guard predicts the
+        # peak over its cap (_preflight_safety_rejection: the resident memory now + the prompt's new KV + the
+        # smallest prefill chunk's transient at the prompt's length, against margin x the effective ceiling): the
+        # server stays up; the message carries the KV length (prompt tokens - 1) and the guard's own advice
+        "omlx_preflight_guard", "mlx", ("preflight safety guard",),
+        r"Prefill context too large for available memory \(preflight safety guard", stage="host_ram",
+        backend="Metal", priority=6, span=6,
+        fields=(Field("input_tokens", r"kv_len=([0-9]{1,12})", "int"),),
+        message="Prefill context too large for available memory (preflight safety guard, kv_len={N}, min_chunk={C}): "
+                "predicted peak would require ~{X} (current {R} + KV {K} + min-chunk transient {T}) but prefill "
+                "safety cap is {CAP} ({M}% of effective ceiling {E}). Reduce context length, free system memory, or "
+                "loosen memory_guard_tier (safe → balanced → aggressive).",
+        versions="oMLX (0.5.2 prints it; jundot/omlx#2321)",
+        causes=("oMLX's memory guard refused the request before its prefill: what is resident now (the model, the "
+                "caches) plus this prompt's KV and prefill would pass the guard's cap of unified memory",),
+        fixes=("free unified memory: close other apps, unload other models",
+               "memory_guard_tier one step looser (safe → balanced → aggressive): the guard's cap, not Metal, "
+               "refused")),
     Signature(
         "mlx_resource_limit", "mlx", ("[metal::malloc] Resource limit",), r"Resource limit \([0-9]{1,20}\) exceeded",
         stage="buffer_limit", backend="Metal", priority=5,
