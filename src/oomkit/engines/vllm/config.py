@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ...errors import OomkitError, SettingsError
@@ -448,6 +449,27 @@ def _v1_oracle_falls_back(s: VllmSettings, version: Version) -> bool:
     return not (version >= (0, 8, 5) and s.distributed_executor_backend == "ray")
 
 
+# engine/arg_utils.py EngineArgs._is_v1_supported_oracle from 0.8.0 (V1 the default) to 0.10.2: `if not
+# model_config.is_v1_compatible: _raise_or_fallback(feature_name=model_config.architectures)`, where
+# model_executor/models/registry.py _ModelRegistry.is_v1_compatible is `not model_cls.supports_v0_only` (a class that
+# mixes in interfaces.py SupportsV0Only). Unset, VLLM_USE_V1 falls back to V0 ("... is not supported by the V1 Engine.
+# Falling back to V0."); set to 1 it raises NotImplementedError("VLLM_USE_V1=1 is not supported with ..."). Rows:
+# (the class, a test on the spec, the releases whose class carries the marker, read in the 0.8.0-0.8.5, 0.9.0-0.9.2,
+# 0.10.0, 0.10.1.1 and 0.10.2 sdists). Gemma3ForConditionalGeneration (the Gemma 3 checkpoints with a vision tower;
+# text-only Gemma3ForCausalLM never was) is SupportsV0Only in 0.8.0 only (models/gemma3_mm.py; gone in 0.8.1). The
+# marked hybrids (Jamba and Mamba to 0.10.0; Mamba2, Bamba, Zamba2, FalconH1, GraniteMoeHybrid, NemotronH to 0.9.1)
+# are not listed: oomkit sizes a hybrid on V1 only (kv.py), and mllama is handled above (MLLAMA_LAST).
+V0_ONLY_CLASSES: tuple[tuple[str, Callable[[ModelSpec], bool], Version, Version], ...] = (
+    ("Gemma3ForConditionalGeneration",
+     lambda spec: spec.architecture == "gemma3" and any(t.kind == "vision" for t in spec.towers), (0, 8, 0), (0, 8, 0)),
+)
+
+
+def _v0_only_class(spec: ModelSpec, version: Version) -> str | None:
+    """The vLLM class name of a model the release runs on V0 only (V0_ONLY_CLASSES), else None."""
+    return next((name for name, test, first, last in V0_ONLY_CLASSES if first <= version <= last and test(spec)), None)
+
+
 # the last release with models/mllama.py (Llama 3.2 Vision, V0's encoder-decoder runner; added in 0.6.2, PR #8811)
 MLLAMA_LAST = (0, 10, 2)
 
@@ -472,6 +494,14 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
                         "cross-attention layers' over the image tokens (1601 x 4 tiles per image, in the sequence's "
                         "cross block table, from the same pool); the vision encoder's profile activations are not "
                         "modelled")
+    if v1 and version < ERAS["v1_only"] and (v0_class := _v0_only_class(spec, version)) is not None:
+        if s.use_v1:
+            raise OomkitError(f"NotImplementedError: VLLM_USE_V1=1 is not supported with ['{v0_class}']. (vLLM "
+                              f"{s.engine_version} marks {v0_class} SupportsV0Only); leave VLLM_USE_V1 unset")
+        v1 = False
+        warnings.append(f"vLLM {s.engine_version} runs {v0_class} on the V0 engine: the class is SupportsV0Only in "
+                        f"this release, so the V1 oracle falls back (\"['{v0_class}'] is not supported by the V1 "
+                        "Engine. Falling back to V0.\")")
     if v1 and s.use_v1 is None and _v1_oracle_falls_back(s, version):
         v1 = False
         warnings.append(f"vLLM {s.engine_version} runs pipeline parallelism on the V0 engine: its V1 oracle falls "

@@ -132,15 +132,39 @@ def checkpoint_method(spec: ModelSpec) -> str | None:
 
 # ModelConfig.use_mla (config.py; config/model.py from 0.11), read in the 0.7.1-0.8.3, 0.8.5, 0.9.2, 0.10.1,
 # 0.11.0, 0.11.2, 0.12.0, 0.13.0, 0.20.0, 0.27.0 and 0.34.0 sdists: 0.7.1 and 0.7.2 turn MLA off ("MLA is not supported
-# with %s quantization. Disabling MLA.") for any quantization but fp8 and compressed-tensors, and for a
+# with %s quantization. Disabling MLA.") when self.quantization (the --quantization name, else the checkpoint's
+# quant_method as _verify_quantization sets it) is anything but "fp8" and "compressed-tensors", and for a
 # compressed-tensors checkpoint unless every config group's weights and input_activations have type "fp8", which
 # compressed-tensors never writes (QuantizationArgs.type is "int" or "float"; vllm#12680, 0.7.1: "compressed-tensors
 # MLA support requires fp8 activations and weights in group 'group_0', but got activations type 'float' and weights
-# type 'float'"): every compressed-tensors checkpoint, FP8 ones too, is cached per head. 0.7.3 drops that check.
-# VLLM_MLA_DISABLE=1 (envs.py bool(int(...))) turns it off in every release read.
+# type 'float'"): every compressed-tensors checkpoint, FP8 ones too, is cached per head. The test is on the method's
+# name, not on how the weights are stored: a ModelOpt checkpoint is "modelopt" whatever its quant_algo (0.7.1-0.7.2
+# modelopt.py ModelOptFp8Config takes any quant_algo containing "FP8", FP8_PB_WO's 128 x 128 blocks too), so its MLA
+# is off where fp8.py's block FP8 (DeepSeek's own checkpoints) keeps it. 0.7.3 drops that check. VLLM_MLA_DISABLE=1
+# (envs.py bool(int(...))) turns it off in every release read.
 MLA_QUANT_CHECK = ((0, 7, 1), (0, 7, 3))
-# oomkit's weight formats of checkpoints whose quant_method is fp8 (fp8.py Fp8Config)
-_MLA_QUANT_FORMATS = frozenset({"fp8", "fp8-block"})
+# The methods 0.7.1-0.7.2 let keep MLA (compressed-tensors only with "fp8" group types, which it never writes: off)
+_MLA_QUANT_METHODS = frozenset({"fp8"})
+# oomkit's top-level weight format (quant/hf_formats.py QuantFormat.name) -> the quant_method vLLM reads from that
+# checkpoint's quantization_config; a name not listed here or under _METHOD_PREFIXES is its own method's
+_FORMAT_METHOD = {"fp8": "fp8", "fp8-block": "fp8", "fbgemm-fp8": "fbgemm_fp8", "mxfp4": "mxfp4"}
+# read from a checkpoint's own safetensors headers (model/safetensors_weights.py): "safetensors <the dtype most bytes
+# are in>", a float one for a checkpoint with no quantization_config (quantized ones are mostly I32, U8 or F8 bytes)
+_SAFETENSORS_FLOAT = frozenset({"safetensors bf16", "safetensors f16", "safetensors f32"})
+_METHOD_PREFIXES = (("modelopt", "modelopt"), ("ct-", "compressed-tensors"), ("awq", "awq"), ("gptq", "gptq"),
+                    ("bnb-", "bitsandbytes"), ("mlx", "mlx"))
+
+
+def checkpoint_quantization(spec: ModelSpec) -> str | None:
+    """The quantization name vLLM's _verify_quantization takes from the checkpoint (its quantization_config's
+    quant_method) by oomkit's weight format; None for a plain float checkpoint. "fp8-block" is fp8.py's own block FP8
+    (DeepSeek's, Qwen's): a ModelOpt checkpoint's format is "modelopt-*" whatever its per-module layouts are."""
+    fmt = spec.weights.format.lower()
+    if fmt in FLOAT_BYTES or fmt in _SAFETENSORS_FLOAT:
+        return None
+    if fmt in _FORMAT_METHOD:
+        return _FORMAT_METHOD[fmt]
+    return next((method for prefix, method in _METHOD_PREFIXES if fmt.startswith(prefix)), fmt)
 
 
 def mla_latent_kept(spec: ModelSpec, quantization: str | None, mla_disable: bool, version: Version) -> bool:
@@ -157,11 +181,9 @@ def mla_latent_kept(spec: ModelSpec, quantization: str | None, mla_disable: bool
         return False
     if version >= MLA_QUANT_CHECK[1]:
         return True
-    q = (quantization or "").lower()
-    fmt = spec.weights.format.lower()
-    if q and q != "fp8":
-        return False
-    return fmt in FLOAT_BYTES or fmt in _MLA_QUANT_FORMATS
+    # self.quantization: --quantization as given (lowered), else the checkpoint's method
+    method = (quantization or "").lower() or checkpoint_quantization(spec)
+    return method is None or method in _MLA_QUANT_METHODS
 
 
 def load_layout(quantization: str | None, plain: bool) -> str | None:
