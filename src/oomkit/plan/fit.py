@@ -25,12 +25,22 @@ from ..engines.command import COMMAND_BREAK, leading_assignments, unwrap
 from ..engines.llamacpp.args import HF_FILE_PLACEHOLDER, published_file
 from ..engines.release_flags import reading_release
 from ..errors import OomkitError
-from ..limits import STEP, context_limit, largest_context
+from ..limits import STEP, context_limit
 from ..memory import Device, MemoryEstimate
 from ..model.spec import ModelSpec
 from ..request import resolve_model
 from . import published, rating
-from .options import DEFAULT_MIN_CTX, Goals, budgets, engine_devices, first_ok, kv_type_of, pool_ok, slack
+from .options import (
+    DEFAULT_MIN_CTX,
+    Goals,
+    budgets,
+    engine_devices,
+    first_ok,
+    kv_type_of,
+    largest_fitting,
+    pool_ok,
+    slack,
+)
 
 
 @dataclass(frozen=True)
@@ -441,7 +451,7 @@ def _shorter(eng: EngineModule, spec: ModelSpec, settings: Any, devs: tuple[Devi
         return slack(est, limits) if pool_ok(est, n, goals.concurrency) else -1
 
     floor = goals.min_ctx or min(DEFAULT_MIN_CTX, ctx)
-    n = largest_context(at, ctx - 1, STEP)
+    n = largest_fitting(at, ctx - 1, STEP)
     if n is None or n < floor:
         return None
     s = eng.with_context(settings, n)

@@ -14,6 +14,7 @@ from typing import Any
 from ..engines.base import Choice, EngineModule
 from ..engines.cmdline import ParsedCommand, parse_command
 from ..engines.llamacpp.backends import metal_devices
+from ..engines.llamacpp.knobs import local_file_argv
 from ..errors import OomkitError
 from ..limits import STEP, beyond_runtime_fit, context_limit, largest_context
 from ..memo import SEARCHING
@@ -219,7 +220,7 @@ def evaluate(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devic
     at_goal = measure(choice.settings, False)(want)  # one estimate tells whether the first tier is possible at all
     n = None
     if at_goal is not None and at_goal >= 0:
-        n = largest_context(measure(choice.settings, False), top, STEP) if largest else want
+        n = largest_fitting(measure(choice.settings, False), top, STEP) if largest else want
     if n is not None and n >= want:
         return _option(eng, spec, choice, ref, devs, limits, choice.settings, n, tier=1, goals=goals, want=want)
     # the second tier: at the asked context, the least offload that fits
@@ -325,6 +326,28 @@ def _relieved(eng: EngineModule, spec: ModelSpec, devs: tuple[Device, ...], sett
     return best
 
 
+def largest_fitting(slack_at: Callable[[int], int | None], top: int, step: int = STEP) -> int | None:
+    """The largest context in [step, top] that fits, for a slack that may grow again past a context at which the
+    engine changes its plan: vLLM's V0 engine turns chunked prefill on by itself above 32,768 tokens (0.5.3 on,
+    engine/arg_utils.py EngineArgs.create_engine_config; engines/vllm/config.py), so its profile run drops from
+    max_model_len tokens to the chunk and a longer context fits where a shorter one does not (vllm#10517 on an RTX
+    3090 with Llama-3.1-8B: 29,000 refused, 35,000 and 45,000 started). largest_context assumes a slack that only
+    shrinks; past each power of two above what it finds (where engines put such switches) the first grid point is
+    estimated too, and from one that fits the search goes up again. Every answer is an estimate at that context."""
+    n = largest_context(slack_at, top, step)
+    edge = 1 << max(n or 0, step).bit_length()  # the least power of two above the answer
+    while edge < top:
+        probe = edge + step
+        at = slack_at(probe)
+        if at is not None and at >= 0:
+            # above the switch the slack shrinks again: search from the probe up
+            n = largest_context(lambda k, p=probe: slack_at(max(k, p)), top, step)
+            edge = 1 << max(n or probe, probe).bit_length()
+            continue
+        edge <<= 1
+    return n
+
+
 def first_ok(values: tuple[Any, ...], ok: Callable[[Any], bool]) -> int | None:
     """The index of the first value that is ok, for an ok that stays true once it is (bisection)."""
     lo, hi = 0, len(values) - 1
@@ -350,6 +373,10 @@ def _option(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devs: 
         argv = eng.command(model_arg, s, choice.quant)
     except OomkitError:
         return None  # no command line runs it (MLX: bits no repo name carries, without mlx_lm.convert first)
+    fetch = None
+    if eng.name == "llama.cpp":
+        # a llama.cpp build before -hfr loads a local file only: the command names where the download puts it
+        argv, fetch = local_file_argv(list(argv), s)
     sizing = eng.sizing_flags(s, argv)  # sized by oomkit's flags the program has none of (MLX: the prompt's length)
     parsed = parse_back(eng, [*argv, *sizing])
     # the release the command is written for is no flag of it (--engine-version): it stays the one planned for
@@ -367,7 +394,8 @@ def _option(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devs: 
     return Option(tier=tier, label=choice.label, model=model_arg, quant=choice.quant, settings=parsed.settings,
                   estimate=est, context=context, weight_format=fmt, kv_type=kv, argv=tuple(argv),
                   headroom_bytes=headroom, rating=r, offload=offload,
-                  extras=tuple(eng.extras(model_arg, parsed.settings).items()), sizing=tuple(sizing))
+                  extras=tuple(eng.extras(model_arg, parsed.settings).items()) + ((("download", fetch),) if fetch else ()),
+                  sizing=tuple(sizing))
 
 
 def parse_back(eng: EngineModule, argv: list[str]) -> Any:

@@ -196,6 +196,8 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
     notes += tuple(dict.fromkeys(n for o in chosen if COMMAND_BREAK in o.argv for n in eng.command_notes(o.settings)))
     if sized := [o for o in chosen if o.sizing]:  # what the commands run with but carry no flag for (MLX: the prompt)
         notes += (sizing_note(sized),)
+    if fetch := list(dict.fromkeys(f for o in chosen if (f := dict(o.extras).get("download")))):
+        notes += (download_note(fetch),)
     shown_unlisted = [o.quant for o in chosen if o.quant in unlisted]
     if repo is not None and shown_unlisted:
         notes += (published.unlisted_text(repo, shown_unlisted),)
@@ -218,6 +220,16 @@ def sizing_note(options: list[Option]) -> str:
     return (f"the commands run as written; their figures hold for what they carry no flag of ({each}: oomkit's "
             "flags, --prompt-tokens the prompt's length in tokens, sent with --prompt or - on stdin): add them to "
             "a command given to `oomkit estimate --` to check it")
+
+
+def download_note(fetch: list[str]) -> str:
+    """The note for launch commands of a llama.cpp build before -hfr (knobs.local_file_argv): each loads a local file,
+    which the command beside it downloads first; a FILE-QUANT.gguf in one is a placeholder."""
+    unnamed = any(HF_FILE_PLACEHOLDER.split("{", 1)[0] in f for f in fetch)
+    tail = (": FILE-QUANT.gguf is a placeholder where oomkit does not know the repo's file of that format: put its "
+            "name in its place, in the URL and in the path" if unnamed else "")
+    return ("this llama.cpp build takes no -hfr/-hff (PR #6192, b2514) and loads a local file only (-m): download each "
+            "file first, " + "; ".join(f"`{f}`" for f in fetch) + tail)
 
 
 UNLISTED = "(quantize or find elsewhere)"  # the label of a format the named GGUF repo may not publish (published.py)
@@ -374,7 +386,8 @@ def _notes(eng: EngineModule, spec: ModelSpec, front: list[Option], want: int, g
     if goals.ram_bytes is None and any(o.tier == 2 for o in front):
         notes.append("system RAM not checked for the offloaded options: give --ram SIZE")
     if any(o.model.startswith("unsloth/") and o.model != ref for o in front):
-        notes.append("-hf names unsloth's GGUF conversion of the model; any GGUF repo of it with the same :QUANT "
+        flag = "-hf" if any("-hf" in o.argv for o in front) else "the command"  # -hfr/-hff, or a file, before b4470
+        notes.append(f"{flag} names unsloth's GGUF conversion of the model; any GGUF repo of it with the same :QUANT "
                      "file loads the same bytes")
     unnamed = [o for o in front if o.quant and HF_FILE_PLACEHOLDER.format(o.quant.upper()) in o.argv]
     if unnamed:
