@@ -4,7 +4,9 @@
   common.cpp (main); the file is required ("--hf-repo requires either --hf-file or --model", removed only by #11195);
 - PR #6192 (f482bb2e, b2514): the server's own parser takes -hfr / -hff too;
 - PR #11195 "common : support tag-based --hf-repo like on ollama" (00b4c3da, b4470): the -hf alias and REPO:QUANT;
-- before -hfr, only -m FILE: a local path oomkit cannot check, so plan still writes -hf there (left as is).
+- before -hfr, only -m FILE: plan writes `-m models/<owner>_<repo>_<file>` (the name llama.cpp's own cache gives a
+  download from b4470, which check reads back as REPO:QUANT) with a curl download in its notes
+  (tests/test_fit_outcomes7.py tests that cut-off).
 """
 
 from __future__ import annotations
