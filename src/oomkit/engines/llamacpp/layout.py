@@ -417,6 +417,10 @@ def _layer_uses(spec: ModelSpec, devices: tuple[Device, ...], rs: dict[int, tupl
 
 def _effective_settings(s: LlamaCppSettings, ctx: Context, placement: Placement) -> dict[str, Any]:
     eff = s.to_dict()
+    # server_extra_seq is no llama.cpp flag: it says whether the program is llama-server's own server.cpp (the
+    # -np + 1 sequences of kv.server_extra_seq) or a copy of it that loads -np (Ollama's runner); the count it gives
+    # is in engine_view n_seq_max, so the public settings leave it out
+    eff.pop("server_extra_seq", None)
     eff.update(n_ctx=ctx.n_ctx, n_parallel=ctx.n_seq_max - ctx.n_seq_extra, kv_unified=ctx.kv_unified,
                flash_attn="on" if ctx.flash_attn else "off", n_ubatch=ctx.n_ubatch,
                n_gpu_layers=placement.n_gpu_layers)

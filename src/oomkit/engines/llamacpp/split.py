@@ -3,9 +3,9 @@
 Without -dev: the RPC servers of --rpc first ("add RPC servers at the front of the list to minimize network
 transfers"), each under its buffer name (RPC0[host:port]; RPC[host:port] before multi-device servers), then the
 local GPUs; layers are then dealt out in that order (weights.place_layers), so the last layers and the output
-layer stay on a local GPU. With -dev the
-devices named there, in that order. oomkit is given the sizes of all devices: the local GPUs first, then one
-per --rpc endpoint (the remote hosts' GPUs, in --rpc order).
+layer stay on a local GPU (b3078 to b3663 and b4501 to b4558 put the RPC servers after the local GPUs instead:
+RPC_LAST_BUILDS). With -dev the devices named there, in that order. oomkit is given the sizes of all devices:
+the local GPUs first, then one per --rpc endpoint (the remote hosts' GPUs, in --rpc order).
 """
 
 from __future__ import annotations
@@ -93,6 +93,26 @@ def row_split_refusal(devices: tuple[Device, ...], s, backend: str) -> str | Non
             f"(the default), which oomkit sizes; --engine-version b{first - 1} for an older build's row split")
 
 
+# Where the RPC servers stand among the devices a model is split over (without -dev), by build:
+# - b3078 (PR #7640 "llama : offload to RPC in addition to other backends", bde7cd3c) to b3663: last. llama.cpp
+#   llama_get_device_count counts the local GPUs and then model.rpc_servers, and llama_default_buffer_type_offload
+#   gives device i >= dev_count - rpc_count to RPC server i - (dev_count - rpc_count). PR #7640's own log (CUDA0 and
+#   one rpc-server, TinyLlama 1.1B F16) prints CUDA0 1008.19 MiB (12 layers), RPC 965.16 MiB (10 and the output).
+# - b3664 (PR #9296 "rpc : make RPC servers come first in the device list", 82e3b03c) to b4500: first
+#   (llama_default_buffer_type_offload: gpu < rpc_count; from the device registry on, llama_load_model_from_file
+#   pushes the RPC devices before the registry's GPUs).
+# - b4501 (PR #11262 "rpc : early register backend devices", 667d7284) to b4558: last again. common/arg.cpp
+#   add_rpc_devices registers each server (ggml_backend_device_register) after the backends' own devices, and
+#   llama_model_load_from_file_impl takes the GPUs in registry order.
+# - b4559 (PR #11424 "rpc: fix register position", 1d8ee060) on: first ("add RPC servers at the front of the list").
+RPC_LAST_BUILDS = ((3078, 3664), (4501, 4559))
+
+
+def rpc_first(build: int) -> bool:
+    """Whether the build puts the --rpc servers before the local GPUs (RPC_LAST_BUILDS)."""
+    return not any(lo <= build < hi for lo, hi in RPC_LAST_BUILDS)
+
+
 def model_devices(devices: tuple[Device, ...], s) -> tuple[Device, ...]:
     # the build's backend names the local devices (-dev Vulkan1 names the second card of a Vulkan build)
     devices = named_by_backend(devices, infer_backend(devices, s.backend or backend_of_names(s.device)))
@@ -104,7 +124,7 @@ def model_devices(devices: tuple[Device, ...], s) -> tuple[Device, ...]:
         local, remote = devices[:len(devices) - k], devices[len(devices) - k:]
         build = build_number(s.engine_version)
         remote = tuple(replace(d, id=rpc_name(ep, build), name=ep) for d, ep in zip(remote, s.rpc, strict=True))
-        devices = remote + local
+        devices = remote + local if rpc_first(build) else local + remote
     if s.device and not (len(s.device) == 1 and s.device[0].lower() == "none"):
         # ggml-backend-reg.cpp ggml_backend_dev_by_name compares without case (striequals): -dev cuda0 is CUDA0
         by_name = {d.id.lower(): d for d in devices}
