@@ -158,6 +158,36 @@ class Placement:
 LAYER0_TENSORS = ("per_layer_model_proj.", "per_layer_proj_norm.")
 # LFM2's final norm, stored as token_embd_norm (LLM_TENSOR_OUTPUT_NORM_LFM2: "fix for wrong tensor name")
 OUTPUT_NORM_AS_EMBD_NORM = frozenset({"lfm2", "lfm2moe"})
+# Architectures whose case of the loader (llama_model::load_tensors in src/llama-model.cpp from b4463;
+# llm_load_tensors in src/llama.cpp b3236-b4462, in llama.cpp before) creates no `output` tensor: the encoders end at
+# their last block's norm (t_embd) and bitnet's graph multiplies by model.tok_embd itself ("FIXME: do not use
+# model.tok_embd directly, duplicate as model.output"). Read off the loader at b2500, b3000, b3500, b4000, b4500,
+# b4880, b5500, b6000, b6500 and b7140 (2025-11-23): bert and nomic-bert at every one, then each from its PR on:
+# jina-bert-v2 (#6826, b2845), bitnet (#7931, b3208), nomic-bert-moe (#12466, b5215), neo-bert (#14164, b5682),
+# jina-bert-v3 (#13693, b6309). llama.cpp@0c1e57098, measured on the 113 architectures of tests/ggufs.py's files
+# without output.weight (a repacked output copy in CPU_REPACK or none, as tests/test_llamacpp_embedding_output.py
+# checks 13 of them): these nine, eurobert and modern-bert included, create none; 67 duplicate; 37 refuse the file.
+# Every other case creates `output`: from the file, or, without output.weight, token_embd again on the output
+# layer's buffer type (TENSOR_DUPLICATED, or before that flag ml.n_created-- / size_data += nbytes); a case that
+# requires output.weight (jais, gptneox, ...) fails to load without it. t5encoder, gemma-embedding and llama-embed
+# duplicate (the loader and the measurement agree).
+NO_OUTPUT_TENSOR_ARCHS = frozenset({"bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v2", "jina-bert-v3",
+                                    "neo-bert", "eurobert", "modern-bert", "bitnet"})
+# LFM2's first loader (PR #14620, f5e96b36, 2025-07-11, b5873) created no output either (its graph multiplied by
+# tok_embd); PR #15476 (e2886936, 2025-08-22, b6242) added output with the TENSOR_DUPLICATED fallback
+NO_OUTPUT_TENSOR_BUILDS = {"lfm2": (5873, 6242)}
+
+
+def duplicates_embd_as_output(spec: ModelSpec, build: int | None = None) -> bool:
+    """Whether llama.cpp loads token_embd a second time as the output matrix (TENSOR_DUPLICATED): a file without
+    output.weight whose architecture's loader creates an output tensor (see NO_OUTPUT_TENSOR_ARCHS). On the
+    input layer's own buffer type the loader hands back token_embd itself (load_tensors' create_tensor: "if
+    duplicated, check if the original tensor was allocated in the same buffer type context"), so only an output
+    layer on another buffer type (a GPU, CPU_REPACK) holds a second copy. `build`: None for the newest."""
+    if not spec.tied_embeddings or spec.architecture in NO_OUTPUT_TENSOR_ARCHS:
+        return False
+    span = NO_OUTPUT_TENSOR_BUILDS.get(spec.architecture)
+    return span is None or build is None or not span[0] <= build < span[1]
 
 
 def place_layers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings) -> Placement:
@@ -512,8 +542,9 @@ def model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSetti
                   placement: Placement) -> ModelBuffers:
     """The weights of one load; the same load (the same tensors, devices, placement and tensor overrides) at
     another context is served from a small cache: the context changes no weight."""
-    key = (spec.tied_embeddings, tuple(d.id for d in devices), placement, s.override_tensor, s.n_cpu_moe, s.cpu_moe,
-           s.mmap, bool(devices), _skips_nextn(spec, s), sycl_refused_weights(spec, devices, s))
+    key = (duplicates_embd_as_output(spec, build_number(s.engine_version)), tuple(d.id for d in devices), placement,
+           s.override_tensor, s.n_cpu_moe, s.cpu_moe, s.mmap, bool(devices), _skips_nextn(spec, s),
+           sycl_refused_weights(spec, devices, s))
     return _BUFFERS.get(spec.weights, key, lambda: _model_buffers(spec, devices, s, placement))
 
 
@@ -635,8 +666,9 @@ def _model_buffers(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSett
                 count[d] = count.get(d, 0) + 1
     cpu_tensors = [tensors[i] for i in sorted(on_cpu) if i not in moved]
     by_device = {d: b for d, b in by_device.items() if count[d]}
-    if spec.tied_embeddings and placement.output_device >= 0:
-        # tied output: token_embd is loaded a second time on the output device (TENSOR_DUPLICATED)
+    if placement.output_device >= 0 and duplicates_embd_as_output(spec, build_number(s.engine_version)):
+        # tied output: token_embd is loaded a second time on the output device (TENSOR_DUPLICATED); an encoder
+        # without an output tensor has none (bge-m3, ollama#9994: its 488.29 MiB token_embd only in CPU_Mapped)
         emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
         if emb is not None:
             by_device[placement.output_device] = by_device.get(placement.output_device, 0) + gpu_alloc_size(emb)
