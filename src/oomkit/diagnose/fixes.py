@@ -12,6 +12,7 @@ Rules used (each from the engine's own behaviour, see the error index):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Callable
@@ -105,6 +106,8 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
         computed[:0] = [Fix(summary=f"-ts / --tensor-split to spread the layers over the devices: this one buffer "
                                     f"({_g(req)}) is larger than the whole device ({_g(total)}); llama-bench "
                                     "separates -ts values with '/'")]
+    computed[:0] = _llama_split_off(d, computed)
+    computed[:0] = _training(d)
     for stage, engine, first, build in _STAGE_FIXES:
         if d.stage == stage and engine in (None, d.engine):
             more = build(d, computed)
@@ -121,6 +124,36 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
         canned = [f for f in canned if f.summary not in {c.summary for c in computed}
                   and not (f.command and f.command in {c.command for c in computed})]
     return tuple(computed + canned[: max(0, 4 - len(computed))])
+
+
+def _llama_devices(d: Diagnosis) -> list[str]:
+    """The GPUs a llama.cpp log shows (ggml_cuda_init's "Device N: NAME, compute capability", llama_model_load's
+    "using device CUDA0 (...) - N MiB free"), as CUDA0, CUDA1, ..."""
+    names = d.buffers.get("device_names") or {}
+    free = d.buffers.get("device_free") or {}
+    return sorted(set(names) | set(free))
+
+
+def _llama_split_off(d: Diagnosis, computed: list[Fix]) -> list[Fix]:
+    """A llama.cpp buffer on one GPU of several failed (the weights of its layers, their KV cache, or its compute
+    buffer): llama.cpp gives each device a share of the layers in proportion to -ts / --tensor-split (common/arg.cpp;
+    llama-model.cpp load_tensors splits the layers by the cumulative split, and without -ts by each device's free
+    memory when the model loads), so the layers -- with their weights and KV cache -- move to the other devices by
+    lowering that device's share; a device another program also uses (a display, an image model) is the one that runs
+    out first. KoboldCpp spells it --tensor_split with the values space-separated."""
+    buf = str(d.numbers.get("buffer") or "")
+    devices = _llama_devices(d)
+    split = d.settings.get("tensor_split")
+    if (d.engine != "llama.cpp" or d.stage in ("host_ram", "not_oom", "buffer_limit")
+            or not re.fullmatch(r"[A-Za-z]{2,8}[0-9]{1,2}", buf) or buf.startswith("CPU")
+            or not (len(devices) >= 2 or (split and len(str(split).replace(",", " ").split()) >= 2))
+            or any(f.flags[:1] == ("-ts",) or f.summary.startswith("-ts") for f in computed)):
+        return []
+    others = [x for x in devices if x != buf] or ["the other devices"]
+    was = f" (now {split})" if split else ""
+    return [Fix(summary=f"-ts / --tensor-split{was}: a smaller share for {buf}, where the buffer failed, and more for "
+                        f"{', '.join(others)}: its layers, with their weights and KV cache, move there (KoboldCpp: "
+                        "--tensor_split, values separated by spaces)", flags=("-ts",))]
 
 
 # The stage's own fix beside what the message's rules computed, one row a rule: (stage, engine or None for any,
@@ -170,6 +203,8 @@ def _large_reserve(d: Diagnosis) -> bool:
 # apply. (why, drops(text, d, computed, runner))
 _CANNED_DROPS: tuple[tuple[str, Callable[[str, Diagnosis, list[Fix], str | None], bool]], ...] = (
     ("a computed fix already says it", lambda t, d, c, r: _covered(t, c)),
+    # reader.py GARBAGE_CAUSE: a size computed wrongly; no batch, quantization or GPU count makes it fit
+    ("a wrong size, not a shortage", lambda t, d, c, r: GARBAGE_CAUSE in d.causes),
     # PyTorch's message carries several: its allocator settings only where the allocator holds much unused
     ("no large reserved-but-unallocated share, or a stage the allocator does not explain",
      lambda t, d, c, r: ("expandable_segments" in t or "max_split_size_mb" in t)
@@ -245,6 +280,34 @@ def _backend_twice(d: Diagnosis) -> list[Fix]:
                         "cleanly) so that one library is loaded")]
 
 
+# reader.py _diagnose: the text shows a training run (transformers' Trainer, a backward pass, PEFT / TRL, a
+# fine-tuning script)
+TRAINING_CAUSE = ("the text shows a training run (a Trainer step, a backward pass, PEFT / TRL, a fine-tuning "
+                  "script): beside the weights it keeps every layer's activations for the backward pass, the "
+                  "gradients and the optimizer's states")
+
+
+def _training(d: Diagnosis) -> list[Fix]:
+    """A training step's memory (transformers training_args.py): the activations kept for the backward pass scale
+    with per_device_train_batch_size x the sequence length and go with gradient_checkpointing (recomputed in the
+    backward pass; peft utils/other.py prepare_model_for_kbit_training turns it on by default);
+    gradient_accumulation_steps keeps the effective batch while the per-step batch shrinks."""
+    if TRAINING_CAUSE not in d.causes or d.stage not in ("compute", "unknown", "fragmentation"):
+        return []
+    return [Fix(summary="gradient checkpointing (TrainingArguments(gradient_checkpointing=True) or "
+                        "model.gradient_checkpointing_enable(); PEFT's prepare_model_for_kbit_training turns it on): "
+                        "the layers' activations are recomputed in the backward pass instead of kept"),
+            Fix(summary="per_device_train_batch_size smaller with gradient_accumulation_steps raised by the same "
+                        "factor (the same effective batch), or a shorter maximum sequence length")]
+
+
+# reader.py _torch_stage: a request this many times the device's whole memory is a size computed wrongly, not a
+# model's tensor
+GARBAGE_FACTOR = 1024
+GARBAGE_CAUSE = ("the size asked for is over a thousand times the whole device: no model's tensor, but a size the "
+                 "calling code computed wrongly (an overflowed or uninitialised shape): not a shortage of memory")
+
+
 def _torch_buffer_limit(d: Diagnosis) -> list[Fix]:
     req, total = d.numbers.get("requested_bytes"), d.numbers.get("total_bytes")
     if any("(kv_cache)" in c for c in d.causes):  # the engine's KV pool, sized from a wrong free-memory figure
@@ -256,6 +319,10 @@ def _torch_buffer_limit(d: Diagnosis) -> list[Fix]:
                             f"free-memory profile was wrong{what}")]
     if any("caching_allocator_warmup" in c for c in d.causes):  # transformers' loading warm-up: _mps_buffer's fix
         return []
+    if GARBAGE_CAUSE in d.causes:
+        return [Fix(summary=f"no memory setting helps: {_g(req)} on a device of {_g(total)} is a wrong size, not a "
+                            "large tensor; change the call that computed it (the options it was given, its inputs' "
+                            "shapes) or the library version, and report it with those options")]
     device = f"on a device of {_g(total)}" if total else "over the device's single-buffer limit"
     out = [Fix(summary=f"one tensor of {_g(req)} {device}: no setting of the allocator helps; find "
                        "the operation (an eager attention matrix is the usual one: use flash / SDPA attention) and "
@@ -688,6 +755,21 @@ def _vllm_compute_generic(d: Diagnosis) -> list[Fix]:
     seqs = d.settings.get("max_num_seqs")
     out.append(Fix(summary=f"--max-num-seqs {max(16, int(seqs) // 2) if seqs else 128}: a smaller batch at graph "
                            "capture and warm-up", flags=("--max-num-seqs", str(max(16, int(seqs) // 2) if seqs else 128))))
+    set_u = d.settings.get("gpu_memory_utilization")
+    if set_u and float(set_u) >= 0.98:
+        # the fraction of the whole device vLLM may use (worker.py determine_num_available_blocks in V0,
+        # v1/worker/gpu_worker.py determine_available_memory): the KV cache gets total x utilization less the
+        # profiled peak, so at 0.98-1.0 it takes all the profile left, and what allocates after it (CUDA-graph
+        # capture, the sampler's warm-up, an encoder's first real input, cuBLAS / NCCL workspaces the profile did not
+        # see) has nothing: vLLM's own default leaves that margin
+        default = _vllm_util(dataclasses.replace(d, settings={k: v for k, v in d.settings.items()
+                                                              if k != "gpu_memory_utilization"}))
+        out.insert(0, Fix(summary=f"--gpu-memory-utilization {default:.2f} (from {float(set_u):.2f}, vLLM's default): "
+                                  f"at {float(set_u):.2f} the KV cache is sized to take everything the profile run left, and "
+                                  "what allocates after it (CUDA graphs, the sampler's warm-up, an image's encoder "
+                                  "activations) has no room",
+                          flags=("--gpu-memory-utilization", f"{default:.2f}")))
+        return out
     out.append(Fix(summary=f"--gpu-memory-utilization {max(0.5, u - 0.05):.2f} (from {u:.2f}): leaves more room "
                            "outside the KV cache for activations and graphs",
                    flags=("--gpu-memory-utilization", f"{max(0.5, u - 0.05):.2f}")))

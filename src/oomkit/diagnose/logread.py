@@ -151,6 +151,11 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("-ub", r"(?:^|[\s`'\"])-ub[ =]([0-9]{1,7})\b", "n_ubatch", "int"),
     ("--ubatch-size", r"--ubatch-size[ =]([0-9]{1,7})\b", "n_ubatch", "int"),
     ("--n-gpu-layers", r"--n-gpu-layers ([0-9]{1,20})", "n_gpu_layers", "int"),
+    # the layer split over several GPUs: common/arg.cpp -ts / --tensor-split 3,1 (llama-bench 3/1), KoboldCpp's
+    # --tensor_split 3 1 and its Namespace(... tensor_split=[3.0, 1.0] ...) (None when unset)
+    ("tensor_split=[", r"\btensor_split=\[([0-9., ]{1,80})\]", "tensor_split", "str"),
+    ("-ts", r"(?:^|[\s`'\"])(?:-ts|--tensor[-_]split)[ =]([0-9.]{1,8}(?:[,/ ][0-9.]{1,8}){1,15})\b", "tensor_split", "str"),
+    ("--tensor", r"--tensor[-_]split[ =]([0-9.]{1,8}(?:[,/ ][0-9.]{1,8}){1,15})\b", "tensor_split", "str"),
     ("--parallel", r"--parallel ([0-9]{1,20})", "n_parallel", "int"),
     ("KvSize:", r"KvSize:([0-9]{1,20})", "n_ctx", "int"),
     # the runner's load request: num_batch, which Ollama gives llama.cpp as both n_batch and n_ubatch (and the

@@ -20,9 +20,12 @@ import shlex
 from typing import Any
 
 from .fixes import (
+    GARBAGE_CAUSE,
+    GARBAGE_FACTOR,
     PROFILE_RUN_CAUSE,
     PROFILE_RUN_MM,
     SGLANG_STEP_CAUSE,
+    TRAINING_CAUSE,
     VLLM_SERVING_CAUSE,
     causes_for,
     fixes_for,
@@ -242,6 +245,9 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | N
         why = [*why, "the buffer is the multimodal projector's (mmproj) compute buffer, reserved at its warm-up for "
                      "the largest image it accepts (tools/mtmd/clip.cpp): it grows with that image, not with -ub or "
                      "-c, and the language model's layers had already taken the device"]
+    if engine == "pytorch" and host not in SERVING_HOSTS and stage in ("compute", "unknown", "fragmentation") and \
+            _TRAINING.search(doc.slice(max(0, anchor.line.start - NEAR_REGION), anchor.line.start + NEAR_REGION // 4)):
+        why = [*why, TRAINING_CAUSE]
     phase = _phase(doc, anchor, incident, around, host or engine)
     if phase and stage == "compute":
         why = [*why, *_post_kv_cause(phase, host or engine, buffers)]
@@ -350,6 +356,16 @@ def _cause(evs: list[Event]) -> Event | None:
 
 
 _WSL = re.compile(r"\bWSL ?2?\b|microsoft-standard-WSL")
+# a training run in the text: transformers' Trainer (trainer.py train / _inner_training_loop / training_step), a
+# backward pass (accelerate's Accelerator.backward, loss.backward(), torch/autograd backward), PEFT's or TRL's trainer
+# modules, or a fine-tuning script named in it
+_TRAINING = re.compile(r"trainer\.py(?:\"?, line |:)[0-9]{1,6}, in (?:Trainer\.)?(?:train|_inner_training_loop|training_step)\b|"
+                       r"\b(?:accelerator|loss)\.backward\(|autograd[/\\]__init__\.py\"?, line [0-9]{1,6}, in backward|"
+                       r"peft[/\\]tuners[/\\]|trl[/\\]trainer[/\\]|\b\w{0,40}fine-?tun\w{0,40}\.(?:sh|py)\b|"
+                       r"\bq?lora\w{0,40}\.(?:sh|py)\b", re.IGNORECASE)
+# serving engines' logs: a PyTorch failure there is the engine's, whatever the text says of training
+SERVING_HOSTS = ("vllm", "sglang", "tgi", "ollama", "llama.cpp", "exllama", "mlx", "tensorrt-llm", "lmstudio",
+                 "koboldcpp")
 _CUDA_MEMINFO = re.compile(r"in function ggml_backend_cuda_device_get_memory|cudaMemGetInfo\(free, total\)")
 _RPC_ACCEPTED = re.compile(r"Accepted client connection, free_mem=([0-9]{1,20}), total_mem=([0-9]{1,20})")
 
@@ -981,6 +997,11 @@ def _torch_stage(n: dict[str, Any]) -> tuple[str, str, list[str]] | None:
     if mx and other is not None and other >= mx // 2:  # MPS: unified memory held outside PyTorch's allocator
         return "other_process", "medium", [f"{other / GiB:.2f} GiB of the {mx / GiB:.2f} GiB allowed is held by "
                                            "other allocations (other processes, Metal buffers) in unified memory"]
+    if req is not None and total and req >= GARBAGE_FACTOR * total:
+        # c10/cuda/CUDACachingAllocator.cpp prints the size it was asked for: a thousand times the device (hundreds
+        # of TiB and beyond) is no tensor a model makes but a size computed wrongly (an overflowed or uninitialised
+        # shape), which the allocator refuses like any other
+        return "buffer_limit", "high", [GARBAGE_CAUSE]
     if req is not None and total and req > total:
         return "buffer_limit", "high", ["one allocation is larger than the whole device: a shape or size error, "
                                         "or the device exposes less than expected"]

@@ -1656,6 +1656,27 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("run without CUDA graphs (vLLM --enforce-eager, SGLang --disable-cuda-graph) or without "
                "torch.compile; update the engine",)),
     Signature(
+        # triton/runtime/errors.py OutOfResources.__str__: "out of resource: {name}, Required: {required}, Hardware
+        # limit: {limit}. Reducing block sizes or `num_stages` may help.", raised by compiler.py CompiledKernel
+        # _init_handles when a compiled kernel's shared memory (metadata.shared) is over the device's per-block
+        # maximum (an AMD CU's 64 KiB LDS, an NVIDIA SM's opt-in limit): the kernel's tile configuration, fixed at
+        # compile time, which no memory setting of the engine changes
+        "triton_out_of_resources", "cuda", ("out of resource:",),
+        r"out of resource: [a-z_ ]{1,40}, Required: [0-9]{1,12}, Hardware limit: [0-9]{1,12}", role="not_oom",
+        priority=4,
+        # the figures in bytes only for shared memory (registers are counted per thread)
+        fields=(Field("shared_memory_required_bytes", r"shared memory, Required: ([0-9]{1,12})", "bytes"),
+                Field("shared_memory_limit_bytes", r"shared memory, Required: [0-9]{1,12}, Hardware limit: "
+                      r"([0-9]{1,12})", "bytes")),
+        message="triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: {REQUIRED}, "
+                "Hardware limit: {LIMIT}. Reducing block sizes or `num_stages` may help.",
+        versions="Triton 2.1+ (vLLM's and SGLang's Triton kernels: attention backends, MoE, at warm-up or CUDA-graph "
+                 "capture)",
+        causes=("a Triton kernel's tile needs more on-chip shared memory per block than this GPU has (a kernel "
+                "configuration tuned for another GPU): not an out-of-memory of device memory",),
+        fixes=("another attention or kernel backend for this GPU (SGLang --attention-backend, vLLM "
+               "VLLM_ATTENTION_BACKEND), or an engine release whose Triton configs fit it; no memory setting helps",)),
+    Signature(
         "illegal_memory_access", "cuda", ("illegal memory access", "device-side assert triggered",
                                           "misaligned address", "CUDA_ERROR_ILLEGAL_ADDRESS"),
         r"illegal memory access|device-side assert triggered|misaligned address|CUDA_ERROR_ILLEGAL_ADDRESS",
