@@ -274,6 +274,23 @@ def _request(p: Mapping[str, Any], extra_options: dict[str, bool] | None = None,
     return req
 
 
+def command_request(command: str) -> ModelRequest:
+    """A pasted engine command alone, read as the CLI reads `-- COMMAND` (paths refused), without estimating it."""
+    return _request({"command": command})
+
+
+def normal(name: str, value: Any) -> str | None:
+    """A form field's value as a comparable text: a count with its k/M suffix read (ctx, parallel), else stripped."""
+    if value is None or not str(value).strip():
+        return None
+    if name in ("ctx", "parallel"):
+        try:
+            return str(_int_field({name: value}, name, -(1 << 62), 1 << 62))
+        except InputError:
+            return str(value).strip()
+    return str(value).strip()
+
+
 # ---------------------------------------------------------------------------------------------------------
 # The operations: each returns (the object, for the pages) and its JSON text (for the API), as the CLI writes it
 

@@ -98,8 +98,9 @@ class _BodyLimit:
             await self.app(scope, receive, send)
             return
         length = dict(scope.get("headers") or []).get(b"content-length")
+        page = not str(scope.get("path", "")).startswith("/api/")  # a form sent from a page: answer a page
         if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
-            await _too_large(send)
+            await _too_large(send, page)
             return
         seen = 0
 
@@ -114,7 +115,7 @@ class _BodyLimit:
         try:
             await self.app(scope, limited, send)
         except _TooLarge:
-            await _too_large(send)
+            await _too_large(send, page)
 
 
 class _HostCheck:
@@ -146,10 +147,16 @@ class _TooLarge(Exception):
     pass
 
 
-async def _too_large(send: Callable) -> None:
-    body = b'{"error":"the request is larger than 20 MB"}'
+async def _too_large(send: Callable, page: bool = False) -> None:
+    """413 in one line: the API's JSON, or for a page's form (a log pasted into /diagnose) the hub's page."""
+    if page:
+        body = pages.layout("Too large", "", pages.error_box(
+            "the request is larger than 20 MB: paste the part of the log around the first error")).encode()
+        kind = b"text/html; charset=utf-8"
+    else:
+        body, kind = b'{"error":"the request is larger than 20 MB"}', b"application/json"
     await send({"type": "http.response.start", "status": 413,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+                "headers": [(b"content-type", kind), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -298,6 +305,7 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
         return await run_in_threadpool(calculate, p)
 
     def calculate(p: dict[str, Any]) -> HTMLResponse:
+        sent = dict(p)
         config_text = p.pop("config", None)
         if config_text is not None:
             def uploaded() -> api.Answer:
@@ -314,6 +322,9 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
             return page(lambda: pages.calculator_page(p, answer and answer.obj, None, err), 400 if err else 200)
         if not (p.get("model") or p.get("command")):
             return page(lambda: pages.calculator_page(p, None, None, None))
+        p, err = attempt(lambda: with_command(p))
+        if err:
+            return page(lambda: pages.calculator_page(sent, None, None, err), 400)
         if p.get("here") and not (p.get("vram") or p.get("gpu")):  # with cpu_only: this machine's RAM
             answer, err = attempt(lambda: api.check_fit(p))
             return page(lambda: pages.calculator_page(p, answer and answer.obj.estimate, answer and answer.request,
@@ -328,7 +339,7 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
         p = _params(request)
         if not (p.get("model") or p.get("command")):
             p.setdefault("model", "llama3.1:8b")
-        answer, err = attempt(lambda: api.table(p))
+        answer, err = attempt(lambda: api.table(with_command(p)))
         return page(lambda: pages.limits_page(p, answer and answer.data(), err), 400 if err else 200)
 
     @app.get("/plan", response_class=HTMLResponse, include_in_schema=False)
@@ -384,7 +395,7 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
         if not (p.get("model") or p.get("command")):
             p.setdefault("model", "llama3.1:8b")
             p.setdefault("ctx", "32768")
-        answer, err = attempt(lambda: api.estimate(p))
+        answer, err = attempt(lambda: api.estimate(with_command(p)))
         return page(lambda: kvpage.kv_page(p, answer and answer.obj, err), 400 if err else 200)
 
     @app.get("/machine", response_class=HTMLResponse, include_in_schema=False)
@@ -397,6 +408,33 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
         return Response(JS, media_type="text/javascript", headers={"cache-control": "max-age=300"})
 
     return app
+
+
+def with_command(p: dict[str, Any]) -> dict[str, Any]:
+    """A pasted command with the form's fields: the command is what is estimated. The page filled the fields
+    from it (pages.form_from_request) and the engine menu always sends its choice, so a field that says what the
+    command says is dropped, and so is the engine (the command's program names it); a field changed since says
+    which to edit, in one line, rather than the CLI's "not both"."""
+    if not p.get("command"):
+        return p
+    out = {k: v for k, v in p.items() if k != "engine"}
+    try:
+        read = pages.form_from_request({"command": p["command"]}, api.command_request(p["command"]))
+    except OomkitError:
+        return {k: v for k, v in out.items() if k not in pages.FROM_COMMAND}  # the command's own error, alone
+    for key in pages.FROM_COMMAND:
+        if key not in out:
+            continue
+        given, said = api.normal(key, out[key]), api.normal(key, read.get(key))
+        if given == said:
+            del out[key]
+            continue
+        label = pages.FROM_COMMAND[key]
+        raise api.InputError(f"the {label} field says {out[key]!r} and the pasted command "
+                             f"{'says ' + repr(str(read[key])) if read.get(key) is not None else 'sets none'}: "
+                             f"change it in the command (the command is what is estimated), or clear the command "
+                             f"box to estimate from the fields", 400)
+    return out
 
 
 def _version() -> str:

@@ -13,9 +13,11 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from ..accuracy import error_band
+from ..check import CheckResult, DeviceCheck
 from ..engines.base import all_engines, get_engine
 from ..engines.command import join_command
 from ..errors import OomkitError
+from ..hardware.catalog import size_notes
 from ..memory import MemoryEstimate
 from ..model import catalog
 from ..report.plan import HEADERS as PLAN_HEADERS
@@ -25,6 +27,7 @@ from ..report.plan import usage_text as usage
 from ..report.render import host_fit
 from ..units import GiB, MiB
 from . import svg
+from .api import MAX_COMMAND_CHARS, MAX_FIELD_CHARS, MAX_LOG_BYTES
 from .static import CSS
 
 NAV = (("/", "calculator", "Calculator"), ("/limits", "limits", "Limits & context"), ("/plan", "plan", "Plan / fit"),
@@ -75,12 +78,17 @@ def field(name: str, label: str, params: Mapping[str, Any], placeholder: str = "
     extra = f' list="{datalist}"' if datalist else ""
     cls = ' class="wide"' if wide else ""
     return (f'<div{cls}><label for="f-{name}">{e(label)}</label><input id="f-{name}" name="{name}" type="{kind}" '
-            f'value="{e(value)}" placeholder="{e(placeholder)}"{extra} autocomplete="off"></div>')
+            f'value="{e(value)}" placeholder="{e(placeholder)}"{extra} data-max="{MAX_FIELD_CHARS}" '
+            f'autocomplete="off"></div>')
 
 
-def textarea(name: str, label: str, value: str | None, placeholder: str = "", rows: int = 3) -> str:
+def textarea(name: str, label: str, value: str | None, placeholder: str = "", rows: int = 3,
+             limit: int = MAX_COMMAND_CHARS) -> str:
+    """limit: the most characters the server takes (data-max: the script says so before a too-long paste is sent in
+    a URL that the server or the browser would refuse without a word of the hub's)."""
     return (f'<div class="wide"><label for="f-{name}">{e(label)}</label><textarea id="f-{name}" name="{name}" '
-            f'rows="{rows}" placeholder="{e(placeholder)}" spellcheck="false">{e(value or "")}</textarea></div>')
+            f'rows="{rows}" placeholder="{e(placeholder)}" spellcheck="false" data-max="{limit}">'
+            f'{e(value or "")}</textarea></div>')
 
 
 def engine_select(params: Mapping[str, Any]) -> str:
@@ -170,6 +178,11 @@ def calculator_form(params: Mapping[str, Any], action: str = "/", button: str = 
             + '</form>' + model_datalist())
 
 
+# The fields a pasted command fills (form_from_request), with the words the page uses for them
+FROM_COMMAND = {"model": "model", "ctx": "context", "quant": "weights (quant)", "kv_type": "KV cache type",
+                "parallel": "parallel sequences"}
+
+
 def form_from_request(params: Mapping[str, Any], req: Any) -> dict[str, Any]:
     """A pasted engine command, read: its model, engine, context, KV type and parallel slots in the form."""
     if req is None or not params.get("command"):
@@ -183,15 +196,19 @@ def form_from_request(params: Mapping[str, Any], req: Any) -> dict[str, Any]:
     if eng.kv_fields and getattr(req.settings, eng.kv_fields[0], None):
         out["kv_type"] = getattr(req.settings, eng.kv_fields[0])
     par = eng.neutral_fields("parallel")
-    if par and getattr(req.settings, par[0], None):
-        out["parallel"] = getattr(req.settings, par[0])
+    n = getattr(req.settings, par[0], None) if par else None
+    if isinstance(n, int) and n > 0:  # not llama.cpp's -1 (its auto), which the field would refuse
+        out["parallel"] = n
     if req.quant:
         out["quant"] = req.quant
     out["command"] = params.get("command")
     return out
 
 
-def verdict(est: MemoryEstimate) -> str:
+def verdict(est: MemoryEstimate, req: Any = None) -> str:
+    """The verdict in `oomkit check`'s terms (check.CheckResult over the estimate's devices, their memory as the
+    budget): an engine that would split the model with the CPU or refuse the settings while the GPUs have room is
+    said so in its own words, not "short by" a negative amount."""
     host = host_fit(est) if est.fits is None else None
     if host is not None:  # no GPU, the host's memory known (ram, or the server's with cpu_only)
         memory, left = host
@@ -201,16 +218,41 @@ def verdict(est: MemoryEstimate) -> str:
                 '</div>')
     if est.fits is None:
         return '<div class="verdict unknown" id="verdict">Fit unknown: give the VRAM or the GPUs</div>'
-    worst = min((u.memory_bytes - u.total_bytes for u in est.devices if u.memory_bytes is not None), default=0)
-    if est.fits:
-        return (f'<div class="verdict ok" id="verdict">Fits, with {b(worst)} left on the fullest GPU</div>')
+    r = CheckResult(estimate=est, hardware="planned", max_context=est.max_context, max_context_by_kv={},
+                    n_ctx=None, devices=tuple(DeviceCheck(usage=u, total_bytes=u.memory_bytes,
+                                                          used_by_others_bytes=None)
+                                              for u in est.devices if u.memory_bytes is not None))
+    if not r.devices:
+        return '<div class="verdict unknown" id="verdict">Fit unknown: give the VRAM or the GPUs</div>'
+    worst = r.margin_bytes
+    if est.fits and r.fits:
+        return f'<div class="verdict ok" id="verdict">Fits, with {b(worst)} left on the fullest GPU</div>'
+    if worst >= 0:  # the memory holds it; the engine's own rule stops it (check's engine_refuses)
+        kind = r.refusal_kind or "refuses these settings"
+        # the engine's own words, as `oomkit check` prints them (its warnings, without the GPU-size note the
+        # estimate puts first: check keeps that among its hardware notes; shown here under the verdict)
+        sized = set(_size_notes(req))
+        why = est.engine_view.get("error") or next((w for w in est.warnings if w not in sized), "")
+        return (f'<div class="verdict bad" id="verdict">Does not fit: {e(est.engine)} {e(kind)}, with {b(worst)} '
+                f'left on the fullest GPU{"<br><small>" + e(why) + "</small>" if why else ""}</div>')
     return f'<div class="verdict bad" id="verdict">Does not fit: {b(-worst)} short on the fullest GPU</div>'
+
+
+def _size_notes(req: Any) -> tuple[str, ...]:
+    gpu = req.opts.get("--gpu") if req is not None else None
+    return size_notes(gpu) if gpu else ()
+
+
+def assumed(req: Any) -> str:
+    """Where the hardware is an assumption (a GPU name sold in several sizes: the size it was taken as), under the
+    verdict rather than among the notes."""
+    return "".join(f'<p class="note assumed">Assumed: {e(n)}</p>' for n in _size_notes(req))
 
 
 def estimate_body(est: MemoryEstimate, req: Any) -> str:
     m = est.model
     kinds = ", ".join(f"{n} {k}" for k, n in m.kinds().items())
-    out = [verdict(est), '<div class="stats">']
+    out = [verdict(est, req), assumed(req), '<div class="stats">']
     for label, value, ident in (("total", est.total_bytes, "total"), ("weights", est.weights_bytes, "weights"),
                                 ("KV cache", est.kv_cache_bytes, "kv"), ("compute", est.compute_bytes, "compute")):
         out.append(f'<div class="stat" id="stat-{ident}"><b>{b(value)}</b><span>{e(label)}</span></div>')
@@ -277,12 +319,12 @@ def calculator_page(params: Mapping[str, Any], est: MemoryEstimate | None, req: 
     if check_text:
         body.append(f'<div class="card"><h2>On this machine</h2><pre id="check">{e(check_text)}</pre></div>')
     if est is not None:
-        keys = [k for k in CALC_KEYS if k != "command"] if req is not None and params.get("command") else CALC_KEYS
-        src = shown if params.get("command") else params
+        # the same inputs: a pasted command goes along whole (its flags too, which the form's fields do not hold);
+        # plan takes a model, not a command: the model and engine read from it
         body.append(f'<div class="card">{estimate_body(est, req)}<p class="note">Same inputs: '
-                    f'<a href="{e(link("/limits", src, keys))}">limits and context tables</a> · '
-                    f'<a href="{e(link("/kv", src, keys))}">the KV cache explained</a> · '
-                    f'<a href="{e(link("/plan", src, ("model", "engine", "vram", "gpu")))}">plan the best settings'
+                    f'<a href="{e(link("/limits", params, CALC_KEYS))}">limits and context tables</a> · '
+                    f'<a href="{e(link("/kv", params, CALC_KEYS))}">the KV cache explained</a> · '
+                    f'<a href="{e(link("/plan", shown, ("model", "engine", "vram", "gpu")))}">plan the best settings'
                     f'</a> · <a href="{e(link("/api/estimate", params, CALC_KEYS))}">JSON</a></p></div>')
     elif not error:
         body.append('<p class="lead">Give a model (try <a href="/?model=llama3.1%3A8b&amp;ctx=32768&amp;vram=24GiB">'
@@ -301,7 +343,11 @@ def limits_page(params: Mapping[str, Any], data: dict | None, error: str | None)
                       field("kv_types", "KV types", params, "engine's: f16,q8_0,q4_0"),
                       field("sizes", "VRAM sizes (GB)", params, "8,12,16,24,32,48,80,96,141,192"),
                       field("vram", "plus a planned GPU set", params, "24GiB,24GiB"),
-                      field("flags", "engine flags", params, "-fa on"))
+                      field("flags", "engine flags", params, "-fa on"),
+                      *([f'<input type="hidden" name="command" value="{e(params["command"])}">']
+                        if params.get("command") else []))
+    if params.get("command"):  # the tables of a pasted command (from the calculator): said, and kept by the form
+        form += f'<p class="note" id="for-command">For the command <code>{e(params["command"])}</code></p>'
     body = [form, error_box(error)]
     if data is not None:
         kvs = [k for k in data["kv_types"] if k not in data["kv_errors"]]
@@ -480,7 +526,7 @@ def diagnose_page(text: str | None, d: dict | None, error: str | None) -> str:
                f'{len(text) / 1e6:,.1f} MB log; the diagnosis read all of it.</p>')
     form = ('<form class="card grid" method="post" action="/diagnose">'
             + textarea("text", "paste the error or the whole log", shown,
-                       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB …", 8)
+                       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB …", 8, MAX_LOG_BYTES)
             + '<div><button type="submit">Diagnose</button></div></form>' + cut)
     body = [form, error_box(error)]
     if d is not None:

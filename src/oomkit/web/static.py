@@ -110,6 +110,20 @@ JS = """
       form.submit();};r.readAsText(file);});}
   // a shared URL holds only what was typed: blank fields are left out (but the one a form needs, so the page
   // can say it is missing)
+  // a field past what the server takes is said at once: sent, a long paste makes a URL that the server (over
+  // 64 KB) or the browser (over 2 MB) refuses without a word of the hub's
+  document.querySelectorAll('form').forEach(function(form){form.addEventListener('submit',function(ev){
+    var over=Array.prototype.filter.call(form.elements,function(el){var n=parseInt(el.getAttribute('data-max')||'0',10);
+      return n&&el.value&&el.value.length>n;})[0];
+    var box=form.parentNode.querySelector('.error.too-long');if(box){box.remove();}
+    if(!over){return;}
+    ev.preventDefault();ev.stopImmediatePropagation();
+    box=document.createElement('div');box.className='error too-long';box.setAttribute('role','alert');
+    var name={text:'the log',command:'the command',fit_command:'the command'}[over.name]||over.name;
+    box.textContent='Cannot answer: '+name+' is '+over.value.length.toLocaleString('en-US')+
+      ' characters long; this hub takes up to '+parseInt(over.getAttribute('data-max'),10).toLocaleString('en-US')+
+      (over.name==='text'?': paste the part of the log around the first error':': shorten it');
+    form.parentNode.insertBefore(box,form.nextSibling);over.focus();},true);});
   document.querySelectorAll('form[method=get]').forEach(function(form){form.addEventListener('submit',function(){
     var need=form.getAttribute('data-need');
     Array.prototype.forEach.call(form.elements,function(el){
