@@ -256,7 +256,8 @@ def test_device_ids(text, ids):
 def test_unknown_gpu_error():
     with pytest.raises(OomkitError) as e:
         devices_for_names("RTX 4090,RTX 4900")
-    assert str(e.value) == "unknown GPU 'RTX 4900': did you mean RTX 4090, RTX 4080, RTX 4070?"
+    assert str(e.value) == ("unknown GPU 'RTX 4900': did you mean RTX 4090, RTX 4080, RTX 4070? If it is none of these, "
+                            "give its memory with --vram SIZE")
     for bad in ("", " , ", "0x RTX 4090", "zzzz", "H100x0", "zzzzx2"):
         with pytest.raises(OomkitError) as e:
             devices_for_names(bad)
@@ -429,7 +430,7 @@ def test_the_family_note_says_exactly_what_was_assumed():
 
 
 @pytest.mark.parametrize("text, match", [
-    ("XYZ 999 16GB", r"^unknown GPU 'XYZ 999 16GB'$"),  # no family: never passes
+    ("XYZ 999 16GB", r"^unknown GPU 'XYZ 999 16GB': not in the catalog; give its memory with --vram SIZE$"),  # no family
     ("M9 Max 128GB", "did you mean"),  # a generation whose base chip the catalog does not know
     ("M5 Max", r"name it with its memory, 'M5 Max <size>GB'"),  # no size: asked for
     ("RTX 5050 Laptop", r"laptop GPU .* --vram or in the name \('RTX 5050 Laptop <size>GB'\)"),

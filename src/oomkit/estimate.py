@@ -4,6 +4,7 @@ the devices, and find the largest context that fits. The result types live in `m
 
 from __future__ import annotations
 
+import os
 from dataclasses import fields, replace
 from typing import Any
 
@@ -48,6 +49,7 @@ def estimate(
     """
     # lazy: `import oomkit`, which every command runs (--help too), stays as light as the types above
     from .engines.base import get_engine
+    from .engines.cmdline import read_as_model_flag
     from .flags import check_settings
     from .request import devices_from, resolve_model, with_ram
 
@@ -63,6 +65,17 @@ def estimate(
     if unknown:
         raise SettingsError(f"{', '.join(unknown)}: no option of the {eng.name} engine; its options: "
                             f"{', '.join(f.name for f in fields(eng.Settings))}")
+    if isinstance(model, os.PathLike):  # a pathlib.Path names what its text names (request.py resolve_model)
+        model = os.fspath(model)
+    if isinstance(model, str) and (read := read_as_model_flag(eng, model)) is not None:
+        # a name the engine reads itself (mlx-community's "-MXFP4-Q8"), as the CLI reads MODEL: the model its flag
+        # resolves, and what the name says (mlx_lm.convert --q-bits) where neither settings nor options say it
+        model, named = read
+        default = eng.settings()
+        base = settings if settings is not None else default
+        said = {f.name: getattr(named, f.name) for f in fields(named) if f.name not in options
+                and getattr(named, f.name) != getattr(default, f.name) == getattr(base, f.name)}
+        settings = replace(base, **said)
     settings = replace(settings, **options) if settings is not None else eng.settings(**options)
     if ram is not None:
         settings = with_ram(eng, settings, ram)

@@ -98,6 +98,8 @@ def devices_from(vram: Any = None, gpu: str | None = None, devices: tuple[Device
             raise SettingsError("devices: give a tuple of oomkit.memory.Device")
         if len(devices) > MAX_DEVICES:
             raise HardwareError(f"devices: {len(devices):,} devices; oomkit takes 1 to {MAX_DEVICES:,}")
+        for d in devices:
+            _check_device(d)
         from .hardware.catalog import with_facts  # lazy: only named GPUs need the catalog
 
         return tuple(with_facts(d) for d in devices)
@@ -127,6 +129,23 @@ def _vram_sizes(vram: Any, most: int) -> tuple[int, ...]:
         if s > LARGEST_DEVICE:
             raise HardwareError(f"--vram: {s / GiB:,.0f} GiB on one device; oomkit takes up to 1 EiB")
     return sizes
+
+
+def _check_device(d: Device) -> None:
+    """An API caller's Device, checked as a --vram size is: an id string, its memory an int of bytes from 1 to 1 EiB
+    (its free memory from 0), or None (unknown)."""
+    if not isinstance(d.id, str) or not d.id.strip():
+        raise SettingsError(f"devices: a Device's id is {d.id!r}; give a name such as 'CUDA0'")
+    for field in ("memory_bytes", "free_bytes"):
+        v = getattr(d, field)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, int):
+            kind = "a bool" if isinstance(v, bool) else f"a {type(v).__name__}"
+            raise SettingsError(f"devices: {d.id} {field} {v!r} is {kind}; give bytes as an int (None: unknown)")
+        least = 0 if field == "free_bytes" else 1  # a device may have nothing free, never nothing at all
+        if not least <= v <= LARGEST_DEVICE:
+            raise HardwareError(f"devices: {d.id} {field} {v:,} bytes: out of range; oomkit takes {least} to 1 EiB")
 
 
 def with_ram(eng: EngineModule, settings: Any, ram: Any) -> Any:

@@ -10,7 +10,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..engines.base import EngineModule, get_engine
-from ..engines.cmdline import names_a_command, parse_command, python_call_hint, split_command
+from ..engines.cmdline import (
+    names_a_command,
+    parse_command,
+    python_call_hint,
+    read_as_model_flag,
+    split_command,
+)
 from ..engines.command import leading_assignments, unwrap
 from ..engines.pasted import compose_hint, pasted_file_hint
 from ..engines.release_flags import reading_release
@@ -47,11 +53,12 @@ class ModelRequest:
 
 
 def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None = None,
-                        default_model: str | None = None) -> ModelRequest:
+                        default_model: str | None = None, later_wins: bool = False) -> ModelRequest:
     """argv after the command name -> ModelRequest. extra_options: the command's own options (name -> takes a
-    value), returned in .opts like the common ones."""
+    value), returned in .opts like the common ones. later_wins: an option given again replaces the first (diff's
+    --change appends its options to the launch's); else two different values of one option are refused."""
     options = {**OPTIONS, **(extra_options or {})}
-    opts, model, engine_args, command = split_args(argv, options)
+    opts, model, engine_args, command = split_args(argv, options, later_wins)
     quant = opts.get("--quant")
     env = engine_env(opts.get("--env"))
     if command is not None:
@@ -120,18 +127,10 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
 
 def _as_mlx_model_flag(eng: EngineModule, model: str, engine_args: list[str], env: dict[str, str],
                        settings: Any) -> tuple[str, Any]:
-    """MODEL for mlx-lm that neither the catalog nor the name rules read (model/names.py: mlx-community's gpt-oss
-    "-MXFP4-Q8" holds MXFP4 experts and 8-bit others, which one weight format cannot say), read as mlx_lm's own
-    --model reads it, as the command form does (engines/mlx/args.py base_model, bits_from_name): the base model
-    and mlx_lm.convert's --q-bits. Any other name, a file or a folder is kept as typed."""
-    # lazy: the catalog and the name rules are read only for an MLX model given as MODEL
-    from ..model.catalog import lookup
-    from ..model.names import derive
-
-    if os.path.exists(os.path.expanduser(model)) or lookup(model) is not None or derive(model) is not None:
-        return model, settings
-    flag_model, _, flag_settings = eng.parse_args(["--model", model, *engine_args], env)
-    return (flag_model, flag_settings) if flag_model and flag_model != model else (model, settings)
+    """MODEL for mlx-lm that neither the catalog nor the name rules read, read as mlx_lm's own --model reads it,
+    as the command form and the Python API do (engines/cmdline.py read_as_model_flag); else kept as typed."""
+    read = read_as_model_flag(eng, model, engine_args, env)
+    return read if read is not None else (model, settings)
 
 
 def _program_typed(command: list[str]) -> str:
@@ -181,9 +180,11 @@ def engine_env(pairs: list[str] | None) -> dict[str, str] | None:
     return env
 
 
-def split_args(argv: list[str], options: dict[str, bool]
+def split_args(argv: list[str], options: dict[str, bool], later_wins: bool = False
                ) -> tuple[dict[str, Any], str | None, list[str], list[str] | None]:
-    """-> (oomkit options, MODEL, engine flags, engine command after --)."""
+    """-> (oomkit options, MODEL, engine flags, engine command after --). An option of oomkit's own given twice with
+    two values (`--vram 24GiB --vram 48GiB`) is refused, naming both, unless `later_wins`; --env and the other
+    REPEATABLE ones collect every value."""
     opts: dict[str, Any] = {}
     model: str | None = None
     engine_args: list[str] = []
@@ -208,6 +209,8 @@ def split_args(argv: list[str], options: dict[str, bool]
                 if name in REPEATABLE:
                     opts.setdefault(name, []).append(value)
                 else:
+                    if not later_wins and opts.get(name, value) != value:  # which one was meant is not ours to pick
+                        raise OomkitError(f"{name} given twice, as {opts[name]!r} and {value!r}: give it once")
                     opts[name] = value
             else:
                 opts[name] = True

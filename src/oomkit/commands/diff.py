@@ -47,7 +47,7 @@ def run(argv: list[str]) -> int:
         after_argv = rest + change
     else:
         after_argv = rest[:0] + rest + change
-    after = parse_model_request(after_argv)
+    after = parse_model_request(after_argv, later_wins=True)  # --change's options replace the launch's
     a = before.estimate(find_max_context=False)
     b = after.estimate(find_max_context=False)
     if before.opts.get("--json"):

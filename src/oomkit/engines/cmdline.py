@@ -152,6 +152,26 @@ def image_version(image: str | None) -> str | None:
     return m.group(1) if m else None
 
 
+def read_as_model_flag(eng: EngineModule, model: str, engine_args: list[str] | tuple[str, ...] = (),
+                       env: dict[str, str] | None = None) -> tuple[str, Any] | None:
+    """MODEL for an engine that reads its model's name itself (mlx-lm: mlx-community's gpt-oss "-MXFP4-Q8" holds
+    MXFP4 experts and 8-bit others, which one weight format cannot say), when neither the catalog nor the name rules
+    (model/names.py) read it: read as the engine's own model flag reads it (engines/mlx/args.py base_model,
+    bits_from_name), the same in the command form, MODEL with flags and the Python API -> (the model as that flag
+    resolves it, the settings the name and `engine_args` make), or None where MODEL is kept as typed (a file, a
+    folder, a name the catalog or the rules read, an engine that reads no name)."""
+    if not eng.loads_mlx:
+        return None
+    # lazy: the catalog and the name rules are read only for a model of an engine that reads names itself
+    from ..model.catalog import lookup
+    from ..model.names import derive
+
+    if os.path.exists(os.path.expanduser(model)) or lookup(model) is not None or derive(model) is not None:
+        return None
+    flag_model, _, settings = eng.parse_args(["--model", model, *engine_args], env)
+    return (flag_model, settings) if flag_model and flag_model != model else None
+
+
 def is_engine_command(argv: list[str]) -> bool:
     """Whether a process's command line is one oomkit can read (a running engine)."""
     if not argv:

@@ -153,7 +153,8 @@ def _split_size(text: str) -> tuple[str, float | None]:
     """("RTX 3060 12GB") -> ("RTX 3060", 12.0); no trailing size -> (text, None)."""
     text = _clean(text)
     m = _SIZE.match(text) if text[-1:] in ("b", "B", "g", "G") else None
-    if not m or not m.group("base").strip():
+    if not m or not m.group("base").strip() or text[m.start("gb") - 1].isalpha():
+        # a number written onto a letter is the model's own ("A10G": NVIDIA's A10G, not an "A" of 10 GB)
         return text, None
     if _NEGATIVE_SIZE.search(text[:m.start("gb")]):  # "H100 -5GB": a sign, not a "RTX-3060-12GB" separator
         raise OomkitError(f"GPU '{text}': its memory size cannot be negative")
@@ -466,7 +467,9 @@ def refusal(name: str) -> str:
     if re.fullmatch(r"\d+(?:\.\d+)?\s*(?:[gmt]i?b?|[gmt]i?b)", name.strip(), re.IGNORECASE):
         return f"--gpu {name!r} is a memory size, not a GPU name: give --vram {name}"
     hint = suggest(name)
-    return f"unknown GPU {name!r}" + (f": did you mean {', '.join(hint)}?" if hint else "")
+    # the device's memory is what an estimate needs of it: --vram gives it where the catalog has no entry
+    return f"unknown GPU {name!r}" + (f": did you mean {', '.join(hint)}? If it is none of these, give" if hint else
+                                      ": not in the catalog; give") + " its memory with --vram SIZE"
 
 
 def _sold_with(spec: GpuSpec) -> str:
@@ -551,6 +554,9 @@ def _parse(text: str) -> tuple[_Part, ...]:
     for part in (p.strip() for p in _PLUS.sub(",", text).split(",")):
         if not part:
             continue
+        if len(part) > MAX_NAME:  # the name patterns backtrack over a long text (20,000 digits took 19 s)
+            raise HardwareError(f"--gpu {part[:60]!r}...: a GPU name of {len(part):,} characters; a GPU's name is "
+                                f"at most {MAX_NAME} (as nvidia-smi or the vendor writes it, with its count and size)")
         release = _MACOS.search(part)
         if release:
             macos = _macos_release(release.group("rel"), text)
@@ -576,6 +582,9 @@ def _parse(text: str) -> tuple[_Part, ...]:
     return tuple(parts)
 
 
+# the longest text one GPU of a --gpu list may be: the longest names ("NVIDIA RTX PRO 6000 Blackwell Max-Q
+# Workstation Edition", "Mac Studio M3 Ultra 512GB (macOS 15.4)") with a count and a size are under 80
+MAX_NAME = 200
 # the joiners of "3090+3060", "3090/3060", "3090; 3060", "3090 & 3060", "3090 and 3060"
 _JOINERS = re.compile(r"\s*(?:[+/;&]|\band\b)\s*", re.IGNORECASE)
 

@@ -833,6 +833,12 @@ def _attention(r: _Reader, kind: LayerKind, model_type: str, n_embd: int) -> Att
         n_kv = 1 if r.get("multi_query", True) else n_heads
     if n_kv == 0 or n_heads % n_kv:
         raise OomkitError(f"{r.name}: num_key_value_heads={n_kv} does not divide num_attention_heads={n_heads}")
+    if type(r.get("head_dim")) is int and r.get("head_dim") == 0:
+        # transformers (LlamaConfig and its kin: head_dim if not None else hidden_size // num_attention_heads) and
+        # vLLM (getattr(config, "head_dim", None), the same fallback on None only) take a 0 as written: the heads
+        # have no width and the softmax scale head_dim ** -0.5 divides by zero; only a null or absent one falls back
+        raise OomkitError(f"{r.name}: config field head_dim = 0: an attention head needs a positive size (leave the "
+                          "field out, or null, for hidden_size / num_attention_heads)")
     head_dim = r.int("head_dim", "kv_channels", default=0) or n_embd // n_heads
     if model_type in _GEMMA4 and kind is LayerKind.FULL:
         # Gemma 4's full layers have their own head size, and with attention_k_eq_v their own KV head count

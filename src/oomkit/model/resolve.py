@@ -139,7 +139,7 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
         stdin = _stdin_kind()
         if stdin is not None:
             return _from_stdin(stdin, weight_format, default_format)
-    path = Path(ref).expanduser()
+    path = Path(os.path.expanduser(ref))  # "~nosuchuser/x" stays as typed, as a shell leaves it
     if tag_formats:  # an engine that loads GGUF files: --quant bf16 names the BF16 GGUF, --quant awq none
         weight_format = _as_gguf_type(weight_format)
     if _exists(path):

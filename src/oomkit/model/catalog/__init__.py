@@ -327,12 +327,15 @@ def suggest(name: str, n: int = 3) -> list[str]:
     slugs, aliases = idx["slugs"], idx["aliases"]
     key_tail = key.split("/", 1)[-1]
     scored: list[tuple[float, str, str]] = []
+    def close(a: str, b: str) -> float:
+        # ratio() is quadratic in the text's length (a 100,000-character MODEL took minutes); its bounds from the
+        # lengths and the letters alone first, as difflib.get_close_matches tests them: the same scores at 0.6 up
+        m = difflib.SequenceMatcher(None, a, b)
+        return m.ratio() if m.real_quick_ratio() >= 0.6 and m.quick_ratio() >= 0.6 else 0.0
+
     for cand, slug in [*((s, s) for s in slugs), *aliases.items()]:
         tail = cand.split("/", 1)[-1]
-        score = max(
-            difflib.SequenceMatcher(None, key, cand).ratio(),
-            difflib.SequenceMatcher(None, key_tail, tail).ratio(),
-        )
+        score = max(close(key, cand), close(key_tail, tail))
         if score >= 0.6:
             scored.append((score, cand, slug))
     scored.sort(key=lambda t: (-t[0], t[1]))
