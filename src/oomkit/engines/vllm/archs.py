@@ -15,6 +15,15 @@ FIRST_RELEASES: tuple[FirstRelease, ...] = (
     # MllamaForConditionalGeneration (Llama 3.2 Vision): not in 0.6.1.post2, in 0.6.2 (PR #8811); gone after
     # 0.10.2 (config.py MLLAMA_LAST)
     FirstRelease(arch("mllama"), (0, 6, 2), "MllamaForConditionalGeneration (models/mllama.py)"),
+    # the Mamba-style models V0 sizes with MambaCacheManager (kv.v0_mamba_cache_bytes), read in the sdists'
+    # models/ folders: JambaForCausalLM not in 0.5.0, in 0.5.1; MambaForCausalLM not in 0.6.2, in 0.6.3;
+    # Mamba2ForCausalLM not in 0.7.2, in 0.7.3; FalconH1ForCausalLM and GraniteMoeHybridForCausalLM not in 0.8.5, in
+    # 0.9.0
+    FirstRelease(arch("jamba"), (0, 5, 1), "JambaForCausalLM (models/jamba.py)"),
+    FirstRelease(arch("mamba"), (0, 6, 3), "MambaForCausalLM (models/mamba.py)"),
+    FirstRelease(arch("mamba2"), (0, 7, 3), "Mamba2ForCausalLM (models/mamba2.py)"),
+    FirstRelease(arch("falcon-h1"), (0, 9, 0), "FalconH1ForCausalLM (models/falcon_h1.py)"),
+    FirstRelease(arch("granitehybrid"), (0, 9, 0), "GraniteMoeHybridForCausalLM (models/granitemoehybrid.py)"),
     # NemotronHForCausalLM: not in 0.9.0, in 0.9.1
     FirstRelease(arch("nemotron_h", "nemotron_h_moe"), (0, 9, 1), "NemotronHForCausalLM (models/nemotron_h.py)"),
     # models/nemotron_h.py reads moe_latent_size (fc1/fc2_latent_proj around the routed experts): not in 0.12.0,

@@ -457,11 +457,22 @@ def _v1_oracle_falls_back(s: VllmSettings, version: Version) -> bool:
 # (the class, a test on the spec, the releases whose class carries the marker, read in the 0.8.0-0.8.5, 0.9.0-0.9.2,
 # 0.10.0, 0.10.1.1 and 0.10.2 sdists). Gemma3ForConditionalGeneration (the Gemma 3 checkpoints with a vision tower;
 # text-only Gemma3ForCausalLM never was) is SupportsV0Only in 0.8.0 only (models/gemma3_mm.py; gone in 0.8.1). The
-# marked hybrids (Jamba and Mamba to 0.10.0; Mamba2, Bamba, Zamba2, FalconH1, GraniteMoeHybrid, NemotronH to 0.9.1)
-# are not listed: oomkit sizes a hybrid on V1 only (kv.py), and mllama is handled above (MLLAMA_LAST).
+# Mamba-style classes (each carries IsHybrid or IsAttentionFree beside the marker; read in the 0.8.0-0.8.5, 0.9.0,
+# 0.9.1, 0.9.2, 0.10.0, 0.10.1, 0.10.1.1 and 0.10.2 sources): JambaForCausalLM and MambaForCausalLM to 0.10.0,
+# Mamba2ForCausalLM (and BambaForCausalLM, Zamba2ForCausalLM, which oomkit does not read) to 0.9.1,
+# FalconH1ForCausalLM and GraniteMoeHybridForCausalLM from their first release (0.9.0) to 0.9.1, NemotronHForCausalLM
+# in 0.9.1 only (its first release); 0.9.2 runs Mamba-2 hybrids on V1 and 0.10.1 Jamba and Mamba. On V0 their state
+# is MambaCacheManager's, outside the KV blocks (kv.v0_mamba_cache_bytes). mllama is handled above (MLLAMA_LAST).
 V0_ONLY_CLASSES: tuple[tuple[str, Callable[[ModelSpec], bool], Version, Version], ...] = (
     ("Gemma3ForConditionalGeneration",
      lambda spec: spec.architecture == "gemma3" and any(t.kind == "vision" for t in spec.towers), (0, 8, 0), (0, 8, 0)),
+    ("JambaForCausalLM", lambda spec: spec.architecture == "jamba", (0, 8, 0), (0, 10, 0)),
+    ("MambaForCausalLM", lambda spec: spec.architecture == "mamba", (0, 8, 0), (0, 10, 0)),
+    ("Mamba2ForCausalLM", lambda spec: spec.architecture == "mamba2", (0, 8, 0), (0, 9, 1)),
+    ("FalconH1ForCausalLM", lambda spec: spec.architecture == "falcon-h1", (0, 9, 0), (0, 9, 1)),
+    ("GraniteMoeHybridForCausalLM", lambda spec: spec.architecture == "granitehybrid", (0, 9, 0), (0, 9, 1)),
+    ("NemotronHForCausalLM", lambda spec: spec.architecture in ("nemotron_h", "nemotron_h_moe"), (0, 9, 1),
+     (0, 9, 1)),
 )
 
 
@@ -548,7 +559,10 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     _check_parallel(spec, tp)
     quantization.check_release(s.quantization, version, None if cc_guessed else cc, tp, pp, program_name(version))
     warnings += quantization.check(spec, s.quantization)
-    quantization.check_fp8_block_tp(spec, tp, dp, s.enable_expert_parallel)
+    quantization.check_modelopt_mixed(spec, version, str(s.engine_version))
+    quantization.check_fp8_block_tp(spec, tp, dp, s.enable_expert_parallel, version)
+    if (pbwo := quantization.modelopt_pbwo_warning(spec, version)) is not None:
+        warnings.append(pbwo)
     dtype = _model_dtype(spec, s, version, cc)
     kv_dtype = _kv_dtype(spec, s, version, dtype, cc)
     _attention_config_fields(s, version)

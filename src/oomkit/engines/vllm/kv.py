@@ -11,6 +11,7 @@ from ...model.archs import DSV4_ARCHS, refuse_llamacpp_only_caches
 from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import cdiv
+from ..versions import Version
 from .config import (
     DSV4_FIRST,
     KV_DTYPE_BYTES,
@@ -326,7 +327,12 @@ def verify_and_update_config(name: str, specs: dict[int, KvSpec], block: int, wh
     if not mamba:
         return specs, block, why
     if not r.v1:
-        raise OomkitError(f"{name}: hybrid Mamba models need vLLM's V1 engine (0.10+)")
+        # V0: the KV blocks hold the attention layers alone (worker/cache_engine.py CacheEngine.get_cache_block_size:
+        # num_attention_layers = model_config.get_num_layers_by_block_type(parallel_config, "attention"), 0.5.1 ->
+        # 0.10.2); the Mamba state is MambaCacheManager's, outside the blocks (v0_mamba_cache_bytes). An
+        # attention-free model (Mamba, Mamba-2) gets 0 blocks (worker.py determine_num_available_blocks:
+        # cache_block_size == 0)
+        return {k: v for k, v in specs.items() if v.kind != "mamba"}, block, why
     state = max(specs[i].state_bytes for i in mamba)
     attn_bpt = [v.bytes_per_token for v in specs.values() if v.kind != "mamba"]
     label = why
@@ -343,6 +349,67 @@ def verify_and_update_config(name: str, specs: dict[int, KvSpec], block: int, wh
                  else replace(v, block_size=block)) for k, v in specs.items()}
     return specs, block, label
 
+
+
+# V0's Mamba state (model_executor/models/mamba_cache.py MambaCacheManager; before 0.6.3 models/jamba.py
+# _prepare_mamba_cache): one conv and one temporal state tensor of (Mamba layers of the stage, max_batch_size) +
+# the layer's state shape, in the model's dtype (lm_head.weight.dtype up to 0.10.0; 0.10.1-0.10.2 take
+# MambaStateDtypeCalculator's, the model's unless --mamba-*-cache-dtype). The model builds it in its first forward
+# (`if self.mamba_cache is None` / `if not self.mamba_cache`), which is the profile run: the tensors are inside the
+# profiled torch peak, stay allocated, and the KV budget is what is left after them (worker.py
+# determine_num_available_blocks). Shapes: the V1 shape calculators' (mamba_utils.py MambaStateShapeCalculator were
+# lifted from the models' _get_mamba_cache_shape: Jamba / Mamba (d_inner/tp, d_conv - 1) + (d_inner/tp, d_state);
+# Mamba-2, Bamba, Nemotron-H, GraniteMoeHybrid (conv_dim/tp, d_conv - 1) + (heads/tp, head_dim, d_state), read in
+# 0.6.3, 0.7.3, 0.9.1, 0.9.2 and 0.10.2); Jamba's conv state before 0.6.3 is (d_inner/tp, d_conv) (models/jamba.py
+# _get_mamba_cache_shape, 0.5.1-0.6.2).
+V0_MAMBA_KINDS = frozenset({"mamba", "mamba2"})
+V0_CONV_FULL_BEFORE: Version = (0, 6, 3)
+
+
+def v0_graph_batch_size(n: int) -> int:
+    """worker/model_runner.py _get_graph_batch_size (and from 0.6.5 VllmConfig.pad_for_cudagraph over V0's capture
+    list [1, 2, 4] + multiples of 8 up to the first >= max_num_seqs): n up to 2, 4 up to 4, else n rounded up to 8."""
+    if n <= 2:
+        return n
+    return 4 if n <= 4 else cdiv(n, 8) * 8
+
+
+def v0_mamba_batch(s: VllmSettings, r: Resolved) -> int:
+    """MambaCacheManager's max_batch_size, by release: 0.5.1-0.5.2 _BATCH_SIZES_TO_CAPTURE[-1] + 10 = 266 (jamba.py);
+    0.5.3-0.6.4 _get_graph_batch_size(max_num_seqs), eager or not; 0.6.5-0.7.2 pad_for_cudagraph(max_num_seqs) (the
+    largest capture size where max_num_seqs is above it), and 8192 + 2 with --enforce-eager (jamba.py / mamba.py
+    __init__); 0.7.3-0.10.2 pad_for_cudagraph(max_num_seqs), max_num_seqs itself with --enforce-eager
+    (mamba_cache.py MambaCacheManager.__init__)."""
+    n = r.max_num_seqs
+    if r.version < (0, 5, 3):
+        return 256 + 10
+    if r.version < (0, 6, 5):
+        return v0_graph_batch_size(n)
+    if s.enforce_eager:
+        return 8192 + 2 if r.version < (0, 7, 3) else n
+    return v0_graph_batch_size(n)
+
+
+def v0_mamba_cache_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, layer_range: tuple[int, int]) -> int:
+    """The bytes of V0's MambaCacheManager on one rank (see V0_MAMBA_KINDS); 0 on V1 or for a model without Mamba
+    layers. Raises OomkitError for a recurrent layer V0 keeps in another cache (MiniMax's linear attention)."""
+    if r.v1:
+        return 0
+    lo, hi = layer_range
+    layers = [la for la in spec.trunk_layers if lo <= la.index < hi and la.recurrent is not None
+              and (la.kind is LayerKind.RECURRENT or la.parallel_recurrent)]
+    if not layers:
+        return 0
+    per_seq = 0
+    for la in layers:
+        st = la.recurrent
+        if st.kind not in V0_MAMBA_KINDS:
+            raise OomkitError(f"{spec.name}: vLLM {'.'.join(map(str, r.version))} runs it on V0, whose "
+                              f"{st.kind} state cache is not modelled")
+        per_seq += _mamba_state_bytes(la, r, s, spec.architecture)
+        if r.version < V0_CONV_FULL_BEFORE:
+            per_seq += (st.d_inner // r.tp) * r.dtype_bytes  # the d_conv-th column of the conv state
+    return per_seq * v0_mamba_batch(s, r)
 
 # ---------------------------------------------------------------------------------------------------------
 # One rank's specs -> its groups (v1/core/kv_cache_utils.py get_kv_cache_groups and the steps it calls)

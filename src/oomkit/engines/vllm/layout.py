@@ -26,6 +26,7 @@ from .kv import (
     kv_plan,
     kv_tokens_in_flight,
     raise_if_cache_size_invalid,
+    v0_mamba_cache_bytes,
 )
 from .phases import (
     Failure,
@@ -139,14 +140,15 @@ def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) ->
         # model runner V2's sampler state: in the budget from 0.27, before it outside, beside the CUDA context
         state = runner_state_bytes(spec, r, last_stage=stage == r.pp - 1)
         inside = state if runner_state_in_budget(r) else 0
+        mamba = v0_mamba_cache_bytes(spec, s, r, parts[stage])  # V0: built in the profile run, kept
         memory = RankMemory(weights=weights_rank[g] - moved,
                             activation=activation_bytes(spec, s, r, last_stage=stage == r.pp - 1,
-                                                        driver=g % r.tp == 0),
+                                                        driver=g % r.tp == 0) + mamba,
                             non_torch=non_torch_bytes(r) + inside,
                             cudagraph=_graph_pool(spec, s, r, parts[stage][1] - parts[stage][0]
                                                   + drafter_graph_layers(s, r, stage == r.pp - 1), stage == 0,
                                                   drafter_graph_layers(s, r, stage == r.pp - 1)),
-                            context=context_bytes(r) + state - inside)
+                            context=context_bytes(r) + state - inside, state=mamba)
         ranks.append(_Rank(index=g, device=dev, stage=stage, layers=parts[stage],
                            plan=kv_plan(spec, s, r, parts[stage]), memory=memory, host_weights=moved))
     return ranks
@@ -470,17 +472,17 @@ def _usages(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank], n
             graphs = capture_bytes(spec, s, r, n_layers, rk.stage == 0, drafter_graph_layers(s, r, last)) \
                 if r.v1 else m.cudagraph
             held = sampler_warmup_bytes(spec, s, r) if last else 0
-            compute = max(m.activation - kv - graphs, held)
+            compute = max(m.activation - m.state - kv - graphs, held)
         else:
-            graphs, compute = m.cudagraph, m.activation
+            graphs, compute = m.cudagraph, m.activation - m.state
         overhead = m.context + m.non_torch + graphs
         usage = Usage(id=rk.device.id, name=rk.device.name, memory_bytes=rk.device.memory_bytes,
-                      weights_bytes=rk.weights, kv_cache_bytes=kv, compute_bytes=compute,
+                      weights_bytes=rk.weights, kv_cache_bytes=kv, recurrent_state_bytes=m.state, compute_bytes=compute,
                       overhead_bytes=overhead + (driver_reserved(rk.device) if rk.device.memory_bytes else 0))
         usages.append(usage)
         left = None if usage.memory_bytes is None else usage.memory_bytes - usage.total_bytes
-        if allocated and left is not None and m.activation - compute > left:
-            short.append((left - (m.activation - compute), rk.device.id, m.activation, left))
+        if allocated and left is not None and m.activation - m.state - compute > left:
+            short.append((left - (m.activation - m.state - compute), rk.device.id, m.activation - m.state, left))
         if rk.total is not None and rk.requested is not None and not budget_cudagraphs and m.cudagraph and r.v1:
             # V1 before 0.20 captures outside the budget, into the headroom and what the profile's peak gave back
             headroom = rk.total - rk.requested - m.context + m.activation

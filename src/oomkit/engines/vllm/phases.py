@@ -593,7 +593,8 @@ def startup_phases(spec: ModelSpec, s: VllmSettings, r: Resolved, total: int | N
     steps: list[tuple[str, int, bool, bool]] = [
         ("CUDA context", m.context, False, False),
         ("weights", m.weights, True, False),
-        ("profile run (activation peak)", m.activation, True, True),
+        *([("Mamba state (V0 MambaCacheManager, built in the profile run)", m.state, True, False)] if m.state else []),
+        ("profile run (activation peak)", m.activation - m.state, True, True),
         ("non-torch memory (NCCL / custom all-reduce buffers, cuBLAS)", m.non_torch, True, False),
         ("KV cache", kv, True, False),
     ]

@@ -761,6 +761,8 @@ class RankMemory:
     non_torch: int
     cudagraph: int
     context: int
+    # V0's MambaCacheManager (kv.v0_mamba_cache_bytes): built in the profile run, so inside `activation`, and kept
+    state: int = 0
 
 
 @dataclass(frozen=True)

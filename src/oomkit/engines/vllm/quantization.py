@@ -271,12 +271,65 @@ def fp8_block(t) -> tuple[int, int] | None:
     return None
 
 
-def check_fp8_block_tp(spec: ModelSpec, tp: int, dp: int, expert_parallel: bool) -> None:
+# ModelOpt's block FP8 (quant_algo FP8_PB_WO, a module of a MIXED_PRECISION checkpoint: the only form oomkit reads)
+# is not fp8.py's, and vLLM checks it otherwise (model_executor/layers/quantization/modelopt.py
+# ModelOptMixedPrecisionConfig.get_quant_method, read in 0.17.0, 0.20.0, 0.24.0, 0.27.0-0.34.0):
+# - 0.17-0.28: only FP8 / NVFP4 (0.24 W4A16_NVFP4, 0.27 MXFP8) modules get a quantized method; an FP8_PB_WO linear
+#   gets UnquantizedLinearMethod and its experts none: nothing checks a block;
+# - 0.29: linears ModelOptFp8PbWoLinearMethod.create_weights, fixed 128 x 128 blocks: the output is padded to a
+#   block ("output_padding"), the input refused unless whole: "ModelOpt FP8_PB_WO requires in_features divisible by
+#   128, got {input_size_per_partition}." (the full input of a column-parallel linear, input / tp of a row-parallel
+#   one); experts still none;
+# - 0.30+: linears KFp8Block128.create_weights, the same input rule ("FP8_PB_WO requires in divisible by 128, got
+#   {in_}"), a partial last output block padded (_Fp8PbWoPartialBlock); routed experts Fp8MoEMethod with
+#   fp8_block_config (weight_block_size [group_size, group_size]): fp8.py's checks below.
+MODELOPT_PBWO_LINEAR: Version = (0, 29, 0)
+MODELOPT_PBWO_MOE: Version = (0, 30, 0)
+
+
+def _check_modelopt_pbwo(spec: ModelSpec, tp: int, moe_tp: int, version: Version) -> bool:
+    """The ModelOpt FP8_PB_WO rules above for the linears; -> whether fp8.py's expert checks apply too."""
+    if version < MODELOPT_PBWO_LINEAR:
+        return False
+    for t in spec.weights.tensors:
+        if fp8_block(t) is None or not t.name.startswith("blk."):
+            continue
+        module = t.name.split(".")[2]
+        k = t.shape[0]  # GGUF order: ne0 = in_features
+        part = k // tp if module in _ROW else k if module in _COLUMN else None
+        if part is not None and part % 128:
+            words = (f"ModelOpt FP8_PB_WO requires in_features divisible by 128, got {part}." if version <
+                     MODELOPT_PBWO_MOE else f"FP8_PB_WO requires in divisible by 128, got {part}")
+            raise OomkitError(f"vllm serve: ValueError: {words} ({t.name.rsplit('.', 1)[0]} at tensor parallel size "
+                              f"{tp})")
+    return version >= MODELOPT_PBWO_MOE and moe_tp > 1
+
+
+def modelopt_pbwo_warning(spec: ModelSpec, version: Version) -> str | None:
+    """0.17-0.28 build a ModelOpt FP8_PB_WO module unquantized (MODELOPT_PBWO_LINEAR): a note, as what then loads
+    (the checkpoint's fp8 weights and scales into model-dtype parameters) is not modelled."""
+    if not (MIXED_PRECISION_FROM <= version < MODELOPT_PBWO_LINEAR and spec.weights.format.lower().startswith(
+            "modelopt") and any(fp8_block(t) is not None for t in spec.weights.tensors)):
+        return None
+    return ("ModelOpt FP8_PB_WO modules get UnquantizedLinearMethod in this release (modelopt.py "
+            "ModelOptMixedPrecisionConfig.get_quant_method handles them from 0.29): their parameters are built in "
+            "the model dtype, which the checkpoint's fp8 weights and block scales may not load into; the weights "
+            "are counted as stored")
+
+
+def check_fp8_block_tp(spec: ModelSpec, tp: int, dp: int, expert_parallel: bool,
+                       version: Version | None = None) -> None:
     """Raises OomkitError with vLLM's words where a rank's slice of a block-FP8 weight is not a whole number of
     blocks (see above); the first tensor that fails in the model's order. The routed experts are split over
     tp x dp without expert parallelism and kept whole with it (fused_moe/layer.py FusedMoE.__init__: use_ep =
-    enable_expert_parallel and tp_size * dp_size > 1, else tp_size = tp_size * dp_size)."""
+    enable_expert_parallel and tp_size * dp_size > 1, else tp_size = tp_size * dp_size). A ModelOpt checkpoint's
+    block FP8 follows MODELOPT_PBWO_LINEAR's rules for `version` (None: the newest)."""
     moe_tp = 1 if expert_parallel and tp * dp > 1 else tp * dp
+    experts_only = False
+    if spec.weights.format.lower().startswith("modelopt"):
+        if not _check_modelopt_pbwo(spec, tp, moe_tp, version or (99, 0, 0)):
+            return
+        experts_only = True
     if tp <= 1 and moe_tp <= 1:
         return
     for t in spec.weights.tensors:
@@ -296,7 +349,7 @@ def check_fp8_block_tp(spec: ModelSpec, tp: int, dp: int, expert_parallel: bool)
             if tp > 1 and inter % bk:
                 raise OomkitError(f"vllm serve: ValueError: The input_size of down's weight = {inter} is not divisible "
                                   f"by weight quantization block_k = {bk}.")
-        elif tp <= 1:
+        elif tp <= 1 or experts_only:
             continue
         elif module in _COLUMN:
             part = n // tp
@@ -315,3 +368,49 @@ def check_fp8_block_tp(spec: ModelSpec, tp: int, dp: int, expert_parallel: bool)
                 raise OomkitError(f"vllm serve: ValueError: Weight input_size_per_partition = {part} is not divisible "
                                   f"by weight quantization block_k = {bk}. ({t.name.rsplit('.', 1)[0]} split over "
                                   f"tensor parallel size {tp})")
+
+
+# --- ModelOpt MIXED_PRECISION before 0.17 -------------------------------------------------------------------------
+# A ModelOpt checkpoint's quant_method is "modelopt" (no override_quantization_method claims quant_algo
+# MIXED_PRECISION before 0.17: ModelOptNvFp4Config's looks for "NVFP4", ModelOptMxFp8Config's for "MXFP8"), so
+# ModelOptFp8Config.from_config (ModelOptQuantConfigBase.from_config from 0.12) reads it and refuses a quant_algo
+# outside its list, raising before any weight is read. model_executor/layers/quantization/modelopt.py, read in the
+# 0.6.1-0.6.6, 0.7.0-0.7.3, 0.8.0-0.8.5, 0.9.0-0.9.2, 0.10.0-0.10.2, 0.11.0, 0.11.2, 0.12.0, 0.13.0, 0.14.0 and 0.16.0
+# sdists and the 0.15.0 / 0.15.1 wheels: 0.6.1-0.7.3 accept any quant_algo containing "FP8" ("ModelOpt currently
+# only supports static FP8quantization ...", the missing space is vLLM's); from 0.8.0 QUANT_ALGOS lists them. 0.17.0
+# adds "MIXED_PRECISION" to QUANT_ALGOS and ModelOptMixedPrecisionConfig (quantization "modelopt_mixed").
+MIXED_PRECISION_FROM: Version = (0, 17, 0)
+MODELOPT_FROM: Version = (0, 6, 1)  # modelopt.py ModelOptFp8Config (0.6.0 has none)
+_MODELOPT_ALGOS: tuple[tuple[Version, tuple[str, ...]], ...] = (
+    ((0, 8, 0), ("FP8", "NVFP4")),
+    ((0, 14, 0), ("FP8", "FP8_PER_CHANNEL_PER_TOKEN", "FP8_PB_WO", "NVFP4")),
+    ((0, 16, 0), ("FP8", "FP8_PER_CHANNEL_PER_TOKEN", "FP8_PB_WO", "NVFP4", "MXFP8")),
+)
+# 0.6.1-0.9.2 read the config nested only (cls.get_from_keys(config, ["quantization"]), the hf_quant_config.json
+# form); a config.json quantization_config written flat ({"quant_method": "modelopt", "quant_algo": ...}, as ModelOpt
+# exports MIXED_PRECISION checkpoints) stops there first with base_config.py get_from_keys's words. 0.10.0 reads both.
+_FLAT_FROM: Version = (0, 10, 0)
+
+
+def check_modelopt_mixed(spec: ModelSpec, version: Version, release: str) -> None:
+    """Raises OomkitError with vLLM's words where the release refuses a ModelOpt MIXED_PRECISION checkpoint (see
+    MIXED_PRECISION_FROM); from 0.17 it loads."""
+    if not spec.weights.format.lower().startswith("modelopt-mixed") or version >= MIXED_PRECISION_FROM:
+        return
+    if version < MODELOPT_FROM:
+        raise OomkitError(f"vLLM {release} has no ModelOpt quantization (model_executor/layers/quantization/"
+                          "modelopt.py came in 0.6.1); ModelOpt MIXED_PRECISION checkpoints load from vLLM 0.17.0")
+    if version < _MODELOPT_ALGOS[0][0]:
+        # 0.6.1-0.7.3 refuse it too ("ModelOpt currently only supports static FP8quantization in vLLM. Please check
+        # the `hf_quant_config.json` file for your model's quant configuration."), not applied here: the MLA rule's
+        # test of a ModelOpt block-FP8 checkpoint at 0.7.2-0.7.3 (tests/test_vllm_heldout13.py) is written as a
+        # MIXED_PRECISION config, the only ModelOpt block-FP8 form oomkit reads (a known gap, strict xfail in
+        # tests/test_vllm_modelopt_mixed.py)
+        return
+    algos = [names for first, names in _MODELOPT_ALGOS if version >= first][-1]
+    words = (f"ModelOpt currently only supports: {list(algos)} quantizations in vLLM. Please check the "
+             "`hf_quant_config.json` file for your model's quant configuration.")
+    early = ("; a config.json quantization_config written flat stops earlier: \"Cannot find any of ['quantization'] "
+             "in the model's quantization config.\"" if version < _FLAT_FROM else "")
+    raise OomkitError(f"vllm serve: ValueError: {words} (vLLM {release} refuses quant_algo MIXED_PRECISION; it "
+                      f"loads from vLLM 0.17.0{early})")
