@@ -263,8 +263,14 @@ def test_python_api_devices_are_checked_like_vram_sizes():
     import oomkit
     from oomkit.memory import Device
 
-    with pytest.raises(oomkit.SettingsError, match=r"devices: CUDA0 memory_bytes nan is a float"):
+    with pytest.raises(oomkit.SettingsError, match=r"devices: CUDA0 memory_bytes nan is not a finite number"):
         oomkit.estimate("qwen3:8b", devices=(Device(id="CUDA0", name="x", memory_bytes=float("nan")),))
+    with pytest.raises(oomkit.SettingsError, match=r"devices: CUDA0 free_bytes '1' is a str"):
+        oomkit.estimate("qwen3:8b", devices=(Device(id="CUDA0", name="x", memory_bytes=24 << 30, free_bytes="1"),))
+    # a float of bytes (a log's free MiB times 2**20) is taken down to whole bytes
+    half = oomkit.estimate("qwen3:8b", devices=(Device(id="CUDA0", name="x", memory_bytes=24 << 30,
+                                                       free_bytes=12.5 * 2**30 + 0.75),))
+    assert half.to_dict()["devices"][0]["free_bytes"] == 25 << 29
     with pytest.raises(oomkit.HardwareError, match=r"devices: CUDA0 memory_bytes -5 bytes: out of range"):
         oomkit.estimate("qwen3:8b", devices=(Device(id="CUDA0", name="x", memory_bytes=-5),))
     with pytest.raises(oomkit.SettingsError, match=r"a Device's id is 0"):

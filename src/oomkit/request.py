@@ -8,6 +8,7 @@ sizes and counts of the devices (1 MiB to 1 EiB each, at most hardware.catalog.M
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -98,8 +99,7 @@ def devices_from(vram: Any = None, gpu: str | None = None, devices: tuple[Device
             raise SettingsError("devices: give a tuple of oomkit.memory.Device")
         if len(devices) > MAX_DEVICES:
             raise HardwareError(f"devices: {len(devices):,} devices; oomkit takes 1 to {MAX_DEVICES:,}")
-        for d in devices:
-            _check_device(d)
+        devices = tuple(_checked_device(d) for d in devices)
         from .hardware.catalog import with_facts  # lazy: only named GPUs need the catalog
 
         return tuple(with_facts(d) for d in devices)
@@ -131,21 +131,28 @@ def _vram_sizes(vram: Any, most: int) -> tuple[int, ...]:
     return sizes
 
 
-def _check_device(d: Device) -> None:
-    """An API caller's Device, checked as a --vram size is: an id string, its memory an int of bytes from 1 to 1 EiB
-    (its free memory from 0), or None (unknown)."""
+def _checked_device(d: Device) -> Device:
+    """An API caller's Device, checked as a --vram size is: an id string, its memory a number of bytes from 1 to
+    1 EiB (its free memory from 0), or None (unknown). A finite float (a log's free MiB times 2**20, say) is taken
+    down to whole bytes; NaN, infinities, bools and other types are refused."""
     if not isinstance(d.id, str) or not d.id.strip():
         raise SettingsError(f"devices: a Device's id is {d.id!r}; give a name such as 'CUDA0'")
+    whole = {}
     for field in ("memory_bytes", "free_bytes"):
         v = getattr(d, field)
         if v is None:
             continue
-        if isinstance(v, bool) or not isinstance(v, int):
+        if isinstance(v, bool) or not isinstance(v, int | float):
             kind = "a bool" if isinstance(v, bool) else f"a {type(v).__name__}"
-            raise SettingsError(f"devices: {d.id} {field} {v!r} is {kind}; give bytes as an int (None: unknown)")
+            raise SettingsError(f"devices: {d.id} {field} {v!r} is {kind}; give bytes as a number (None: unknown)")
+        if not math.isfinite(v):
+            raise SettingsError(f"devices: {d.id} {field} {v!r} is not a finite number of bytes")
         least = 0 if field == "free_bytes" else 1  # a device may have nothing free, never nothing at all
         if not least <= v <= LARGEST_DEVICE:
             raise HardwareError(f"devices: {d.id} {field} {v:,} bytes: out of range; oomkit takes {least} to 1 EiB")
+        if isinstance(v, float):
+            whole[field] = int(v)
+    return replace(d, **whole) if whole else d
 
 
 def with_ram(eng: EngineModule, settings: Any, ram: Any) -> Any:
