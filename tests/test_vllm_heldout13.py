@@ -25,9 +25,9 @@ is not supported by the V1 Engine. Falling back to V0.") and refuses it when VLL
 models/gemma3_mm.py marks Gemma3ForConditionalGeneration so (0.8.1 dropped the marker; read in the 0.8.0-0.8.3
 sdists). vllm#16378's V0 worker lines with 0.8.0-0.8.1's loader.py:429 are that fallback; oomkit had it on V1. Its
 load is the same either way, so the weights row does not move; the V0 estimate's capture is 0.30 GiB where V1's was
-0.88. The hybrids the same marker sends to V0 in 0.8-0.10 (Jamba and Mamba to 0.10.0; Mamba2, Bamba, Zamba2,
-Falcon-H1, GraniteMoeHybrid, Nemotron-H to 0.9.1, read in the sdists) are not moved: oomkit sizes a hybrid on V1 only
-(named in V0_ONLY_CLASSES's comment, a known gap).
+0.88. The hybrids the same marker sends to V0 in 0.8-0.10 (Jamba and Mamba to 0.10.0; Mamba2, FalconH1,
+GraniteMoeHybrid, NemotronH to 0.9.1) run on V0 too, with V0's Mamba state outside the KV blocks
+(tests/test_vllm_v0_hybrids.py); Bamba and Zamba2 are not read by oomkit.
 
 ragflow#11166: the GPUs are not named in the excerpt; the author is ragflow#9856's (tests/test_vllm_heldout12.py),
 whose 48 GB cards before SM90 an RTX A6000 stands in for, as there. The budget is 0.83 GiB under the printed one, about
