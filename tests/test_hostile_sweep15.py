@@ -216,10 +216,6 @@ CASES = [
 
 # in code this sweep does not own (engines/llamacpp/args.py, engines/mlx/args.py, plan/search.py, vLLM's AWQ reading)
 STILL = {
-    "llama-ctk-upper-case": "engines/llamacpp/args.py takes -ctk Q8_0; llama.cpp's kv_cache_type_from_str compares "
-                            "ggml_type_name exactly and stops: \"Unsupported cache type: Q8_0\"",
-    "llama-fa-yes": "engines/llamacpp/args.py reads -fa yes as the bare -fa and 'yes' as a stray argument; llama.cpp "
-                    "says \"unknown value for --flash-attn: 'yes'\"",
     "cfg-awq-3-bits": "vLLM's AWQConfig refuses 3-bit AWQ (only 4-bit weights); oomkit answers",
 }
 

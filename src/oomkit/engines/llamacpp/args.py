@@ -20,6 +20,7 @@ from ...errors import OomkitError, SettingsError
 from ...flags import check_settings, flag_value, stof, stoi
 from ...model import names
 from ...model.resolve import split_quant
+from ...quant.ggml import KV_CACHE_TYPES
 from ..command import (
     LLAMA_APP_COMMANDS,
     Opt,
@@ -78,6 +79,17 @@ def _text(flag: str, value: str) -> str:
     return value
 
 
+def _cache_type(flag: str, value: str) -> str:
+    """common/arg.cpp kv_cache_type_from_str (from PR #10806, b4317; common.cpp's of the same name before, from
+    PR #4309, b1619): the value is compared with ggml_type_name(type) (b4317 on) or the lower-case names (before)
+    exactly, so `Q8_0` is no cache type in any build: "Unsupported cache type: Q8_0" (b1619's "Invalid cache type")."""
+    if value not in KV_CACHE_TYPES:
+        hint = f"; give {value.lower()}" if value.lower() in KV_CACHE_TYPES else ""
+        raise OomkitError(f'error while handling argument "{flag}": Unsupported cache type: {value} (llama.cpp '
+                          f"matches ggml's type names exactly: {', '.join(KV_CACHE_TYPES)}{hint})")
+    return value
+
+
 _SPLIT_MODES = ("none", "layer", "row", "tensor")
 
 
@@ -114,13 +126,13 @@ _VALUED = _by_flag({
     ("-mg", "--main-gpu"): ("main_gpu", _int), ("-ncmoe", "--n-cpu-moe"): ("n_cpu_moe", _int),
     # the draft model's own expert placement (common/arg.cpp: into params.speculative.draft.tensor_buft_overrides)
     ("-ncmoed", "--n-cpu-moe-draft", "--spec-draft-n-cpu-moe", "--spec-draft-ncmoe"): ("n_cpu_moe_draft", _int),
-    ("-ctk", "--cache-type-k"): ("cache_type_k", _text), ("-ctv", "--cache-type-v"): ("cache_type_v", _text),
+    ("-ctk", "--cache-type-k"): ("cache_type_k", _cache_type), ("-ctv", "--cache-type-v"): ("cache_type_v", _cache_type),
     ("-sm", "--split-mode"): ("split_mode", _split_mode),
     ("--pooling",): ("pooling", _pooling),
     # the draft model (common/arg.cpp; the --spec-draft-* names of 2026 builds alias the older ones)
     ("-md", "--model-draft", "--spec-draft-model"): ("model_draft", _text),
-    ("-ctkd", "--cache-type-k-draft", "--spec-draft-type-k"): ("cache_type_k_draft", _text),
-    ("-ctvd", "--cache-type-v-draft", "--spec-draft-type-v"): ("cache_type_v_draft", _text),
+    ("-ctkd", "--cache-type-k-draft", "--spec-draft-type-k"): ("cache_type_k_draft", _cache_type),
+    ("-ctvd", "--cache-type-v-draft", "--spec-draft-type-v"): ("cache_type_v_draft", _cache_type),
     # the longest draft (common_params_speculative_draft.n_max); --draft-max / --draft / --draft-n before the
     # --spec-draft-* names (the newest builds refuse them, pointing at --spec-draft-n-max)
     ("--spec-draft-n-max", "--draft-max", "--draft", "--draft-n"): ("spec_draft_n_max", _int),
@@ -316,9 +328,19 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
             # -fa on|off|auto from PR #15434 (b6325); older builds had a bare -fa switch. The form is kept for
             # settings.check_build (a bare -fa refused from b6325) and fa_form_note (a value noted before it); the legacy
             # 1 / 0 / true / false stay unmarked
-            if i + 1 < len(args) and args[i + 1].lower() in _BOOL_VALUES:
-                value = args[i + 1]
+            following = args[i + 1] if i + 1 < len(args) else None
+            if following is not None and (following in _BOOL_VALUES or following == "-1"):
+                value = following
                 i += 1
+            elif following is not None and not following.startswith("-"):
+                # common/arg.cpp -fa from PR #15434 (b6325): on / enabled, off / disabled, auto (and 1, 0, -1 from
+                # PR #15792, b6393: is_truthy / is_falsey / is_autoy), anything else thrown in these words (the
+                # typo is llama.cpp's); the bare -fa of older builds leaves the word as an argument of its own,
+                # which common_params_parse_ex refuses (invalid argument). Refused either way.
+                shown = following[:80]
+                raise OomkitError(f"{name} {shown}: llama.cpp stops: unkown value for --flash-attn: '{shown}' (from "
+                                  "b6325 it takes on, off or auto; older builds take a bare -fa and stop at the word: "
+                                  f"invalid argument: {shown})")
             else:
                 value = None
             opts["flash_attn_form"] = ("switch" if value is None else
@@ -357,9 +379,9 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
         elif name in ("-hff", "--hf-file"):
             hf_file = value  # common/arg.cpp: "If specified, it will override the quant in --hf-repo"
         elif name in ("-fa", "--flash-attn"):
-            mode = _BOOL_VALUES.get(value.lower())
+            mode = "auto" if value == "-1" else _BOOL_VALUES.get(value)
             if mode is None:
-                raise OomkitError(f"error: unknown value for --flash-attn: '{value}'")
+                raise OomkitError(f"{name} {value[:80]}: llama.cpp stops: unkown value for --flash-attn: '{value[:80]}'")
             opts["flash_attn"] = mode
         elif name in ("-ngl", "--gpu-layers", "--n-gpu-layers"):
             opts["n_gpu_layers"] = {"auto": -1, "all": 10**6}.get(value) or _int(name, value)
