@@ -27,7 +27,37 @@ class ParsedCommand:
     quant: str | None = None
 
 
+# the most of one argument a refusal repeats: a paste's 8,000-character argument is cut to this, with its length said
+QUOTE_LIMIT = 80
+
+
+def clip_word(word: str, limit: int = QUOTE_LIMIT) -> str:
+    """An argument as a one-line refusal shows it: whole up to `limit` characters, else its start, an ellipsis and
+    its length."""
+    return word if len(word) <= limit else f"{word[:limit]}... ({len(word):,} characters)"
+
+
+def _clip_refusal(e: OomkitError, argv: list[str]) -> None:
+    """The refusal of a command with an argument longer than QUOTE_LIMIT, each such argument repeated in it (as typed
+    or as its repr) cut by clip_word; the same exception, its type kept."""
+    text = str(e)
+    for word in sorted({w for w in argv if len(w) > QUOTE_LIMIT}, key=len, reverse=True):
+        quoted = repr(word)
+        text = text.replace(quoted, f"{quoted[:QUOTE_LIMIT + 1]}...{quoted[-1]} ({len(word):,} characters)")
+        text = text.replace(word, clip_word(word))
+    if text != str(e):
+        e.args = (text,)
+
+
 def parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedCommand:
+    try:
+        return _parse_command(argv, env)
+    except OomkitError as e:
+        _clip_refusal(e, argv)
+        raise
+
+
+def _parse_command(argv: list[str], env: dict[str, str] | None = None) -> ParsedCommand:
     # `OLLAMA_CONTEXT_LENGTH=8192 ollama serve`, `env K=V ollama run ...`: leading assignments join the env
     # `sudo ...`, `docker run [-e K=V] ... IMAGE [command]`: the engine command the wrapper runs (command.unwrap)
     wrapped = unwrap(argv)
