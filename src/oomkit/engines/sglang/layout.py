@@ -66,6 +66,7 @@ from .phases import (
     capture_bs,
     cuda_graph_parts,
     gb,
+    multimodal_prefill_graphs,
     prefill_graph_bytes,
     prefill_graph_tokens,
     prefill_output_row_bytes,
@@ -655,7 +656,8 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
         head_dim=attn.head_dim_k if attn else 0, context_len=run.context_len)
     pcg_sizes = prefill_graph_tokens(
         s, run.v, chunked_prefill_size=run.defaults.chunked_prefill_size, mla=run.lay_all.mla,
-        multimodal=any(t.kind == "vision" for t in spec.towers), hip=_is_hip(run.devs[0]),
+        multimodal=any(t.kind == "vision" for t in spec.towers)
+        and not multimodal_prefill_graphs(spec.architecture, run.v, _is_hip(run.devs[0])), hip=_is_hip(run.devs[0]),
         disabled_arch=spec.architecture in PREFILL_GRAPH_OFF_ARCHS
         or any(la.attention is not None and la.attention.index_head_dim for la in spec.trunk_layers))
     pcg = prefill_graph_bytes(pcg_sizes, spec.n_embd,
@@ -743,7 +745,7 @@ def _capture_lines(v: Version, begin: int, cg: int, pcg: int, bs: list[int], tok
         return out
     out = []
     if pcg:
-        backend = "breakable" if reached(v, "graph_lines_per_req") else "tc_piecewise"
+        backend = "breakable" if reached(v, "prefill_breakable") else "tc_piecewise"
         out += [f"Capture target prefill CUDA graph begin. backend={backend}, num_tokens={tokens}, avail mem="
                 f"{gb(begin)} GB",
                 f"Capture target prefill CUDA graph end. elapsed=N s, mem usage={gb(pcg)} GB, avail mem="

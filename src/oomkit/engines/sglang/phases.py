@@ -442,10 +442,10 @@ def backend_init_bytes(backend: str | None, v: Version, *, architecture: str, sl
 # GH200 node (the same 58 sizes, 32 layers, custom all-reduce, 1.96 GB printed) to 1.97 GiB (+0.5%; vLLM's
 # coefficients: 3.99, +1.4%, and 2.33, +19%). Per size and layer the two differ (0.87 and 1.08 MiB), per hidden unit
 # they do not. Both logs reach 8,192 tokens: the sqrt scaling to other largest sizes is vLLM's, not checked on SGLang.
-# From 0.5.18 the prefill graphs on CUDA are "breakable" (model_executor/cuda_graph_config.py default_prefill_backend;
-# runner_backend/breakable_cuda_graph_backend.py, read in the 0.5.18 wheel): no torch.compile; each size is captured
-# as a sequence of torch.cuda.CUDAGraph segments split at eager break points (the attention and Mamba layers'
-# eager_on_graph), so as many graph executables per size as the piecewise split (executable dedup,
+# From 0.5.15 the prefill graphs on CUDA are "breakable" (model_executor/cuda_graph_config.py default_prefill_backend,
+# 0.5.15-0.5.19 wheels; runner_backend/breakable_cuda_graph_backend.py, read in the 0.5.18 wheel): no torch.compile;
+# each size is captured as a sequence of torch.cuda.CUDAGraph segments split at eager break points (the attention
+# and Mamba layers' eager_on_graph), so as many graph executables per size as the piecewise split (executable dedup,
 # SGLANG_ENABLE_CUDA_GRAPH_DEDUP, is off by default); the segments' activations live in the global graph pool the
 # decode graphs share (runner_utils/pool.py get_or_create_global_graph_memory_pool), and only the transformer body
 # is captured (prefill_cuda_graph_runner.py _run_forward: layer_model.forward; the logits tail runs eagerly). Besides,
@@ -453,11 +453,27 @@ def backend_init_bytes(backend: str | None, v: Version, *, architecture: str, sl
 # in the model dtype) outside the pool, once. The segments keep vLLM's piecewise coefficients (the refit above is of
 # the torch.compile pieces of 0.5.10, not of this backend) and that buffer is added (prefill_output_row_bytes). The
 # one 0.5.18+ log, sglang#39713 (Qwen3-0.6B on an H100, out of memory at the 26th of 58 sizes after about 11.5 GB),
-# holds about 10x that: a strict xfail in tests/test_sglang_more_logs.py. Not modelled: the decode capture, run after
-# the prefill one from 0.5.14, reusing the pool blocks the prefill graphs left.
+# holds about 10x that: a strict xfail in tests/test_sglang_more_logs.py; a 0.5.19 log of Qwen3-32B on an H100
+# (tests/test_sglang_heldout12.py: 58 sizes to 8,192, hidden 5,120, 2.84 GB printed) holds it to 2.82 GiB. Not
+# modelled: the decode capture, run after the prefill one from 0.5.14, reusing the pool blocks the prefill graphs left
+# (tests/test_sglang_heldout12.py: 0.13 and 0.10 GB printed after the prefill graphs at 0.5.19 and 0.5.18), nor
+# 0.5.16-0.5.17's gate that skips an auto-selected prefill capture with under 4 GiB free (cuda_graph_setup.py
+# _MIN_AUTO_PREFILL_CUDA_GRAPH_FREE_MEMORY_GB, absent from the 0.5.18 and 0.5.19 wheels).
+# A multimodal model's prefill graphs are off (server_args.py "multimodal model" rules), but from 0.5.16 the breakable
+# backend keeps them for configs/model_config.py multimodal_breakable_cuda_graph_supported_model_archs, whose
+# language-model prefill is captured and whose batches carrying image embeddings run eagerly: Qwen3_5 /
+# Qwen3_5MoeForConditionalGeneration in 0.5.16-0.5.19 (Kimi K2.5 / K3, InternS2Mobius, MuseGlimmer joined in 0.5.18,
+# Cohere2Vision and PaddleOCR-VL in 0.5.19; Kimi K2.5 shares its GGUF name deepseek2 with Kimi-VL, which is not
+# listed, and the others are not in oomkit's catalog, so only the Qwen3.5 names are held here)
 PREFILL_GRAPH_REF_TOKENS = 512
 PREFILL_GRAPH_PER_HIDDEN = 2226  # bytes per hidden unit and captured size at 512 tokens (x sqrt(largest / 512))
 PREFILL_GRAPH_OFF_ARCHS = frozenset({"deepseek32", "qwen3next", "glm-dsa", "bailingmoe2.5", "llada"})
+PREFILL_GRAPH_MM_ARCHS = frozenset({"qwen35", "qwen35moe"})  # GGUF names of the breakable allowlist (see above)
+
+
+def multimodal_prefill_graphs(architecture: str, v: Version, hip: bool) -> bool:
+    """Whether a multimodal model keeps its prefill graphs: the breakable allowlist on CUDA (see above)."""
+    return not hip and reached(v, "prefill_breakable_mm") and architecture in PREFILL_GRAPH_MM_ARCHS
 
 
 def prefill_graph_tokens(s: SGLangSettings, v: Version, *, chunked_prefill_size: int, mla: bool, multimodal: bool,
@@ -482,7 +498,7 @@ def prefill_graph_tokens(s: SGLangSettings, v: Version, *, chunked_prefill_size:
 
 
 def prefill_output_row_bytes(v: Version, hidden: int, model_dtype: str) -> int:
-    """A row of the breakable backend's shared output buffer (0.5.18+, see above); 0 before."""
+    """A row of the breakable backend's shared output buffer (0.5.15+, see above); 0 before."""
     if not reached(v, "prefill_breakable"):
         return 0
     return hidden * (4 if model_dtype == "float32" else 2)
@@ -490,8 +506,8 @@ def prefill_output_row_bytes(v: Version, hidden: int, model_dtype: str) -> int:
 
 def prefill_graph_bytes(sizes: tuple[int, ...], hidden: int, output_row_bytes: int = 0, *,
                         breakable: bool = False) -> int:
-    """The prefill capture's memory: the torch.compile pieces (0.5.10-0.5.17) by PREFILL_GRAPH_PER_HIDDEN, the
-    breakable segments (0.5.18+, settings.py ERAS prefill_breakable) by vLLM's coefficients (see above)."""
+    """The prefill capture's memory: the torch.compile pieces (0.5.10-0.5.14) by PREFILL_GRAPH_PER_HIDDEN, the
+    breakable segments (0.5.15+, settings.py ERAS prefill_breakable) by vLLM's coefficients (see above)."""
     if not sizes:
         return 0
     per_graph = CG_GRAPH_BASE + CG_GRAPH_PER_HIDDEN * hidden if breakable else PREFILL_GRAPH_PER_HIDDEN * hidden

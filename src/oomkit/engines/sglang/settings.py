@@ -215,9 +215,11 @@ ERAS = Eras({
     # 0.5.18): an EagerRunner, then the prefill graphs, then the decode graphs ("prefill before decode, so both
     # coalesce onto the eager buffer"); before (0.5.10 read), init_device_graphs then init_piecewise_cuda_graphs.
     # Their lines became "Capture target prefill CUDA graph begin/end ..." and "Capture target decode CUDA graph
-    # begin/end ..."; the prefill backend printed is tc_piecewise (0.5.14), breakable on CUDA from 0.5.18
-    # (cuda_graph_config.py default_prefill_backend); the decode line says num_tokens_per_bs (0.5.14),
-    # num_tokens_per_req (0.5.18+), and from 0.5.23 prints its bs list in the end line, not the begin line
+    # begin/end ..."; the prefill backend printed is tc_piecewise (0.5.14), breakable on CUDA from 0.5.15
+    # (cuda_graph_config.py default_prefill_backend; 0.5.14 PhaseConfig(backend=Backend.TC_PIECEWISE)); the decode
+    # line says num_tokens_per_bs (0.5.14-0.5.15 model_runner.py), num_tokens_per_req from 0.5.16
+    # (model_runner_components/cuda_graph_setup.py capture_decode_graph), and from 0.5.23 prints its bs list in the
+    # end line, not the begin line
     "prefill_graph_first": (0, 5, 14),
     # --enable-symm-mem's symmetric-memory pool, preallocated once start-up has captured its CUDA graphs
     # (model_runner.py ModelRunner.prealloc_symmetric_memory_pool 0.5.9-0.5.15, pynccl_allocator.py
@@ -230,8 +232,16 @@ ERAS = Eras({
     "capture_mem_line": (0, 4, 3, 4),
     "capture_usage_first": (0, 4, 6, 1),
     "capture_bs_line": (0, 4, 6, 2),
-    "graph_lines_per_req": (0, 5, 18),
-    "prefill_breakable": (0, 5, 18),
+    "graph_lines_per_req": (0, 5, 16),
+    # the breakable prefill graphs (phases.py prefill_graph_bytes): the CUDA default from 0.5.15 (0.5.15-0.5.19 wheels
+    # read); 0.5.15's BreakableCudaGraphBackend keeps the largest size's own output as the shared buffer
+    # (_shared_output_buffer = out), 0.5.16+ allocates it apart (_alloc_full_buffer): the same rows x hidden either way
+    "prefill_breakable": (0, 5, 15),
+    # a multimodal model keeps its breakable prefill graphs when its architecture is in configs/model_config.py
+    # multimodal_breakable_cuda_graph_supported_model_archs (server_args.py _disable_breakable_cudagraph_if_incompatible
+    # "multimodal model" rule; 0.5.15 disables every multimodal model, the list is in 0.5.16-0.5.19): see
+    # phases.py PREFILL_GRAPH_MM_ARCHS
+    "prefill_breakable_mm": (0, 5, 16),
     # the largest prefill graph with an MLA backend: 2,048 tokens (0.5.10-0.5.18 read), min(8,192, chunked_prefill_size)
     # in 0.5.23 (0.5.19-0.5.22 not read)
     "prefill_mla_8192": (0, 5, 23),
