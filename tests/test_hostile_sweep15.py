@@ -239,10 +239,8 @@ def test_a_malformed_input_answers_or_refuses_in_one_line(tmp_path, case):
 # ---- a home directory of no user in the other entry points (pathlib's expanduser raises RuntimeError) ----
 
 @pytest.mark.parametrize("argv", [
-    pytest.param(["estimate", "--vram", "24GiB", "--", "mlx_lm.generate", "--model", f"{_NO_USER}/m"], id="mlx-model",
-                 marks=pytest.mark.xfail(strict=True, reason="engines/mlx/args.py base_model: Path.expanduser")),
-    pytest.param(["plan", f"{_NO_USER}/m.gguf", "--vram", "24GiB"], id="plan-model",
-                 marks=pytest.mark.xfail(strict=True, reason="plan/search.py _is_file: Path.expanduser")),
+    pytest.param(["estimate", "--vram", "24GiB", "--", "mlx_lm.generate", "--model", f"{_NO_USER}/m"], id="mlx-model"),
+    pytest.param(["plan", f"{_NO_USER}/m.gguf", "--vram", "24GiB"], id="plan-model"),
 ])
 def test_a_home_of_no_user_elsewhere(argv):
     rc, _, err = run_cli(*argv)

@@ -18,6 +18,7 @@ Every option is re-estimated from its own command line (options.py).
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -256,7 +257,7 @@ def _pick_member(query: str, members: list[dict[str, Any]], eng: EngineModule, d
 def _is_file(ref: str) -> bool:
     from pathlib import Path  # lazy: only for a plan, to tell a local file from a name
 
-    return Path(ref).expanduser().exists()
+    return Path(os.path.expanduser(ref)).exists()  # "~nosuchuser/x" stays as typed, as a shell leaves it
 
 
 # ---------------------------------------------------------------------------------------------------------

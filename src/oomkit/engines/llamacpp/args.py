@@ -451,7 +451,7 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
         opts["override_tensor"] = tuple(overrides)
     if overrides_draft:
         opts["override_tensor_draft"] = tuple(overrides_draft)
-    if model_url and (model is None or not Path(model).expanduser().exists()):
+    if model_url and (model is None or not Path(os.path.expanduser(model)).exists()):
         model = model_url  # the file not downloaded yet: the URL names it (a hub URL reads as its repo:QUANT)
     if hf_file:
         file_quant = names.gguf_file_quant(hf_file)
@@ -620,7 +620,7 @@ def model_args(model: str, quant: str | None, build: int | None = None, hf_file:
     build from -hfr (ERAS hf_repo_flag) to before REPO:QUANT (ERAS hf_tag): `-hfr REPO -hff FILE`, the repo's file
     for the quant (`hf_file`), else `FILE-QUANT.gguf` (HF_FILE_PLACEHOLDER) for the user to fill. Before -hfr the
     command still names `-hf REPO:QUANT`: that build loads only a local path, which oomkit cannot check."""
-    if Path(model).expanduser().exists():
+    if Path(os.path.expanduser(model)).exists():
         return ["-m", model]
     name, suffix = split_quant(model)
     q = quant or suffix
@@ -658,7 +658,7 @@ def format_command(model: str, settings: LlamaCppSettings, quant: str | None = N
     _, flags = format_flags(OPTIONS, values_of(settings), _DEFAULTS)
     name, suffix = split_quant(model)  # -hff names a file only where the build has no REPO:QUANT
     old_hub = "/" in name and ":" not in name and ERAS.reached(build, "hf_repo_flag") \
-        and not ERAS.reached(build, "hf_tag") and not Path(model).expanduser().exists()
+        and not ERAS.reached(build, "hf_tag") and not Path(os.path.expanduser(model)).exists()
     hf_file = published_file(name, quant or suffix) if old_hub else None
     return _fa_as_the_build_takes_it([program, *model_args(model, quant, build, hf_file), *flags], settings)
 

@@ -3,6 +3,7 @@ mlx-community conversions carry (bits, base model)."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -90,7 +91,7 @@ _ORGS = ("meta-llama", "Qwen", "google", "mistralai", "openai", "deepseek-ai", "
 def base_model(model: str | None) -> str | None:
     """An mlx-community conversion ("mlx-community/Qwen3-8B-4bit") -> its base model in the catalog
     ("Qwen/Qwen3-8B"), so it resolves offline; the repo name is kept when the catalog does not know the base."""
-    if not model or "/" not in model or Path(model).expanduser().exists():
+    if not model or "/" not in model or Path(os.path.expanduser(model)).exists():
         return model
     org, name = model.split("/", 1)
     if org.lower() != "mlx-community":
@@ -299,7 +300,7 @@ def quantized_repo(model: str, bits: int | None, group: int = _CONVERT_GROUP) ->
     other than 64): the model has to be converted first (mlx_lm.convert ... --mlx-path DIR, then --model DIR)."""
     if bits is None or (bits_from_name(model) == bits and group == _CONVERT_GROUP):
         return model
-    if group != _CONVERT_GROUP or "/" not in model or Path(model).expanduser().exists():
+    if group != _CONVERT_GROUP or "/" not in model or Path(os.path.expanduser(model)).exists():
         return None
     return f"mlx-community/{_QUANT_SUFFIX.sub('', model.split('/', 1)[1])}-{bits}bit"
 
