@@ -25,12 +25,11 @@ does not own).
   rather than mx.quantize's range; a Device of memory_bytes=-5 was refused as "--tensor-split values must not all be
   zero" (request.py now checks an API caller's Device as --vram's sizes); `--gpu "2.0x RTX 4090"` was refused without
   saying what to give (an unknown GPU's refusal now names --vram).
-Still broken (STILL, strict xfail): llama-server -ctk Q8_0 answered (llama.cpp's kv_cache_type_from_str matches
-ggml_type_name exactly: "Unsupported cache type: Q8_0"); -fa yes refused as "not a llama-server flag" where llama.cpp
-says "unknown value for --flash-attn: 'yes'" (is_truthy takes on, enabled, 1); `mlx_lm.generate --model
-~nosuchuser/m` and `plan ~nosuchuser/m.gguf` still exit with the RuntimeError (engines/mlx/args.py base_model,
-plan/search.py _is_file: pathlib's expanduser); a config.json with AWQ at 3 bits answered for vLLM, whose AWQConfig
-refuses anything but 4 ("Currently, only 4-bit weight quantization is supported for AWQ, but got 3 bits.").
+Fixed since (were strict xfails): llama-server -ctk Q8_0 (llama.cpp's kv_cache_type_from_str matches ggml_type_name
+exactly: "Unsupported cache type: Q8_0"); -fa yes (llama.cpp: "unkown value for --flash-attn: 'yes'", is_truthy takes
+on, enabled, 1); `mlx_lm.generate --model ~nosuchuser/m` and `plan ~nosuchuser/m.gguf` (pathlib's expanduser); a
+config.json with AWQ at 3 bits for vLLM, whose AWQConfig refuses anything but 4 ("Currently, only 4-bit weight
+quantization is supported for AWQ, but got 3 bits.").
 """
 
 from __future__ import annotations
@@ -214,10 +213,8 @@ CASES = [
      ("refuses", r"tensor 'b' starts at data offset 4, expected 8")),
 ]
 
-# in code this sweep does not own (engines/llamacpp/args.py, engines/mlx/args.py, plan/search.py, vLLM's AWQ reading)
-STILL = {
-    "cfg-awq-3-bits": "vLLM's AWQConfig refuses 3-bit AWQ (only 4-bit weights); oomkit answers",
-}
+# known gaps (none left)
+STILL: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c[0], marks=pytest.mark.xfail(strict=True, reason=STILL[c[0]]))

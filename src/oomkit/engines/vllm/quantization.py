@@ -203,8 +203,44 @@ def load_layout(quantization: str | None, plain: bool) -> str | None:
 PLATFORM_PLUGIN_METHODS = {"ascend": "vllm-ascend's quantization (the Huawei Ascend NPU plugin, ModelSlim checkpoints)"}
 
 
+# The weight widths an AWQ checkpoint loads with: awq.py AWQConfig.__init__ takes 4 bits only (0.2-0.23: "Currently,
+# only 4-bit weight quantization is supported for AWQ, but got {bits} bits."; auto_awq.py AutoAWQConfig from 0.24,
+# TYPE_MAP {4}: "Unsupported num_bits = {bits}. Supported: 4."); awq_marlin.py AWQMarlinConfig.TYPE_MAP {4, 8}
+# (0.5.3-0.10.1 read; {4} from 0.13.0), whose override_quantization_method takes the checkpoint only where
+# is_awq_marlin_compatible finds its bits there: any other width stays with AWQConfig and is refused in every release.
+_AWQ_BITS_SOME_KERNEL = (4, 8)
+_AWQ_GROUPS = (32, 64, 128, 256, -1)  # the group sizes AutoAWQ writes (q_group_size), -1 one group per row
+
+
+def awq_bits(spec: ModelSpec) -> int | None:
+    """The weight width of an AWQ checkpoint, read back from the stored bytes of its first quantized linear (quant/
+    hf_formats.linear_weight_bytes of the awq layout: qweight, qzeros, scales); None where no width (1-8) and group
+    size fits those bytes alone, or for another format."""
+    from ...quant import hf_formats  # lazy: only an AWQ checkpoint needs the format tables
+
+    t = next((t for t in spec.weights.tensors if t.dtype == "awq" and len(t.shape) == 2), None)
+    if t is None:
+        return None
+    n_in, n_out = t.shape
+    fits = {bits for bits in range(1, 9) for group in _AWQ_GROUPS
+            if hf_formats.linear_weight_bytes(hf_formats.QuantFormat("awq", bits, group_size=group, method="awq"), n_out, n_in)
+            == t.nbytes}
+    return fits.pop() if len(fits) == 1 else None
+
+
+def check_awq_bits(spec: ModelSpec) -> None:
+    """vLLM's refusal of an AWQ checkpoint whose weights no AWQ kernel takes (3-bit, ...), whatever --quantization
+    names (awq_marlin takes 4 or 8 bits, moe_wna16.py is_moe_wna16_compatible AWQ at 4 only, AWQConfig 4)."""
+    if checkpoint_method(spec) != "awq" or (bits := awq_bits(spec)) is None or bits in _AWQ_BITS_SOME_KERNEL:
+        return
+    raise OomkitError(f"vllm serve: ValueError: Currently, only 4-bit weight quantization is supported for AWQ, but got "
+                      f"{bits} bits. ({spec.name} is {bits}-bit AWQ; vLLM 0.24 and later: Unsupported num_bits = "
+                      f"{bits}. Supported: 4.)")
+
+
 def check(spec: ModelSpec, quantization: str | None) -> list[str]:
     """Warnings on --quantization; raises OomkitError with vLLM's own error where it refuses to start."""
+    check_awq_bits(spec)
     if not quantization:
         return []
     q = quantization.lower()
