@@ -77,14 +77,18 @@ def test_kq_mask_input_f16_since_pr_23764():
     # ROCm log of issue #11337 (January 2025, fixtures/engine_logs/llamacpp/backends): ROCm_Host compute 74.01 MiB =
     # the F32 KQ mask (32768 x 512 x 4 = 64 MiB) + the token rows (5120 x 512 x 4 = 10 MiB); from PR #23764 the
     # mask input is F16: 32 + 10 MiB; both builds also hold the unread embeddings input of PR #18550 (b7774, 10 MiB)
+    # and the small inputs (compute.token_index_inputs): 3 x 2 KiB of token ids, positions and out_ids (the 0.01 of
+    # the printed 74.01), from ERAS set_rows 8 KiB of K / V indices, from ERAS attn_rot the q8_0 cache's 80 KiB of
+    # rotations
     def host(version):
         return oomkit.estimate("Qwen/Qwen2.5-Coder-32B-Instruct", "llama.cpp", quant="Q4_K_M", vram="24GiB",
                                find_max_context=False, n_ctx=32768, n_parallel=1, cache_type_k="q8_0",
                                cache_type_v="q8_0", flash_attn="on", fit=False,
                                engine_version=version).engine_view["compute_buffer_bytes"]["CUDA_Host"]
-    assert host(f"b{ERAS['kq_mask_f16'] - 1}") == (64 + 10 + 10) * MiB
-    assert host(f"b{ERAS['kq_mask_f16']}") == (32 + 10 + 10) * MiB
-    assert host(f"b{ERAS['embd_input'] - 1}") == (64 + 10) * MiB
+    assert host(f"b{ERAS['kq_mask_f16'] - 1}") == (64 + 10 + 10) * MiB + 94 * 1024
+    assert host(f"b{ERAS['kq_mask_f16']}") == (32 + 10 + 10) * MiB + 94 * 1024
+    assert host(f"b{ERAS['embd_input'] - 1}") == (64 + 10) * MiB + 14 * 1024
+    assert round(host("b4500") / MiB, 2) == 74.01  # the log's build era: 6 KiB of small inputs
 
 
 def test_phi3_sliding_window_cache_only_between_13194_and_13676():

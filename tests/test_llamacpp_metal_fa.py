@@ -131,7 +131,9 @@ def test_a_cache_type_metal_refuses_sends_the_forced_attention_to_the_host():
     buffer (device_fa_on_host): Qwen3-8B at -c 8192 -ub 512, the hidden-state rows (4096 x 512 F32, 8 MiB), the F16
     mask (8192 x 512, 8 MiB), one layer's Q and output rows (32 heads x 128 x 512 F32, 8 + 8 MiB) and its K and V views
     (8192 cells x 8 heads x 128 in IQ4_NL, 4.5 + 4.5 MiB): 41 MiB. With q8_0 (on Metal's list) the attention stays on
-    MTL0 and the host keeps its 24 MiB of graph inputs."""
+    MTL0 and the host keeps its 24 MiB of graph inputs and the small ones (compute.token_index_inputs: 2 KiB each of
+    token ids and positions, 8 KiB of K / V indices, the q8_0 rotations' 80 KiB, and llama-server's 4 out_ids in one
+    32-byte block)."""
     host = {t: _metal("qwen3-8b", (t, t), "on").engine_view["compute_buffer_bytes"] for t in ("q8_0", "iq4_nl")}
     host = {t: sum(b for n, b in by.items() if not n.startswith("MTL")) for t, by in host.items()}
-    assert host == {"q8_0": 24 << 20, "iq4_nl": 41 << 20}, host
+    assert host == {"q8_0": (24 << 20) + 92 * 1024 + 32, "iq4_nl": 41 << 20}, host

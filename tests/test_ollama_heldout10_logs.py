@@ -11,11 +11,12 @@ buffers and context, and the Ollama engine's per-device lines. Measured before -
 - ollama/ollama#11723, gpt-oss:20b on a 78.7 GiB GPU, v0.11.3: the line identical (25/25, kv 300.0 MiB, 14.9 GiB,
   weights 11.7 / 10.7 / 1.1 GiB, graph 2.0 / 2.0 GiB), before and after; v0.11.0-v0.11.2 print graph.partial 4.0.
 - ollama/ollama#7606, deepseek-r1:32b on ROCm with flash attention and a q4_0 cache at 8192, v0.6.5: KV 576.00 MiB
-  and the ROCm_Host output buffer 0.60 MiB exact; ROCm0 compute 317.00 vs 306.22 MiB and ROCm_Host compute 26.00 vs
-  26.01 MiB off, before and after (strict xfails: llama.cpp's graph, not an Ollama rule).
+  and the ROCm_Host output buffer 0.60 MiB exact; ROCm0 compute 317.00 vs 306.22 MiB off, before and after (strict
+  xfail: llama.cpp's graph, not an Ollama rule); ROCm_Host compute 26.00 -> 26.01 MiB, exact (the small graph inputs,
+  compute.token_index_inputs).
 - ollama/ollama#8164, llama3.2:3b on the CPU, 4 slots x 2048, v0.4.0-v0.5.1: CPU model buffer 1918.35 MiB, KV
   896.00 MiB, output 2.00 MiB, n_ctx 8192 exact; n_batch 512 -> 2048 (settings.py V_GO_RUNNER: the Go runner's
-  batch x parallel from v0.4.0, was v0.5.8); CPU compute 424.00 vs 424.01 MiB (strict xfail).
+  batch x parallel from v0.4.0, was v0.5.8); CPU compute 424.00 -> 424.01 MiB, exact (compute.token_index_inputs).
 - ollama/ollama#7323, deepseek-r1:1.5b on the CPU, 4 slots, v0.5.x: CPU_Mapped 1059.89 MiB, n_seq_max 4, n_ctx
   8192, n_ctx_per_seq 2048 exact, before and after.
 - ollama/ollama#11628, llama3:8b Q4_0 on the CPU at 4096, v0.10.x: CPU_Mapped 4437.80 MiB and the output buffer
@@ -156,9 +157,9 @@ def test_deepseek_rocm_compute_buffer():
         _mib(_load(DEEPSEEK)["printed"]["ROCm0 compute buffer size ="])
 
 
-@pytest.mark.xfail(strict=True, reason="ROCm_Host compute 26.01 MiB printed, oomkit 26.00: about 10 KiB of the "
-                   "host-side inputs not placed (the same 0.01 as #8164's CPU compute)")
 def test_deepseek_host_compute_buffer():
+    """ROCm_Host 26.01 MiB = the token rows 10 MiB + the F32 mask 16 MiB + inp_tokens, inp_pos and inp_out_ids (512
+    int32 each: compute.token_index_inputs); was 26.00 without the three."""
     assert _mibs(_deepseek()["compute_buffer_bytes"])["ROCm_Host"] == \
         _mib(_load(DEEPSEEK)["printed"]["ROCm_Host compute buffer size ="])
 
@@ -190,9 +191,8 @@ def test_llama32_go_runner_batch(version):
     assert ls.n_batch == int(_load(LLAMA32)["printed"]["n_batch    ="])
 
 
-@pytest.mark.xfail(strict=True, reason="CPU compute 424.01 MiB printed, oomkit 424.00: about 10 KiB not placed "
-                   "(the same 0.01 as #7606's ROCm_Host compute)")
 def test_llama32_cpu_compute_buffer():
+    """CPU 424.01 MiB = the layer workspace 424.00 + the token ids, positions and out_ids (3 x 2 KiB); was 424.00."""
     ev = _estimate("llama3.2:3b", "Q4_K_M", (), "0.5.1").engine_view
     assert _mibs(ev["compute_buffer_bytes"]) == {"CPU": _mib(_load(LLAMA32)["printed"]["CPU compute buffer size ="])}
 

@@ -2543,6 +2543,58 @@ def output_weight_copy(spec: ModelSpec, device: Device, s: LlamaCppSettings) -> 
     return gpu_alloc_size(t) if infer_backend((device,), s.backend).name in _GGML_CUDA else t.nbytes
 
 
+# architectures whose RoPE is M-RoPE / interleaved M-RoPE (src/llama-model.cpp llama_model_rope_type at b7140:
+# QWEN2VL LLAMA_ROPE_TYPE_MROPE, QWEN3VL / QWEN3VLMOE LLAMA_ROPE_TYPE_IMROPE; Qwen3.5's, added later, measured: the
+# H200's qwen3.5-27b CUDA_Host 112.08 MiB at -ub 2048 needs the 24 KiB of three more positions a token): four
+# positions a token (llama_hparams::n_pos_per_embd), the positions input n_tokens x 4 int32
+MROPE_POSITIONS = frozenset({"qwen2vl", "qwen3vl", "qwen3vlmoe", "qwen35", "qwen35moe"})
+
+
+def token_index_inputs(spec: ModelSpec, ctx: Context, caches: list[Cache], s: LlamaCppSettings) -> int:
+    """The small graph inputs of a token ubatch, each in its own block of the host's buffer (ggml-alloc rounds a
+    tensor up to the buffer's alignment, galloc.ALIGN: ggml_dyn_tallocr_alloc's aligned_offset):
+
+    - inp_tokens, n_tokens int32 (llm_build_inp_embd; llm_graph_context::build_inp_embd from PR #12181);
+    - inp_pos, n_tokens x n_pos_per_embd int32 where the graph has attention (build_inp_pos; MROPE_POSITIONS);
+    - inp_out_ids, n_outputs int32 from PR #6122 (ERAS out_ids: build_inp_out_ids, the last layer's row gather;
+      always built from then, PR #14275 dropping the n_outputs < n_tokens shortcut it briefly had);
+    - from ERAS set_rows, each KV cache's K row indices (n_tokens int64, llama_kv_cache::build_input_k_idxs) and,
+      with V not transposed (flash attention), its V row indices (n_tokens int64; the transposed V's wide indices
+      are v_index_inputs);
+    - from ERAS attn_rot, a quantized cache's Hadamard matrices (_rotations: build_input_k_rot / _v_rot), each cache.
+
+    ggml_backend_sched gives every graph input the last backend, the CPU (ggml_backend_sched_backend_id_from_cur:
+    "graph input ... last backend (assumed CPU)"), whose buffer is the GPU's host buffer type when layers are
+    offloaded, and the input_dep views it puts at the head of each device split keep them alive to the graph's end
+    (ggml_backend_sched_split_graph). ollama/ollama#7606 (vendored llama.cpp d7cfe1ff = b4779, deepseek-r1:32b,
+    512 tokens): ROCm_Host 26.01 MiB = 10 MiB of rows + the 16 MiB F32 mask + 3 x 2 KiB; on an H200 at
+    llama.cpp@0c1e57098: CUDA_Host 20.01 at -ub 512 (14 KiB: tokens, positions, out_ids, K and V indices), 96.05 at
+    -ub 2048 (56 KiB), 20.09 with a q8_0 cache (the 64 + 16 KiB rotations beside them)."""
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    a = galloc.ALIGN
+
+    def block(n: int) -> int:
+        return round_up(n, a) if n else 0
+    total = block(T * 4)
+    attending = [la for la in spec.trunk_layers if la.attention is not None]
+    if attending:
+        total += block(T * 4 * (4 if spec.architecture in MROPE_POSITIONS else 1))
+    if ERAS.reached(ctx.build, "out_ids"):
+        total += block(4 * (T if spec.architecture in EMBEDDING_GRAPHS else min(T, reserved_outputs(ctx, s))))
+    if spec.architecture in NO_CACHE_GRAPHS or not attending:
+        return total
+    stored = [c for c in caches if c.layers and c.k_bytes]
+    if ERAS.reached(ctx.build, "set_rows"):
+        v_rows = ctx.flash_attn or ctx.fa_auto_off
+        total += sum(block(T * 8) + (block(T * 8) if c.v_bytes and v_rows else 0) for c in stored)
+    a0 = attending[0].attention
+    if ERAS.reached(ctx.build, "attn_rot") and not (a0.kv_lora_rank and a0.latent_cache
+                                                     and ERAS.reached(ctx.build, "mla_latent")):
+        k_rot, v_rot = _rotations(spec, ctx)  # none for MLA's latent cache (as deepseek2_cpu_bytes)
+        total += len(stored) * (block(k_rot) + block(v_rot))
+    return total
+
+
 def v_index_inputs(spec: ModelSpec, ctx: Context, caches: list[Cache], layers: set[int] | None = None) -> int:
     """The V-index graph inputs without flash attention (ERAS set_rows): each KV cache with a V transposes it
     (v_trans) and stores it through ggml_set_rows with n_embd_v_gqa_max x n_tokens int64 indices
@@ -3735,7 +3787,16 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     p = compute_phases(spec, ctx, caches, reserved_outputs(ctx, s))
     if not devices:
         dense = dense_cpu_bytes(spec, ctx, caches, s)
-        return {-1: max(p.output, p.attention) if dense is None else dense}
+        # the older graph's attention without flash attention (OLD_GRAPH_LAST_BUILD: K and V copied into the cache
+        # before KQ) is summed from its tensors: the scores, the masks, Q, the KQV output and two rows, beside which
+        # the small inputs ggml-alloc places first (ggml_gallocr_alloc_graph_impl: "allocate all graph inputs
+        # first") stay below: the positions and out_ids are read to the last layer, the token ids' freed block stays
+        # at the bottom (token_index_inputs). ollama/ollama#8164 (v0.5.1, llama3.2:3b on the CPU, 4 x 2048 cells):
+        # CPU 424.01 MiB = the layer's 424.00 + 3 x 2 KiB. The later graphs' closed forms were fitted to prints that
+        # hold them already (equal on the CPU grid without them)
+        small = token_index_inputs(spec, ctx, caches, s) if ctx.build <= OLD_GRAPH_LAST_BUILD \
+            and not ctx.flash_attn else 0
+        return {-1: max(p.output, p.attention + small) if dense is None else dense}
     # a ggml-cuda device's layer workspace holds flash attention's F16 copies of K and V (fa_f16_bytes); not
     # modelled: an RPC device's (the remote server's buffer type) and absorbed-MLA layers (V a view of the latent K)
     fa16, deps = cuda_fa_f16_copies(ctx, devices, s), cuda_fusion_deps(ctx, devices, s)
@@ -3831,11 +3892,14 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     # the host keeps the graph inputs; since PR #18550 (ERAS embd_input) among them the embeddings input row block
     # beside the token ids, unread with tokens given but allocated all the same. Without flash attention the V
     # index inputs (v_index_inputs); K and V rows stored into a KV cache on the host take the freed embeddings
-    # block, and go above it when larger (host_cache_stores)
+    # block, and go above it when larger (host_cache_stores). The small inputs (token_index_inputs) are not added
+    # above such a store: the H200's mamba2-2.7b -nkvo (15.56 MiB) and qwen3.5-27b -nkvo / -ngl 4 / 8 (34.13) equal
+    # the inputs' rows and masks plus the store's excess alone (where in the block the small ones sit: not located)
     out[-1] = max(out.get(-1, 0), p.inputs + (resid if ERAS.reached(ctx.build, "embd_input") else 0)
                   + (per_layer_input_rows(spec, T) if any(d >= 0 for d in placement.layer_device) else 0)
-                  + v_index_inputs(spec, ctx, caches) + max(0, host_cache_stores(spec, ctx, placement, s)
-                                                              + host_layer_fa_q(spec, ctx, placement, devices, s) - resid))
+                  + v_index_inputs(spec, ctx, caches)
+                  + max(token_index_inputs(spec, ctx, caches, s), host_cache_stores(spec, ctx, placement, s)
+                        + host_layer_fa_q(spec, ctx, placement, devices, s) - resid))
     out[-1] += kq_host  # -nkvo without flash attention: the scores on the host
     out[-1] = max(out.get(-1, 0), fa_host[1])  # flash attention's sources copied to the host
     out[-1] = max(out[-1], blas_host_attention(spec, ctx, caches, placement, devices, s))  # kept by BLAS

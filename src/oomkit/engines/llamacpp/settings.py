@@ -107,6 +107,14 @@ ERAS = Eras({
     # inputs, the token ids and an n_embd_inp x n_tokens F32 embeddings input the token path never reads, and picks
     # one (src/llama-graph.cpp); the unread input is still a graph input, allocated on the host
     "embd_input": 7774,
+    # PR #6122 "llama : greatly reduce output buffer memory usage" (557410b8, 2024-03-26, b2540): build_inp_out_ids,
+    # an n_outputs int32 graph input the last layer gathers its rows by (llama.cpp llm_build_context, later
+    # src/llama-graph.cpp; built even when every token is an output from PR #14275, 812939a9, b5714, as before it)
+    "out_ids": 2540,
+    # PR #21038 "llama : rotate activations for better quantization" (744c0c73, merged 2026-04-01; dated here by
+    # llamacpp_build_on): a quantized K / V cache's Hadamard matrices, graph inputs (llama_kv_cache::
+    # build_input_k_rot / build_input_v_rot)
+    "attn_rot": llamacpp_build_on("2026-04-01"),
     # PR #16653 "llama: automatically set parameters not set by the user ..." (b1f3a6e5d, 2025-12-15, b7407; b7437
     # runs llama-fit-params, issue #18097): --fit, on by default in llama-server and llama-cli (common_fit_params);
     # before it the command's -c / -ngl are taken as given
