@@ -27,10 +27,10 @@ Measured (2026-12-07), before this sweep's change: right 27, wrong 2, refused wi
 GB"): the "10G" of the model name was read as a size of 10 GB (hardware/catalog.py _split_size; a number written onto
 a letter is now the model's own). `--gpu "Framework Desktop 128GB"` (a machine, not a GPU) was refused as "unknown GPU
 'Framework Desktop 128GB'" with nothing to give instead; an unknown GPU's refusal now says to give its memory with
---vram. After: right 29, wrong 1 (STILL): `mlx_lm.generate --prompt "hi" --max-tokens 256` is sized at the model's
-trained context (40,960 tokens: the prompt taken as filling it) and said not to fit an 8 GB M1, where mlx_lm's cache
-holds the few prompt tokens and 256 generated ones; the prompt's text is on the command line (engines/mlx/args.py
-reads --prompt and drops its value).
+--vram. After: right 29, wrong 1: `mlx_lm.generate --prompt "hi" --max-tokens 256` was sized at the model's trained context
+(40,960 tokens: the prompt taken as filling it) and said not to fit an 8 GB M1, where mlx_lm's cache holds the few
+prompt tokens and 256 generated ones. Since fixed (engines/mlx/args.py prompt_bound): the prompt's UTF-8 bytes plus
+256 tokens for the chat template, 258 prompt tokens at most, a context of 514: right 30.
 
 Also here (from review): the Python API reads a mlx-community name that only mlx_lm's --model reads (gpt-oss-20b
 -MXFP4-Q8) as the CLI does (engines/cmdline.py read_as_model_flag, used by both).
@@ -176,7 +176,7 @@ CASES_AND_ENGINES = [
           'lms load qwen/qwen3-14b --context-length 8192 --gpu max',
           ('reads', {'engine': 'llama.cpp', 'model': 'Qwen3 14B', 'arch': 'qwen3', 'ctx': 8192,
                      'kv_tok': _kv(40, 8, 128), 'devices': [('RTX 3060', 12288)]})), None),
-    (Case('c23', 'https://huggingface.co/mlx-community/Qwen3-1.7B-4bit', 'cmd', 'M1 8GB', None, STILL,
+    (Case('c23', 'https://huggingface.co/mlx-community/Qwen3-1.7B-4bit', 'cmd', 'M1 8GB', None, FIXED,
           'mlx_lm.generate --model mlx-community/Qwen3-1.7B-4bit --prompt "hi" --max-tokens 256',
           # a two-letter prompt and 256 tokens: a few hundred tokens of KV (28 layers, 8 KV heads of 128) beside
           # ~1 GB of 4-bit weights
@@ -219,10 +219,7 @@ CASES_AND_ENGINES = [
 CASES = [c for c, _ in CASES_AND_ENGINES]
 ENGINE = {c.id: e for c, e in CASES_AND_ENGINES}
 
-STILL_WRONG = {
-    'c23': "mlx_lm.generate with a literal --prompt is sized at the model's trained context (the prompt taken as "
-           "filling it): engines/mlx/args.py drops --prompt's value, so the prompt's length is not bounded by it",
-}
+STILL_WRONG: dict[str, str] = {}
 
 
 def check(c: Case) -> None:
@@ -262,7 +259,7 @@ test_a_real_input_answers_as_the_thread_shows, test_every_form_of_a_real_command
 def test_the_sweep_counts():
     assert len(CASES) == 30 and len({c.id for c in CASES}) == 30 and len({c.url for c in CASES}) == 30
     assert sum(c.kind == "cmd" for c in CASES) == 15 and sum(c.kind == "model" for c in CASES) == 15
-    assert sum(c.status == FIXED for c in CASES) == 2 and sum(c.status == STILL for c in CASES) == 1
+    assert sum(c.status == FIXED for c in CASES) == 3 and sum(c.status == STILL for c in CASES) == 0
     assert sum(c.status == RIGHT for c in CASES) == 27
     assert set(STILL_WRONG) == {c.id for c in CASES if c.status == STILL}
 

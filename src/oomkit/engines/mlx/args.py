@@ -171,6 +171,27 @@ def _abbreviation(program: str, name: str) -> str:
 _GENERATE_DEFAULT_MODEL = "mlx-community/Llama-3.2-3B-Instruct-4bit"
 
 
+# mlx_lm.generate's chat template (generate.py main: tokenizer.apply_chat_template of the system prompt, the user's
+# --prompt and any --prefill-response, add_generation_prompt) adds the template's own tokens to the prompt's; they
+# are not known without the tokenizer, taken as at most this many (a Qwen3 user turn adds 9, gpt-oss's harmony
+# system block about 70)
+CHAT_TEMPLATE_TOKENS = 256
+
+
+def prompt_bound(texts: dict[str, str]) -> tuple[int, str]:
+    """The prompt tokens of mlx_lm.generate's --prompt (with --system-prompt and --prefill-response) as typed, at
+    most: generate.py main reads --prompt with "\\n" and "\\t" unescaped and encodes it with the model's tokenizer,
+    which is not read offline; a byte-level BPE or byte-fallback tokenizer makes at most one token of each UTF-8
+    byte, and the chat template's tokens are taken as CHAT_TEMPLATE_TOKENS. -> (tokens, the assumption in words)."""
+    text = {k: v.replace("\\n", "\n").replace("\\t", "\t") if k == "--prompt" else v for k, v in texts.items()}
+    n_bytes = sum(len(v.encode("utf-8", "surrogatepass")) for v in text.values())
+    tokens = n_bytes + CHAT_TEMPLATE_TOKENS
+    given = " and ".join(text)
+    return tokens, (f"{given} sized at {tokens:,} prompt tokens at most: one token per UTF-8 byte ({n_bytes:,}) plus "
+                    f"{CHAT_TEMPLATE_TOKENS} for the chat template (the model's tokenizer is not read; give "
+                    "--prompt-tokens N for the exact count)")
+
+
 def parse_args(argv: list[str], env: dict[str, str] | None = None, program: str | None = None
                ) -> tuple[str | None, str | None, MlxSettings]:
     args = list(argv)
@@ -182,6 +203,7 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None, program: str 
     flags = _flags(program)
     opts: dict[str, Any] = {"program": program}
     model = None
+    prompts: dict[str, str] = {}
     i = 0
     while i < len(args):
         arg = args[i]
@@ -196,6 +218,8 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None, program: str 
             value, i = flag_value(args, i, inline if eq else None,
                                   f"{program}: error: argument {name}: expected one argument")
         i += 1
+        if name in ("--prompt", "-p", "--system-prompt", "--prefill-response") and program == "mlx_lm.generate":
+            prompts["--prompt" if name == "-p" else name] = value
         if name in _UNMODELLED and (program.endswith("server") or name in ("--draft-model", "--adapter-path")):
             opts["unmodelled"] = (*opts.get("unmodelled", ()), f"{name} {value} ({_UNMODELLED[name]})")
         if fld is None:
@@ -209,6 +233,10 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None, program: str 
                 raise OomkitError(f"{program}: error: argument {name}: invalid int value: {value!r}") from None
         else:
             opts[fld] = value
+    if prompts.get("--prompt", "-") != "-" and "prompt_tokens" not in opts:
+        # a prompt typed on the command line ('-' is read from stdin when it runs): the cache grows to its tokens
+        # and --max-tokens (generate_step), not to the trained context
+        opts["prompt_tokens"], opts["prompt_note"] = prompt_bound(prompts)
     if model is None and typed_program and program == "mlx_lm.generate":
         model = _GENERATE_DEFAULT_MODEL
     if "q_bits" not in opts:

@@ -106,6 +106,9 @@ class MlxSettings:
     # flags of the command that change memory in a way oomkit does not count, each with what it changes: said in
     # the estimate's warnings (engines/base.py unmodelled_note), never dropped
     unmodelled: tuple[str, ...] = ()
+    # how prompt_tokens was bounded from a --prompt text the command carries (args.py prompt_bound), said among the
+    # estimate's guesses; "" where the tokens were given or taken as the context
+    prompt_note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -114,7 +117,7 @@ class MlxSettings:
 def with_context(s: MlxSettings, n_ctx: int) -> MlxSettings:
     """The same run at another prompt + generated length (under lms load, mlx-engine's cache cap with it:
     kv.layer_caches)."""
-    return replace(s, context_length=n_ctx, prompt_tokens=None)
+    return replace(s, context_length=n_ctx, prompt_tokens=None, prompt_note="")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -191,6 +194,8 @@ def resolve(spec: ModelSpec, s: MlxSettings) -> Resolved:
         if s.prompt_tokens < 1:
             raise OomkitError("the prompt needs at least one token")
         prompt = s.prompt_tokens
+        if s.prompt_note:
+            labels.append(s.prompt_note)
         if s.context_length is not None:
             max_tokens = s.context_length - prompt
             if max_tokens < 0:
