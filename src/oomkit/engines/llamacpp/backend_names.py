@@ -55,13 +55,37 @@ def infer_backend(devices: tuple[Device, ...], asked: str = "") -> Backend:
     without a GPU. RPC devices (RPC0[host:port], first in the list) say nothing of the local build: the first local
     device decides, and with RPC devices alone the client's host side is the plain CPU (ggml-rpc.cpp
     ggml_backend_rpc_device_i has no host buffer type)."""
-    if asked:
-        return backend_named(asked)
     local = [d for d in devices if not d.id.startswith("RPC")]
+    if asked:
+        backend = backend_named(asked)
+        _check_runs_on(backend, local)
+        return backend
     if not local:
         return BACKENDS["cpu"]
     head = local[0].id.rstrip("0123456789")
     return BACKENDS[_BY_PREFIX.get(head, "cuda")]
+
+
+# the first NVIDIA generation no macOS driver ever took: Turing (RTX 20, compute capability 7.5); NVIDIA's last web
+# driver (387.10.10.10.40, macOS 10.13) stops at Pascal, and macOS 10.14 on has drivers for Kepler only
+_NO_MACOS_DRIVER_CC = (7, 5)
+# backends whose builds have no Apple-GPU device (ggml-cuda, ggml-hip, ggml-sycl: CUDA, ROCm and oneAPI run on no
+# Apple chip); Metal, Vulkan (MoltenVK) and the CPU do
+_NOT_ON_APPLE = ("cuda", "rocm", "sycl")
+
+
+def _check_runs_on(backend: Backend, local: list[Device]) -> None:
+    """--backend against the GPUs named: a backend that cannot drive them (Metal on an NVIDIA card no macOS driver
+    takes, CUDA / ROCm / SYCL on an Apple chip) is refused, as another contradiction of the hardware is."""
+    for d in local:
+        cc = d.compute_capability
+        if backend.name == "metal" and cc is not None and cc >= _NO_MACOS_DRIVER_CC:
+            raise OomkitError(f"--backend metal with {d.name}: llama.cpp's Metal backend runs on macOS, which has no "
+                              f"driver for an NVIDIA card of compute capability {cc[0]}.{cc[1]} (none from Turing on); "
+                              "give --backend cuda or vulkan, or an Apple --gpu")
+        if backend.name in _NOT_ON_APPLE and d.id.rstrip("0123456789") in ("MTL", "Metal"):
+            raise OomkitError(f"--backend {backend.name} with {d.name}: an Apple GPU runs llama.cpp's Metal backend "
+                              f"(or Vulkan through MoltenVK), not {backend.prefix}; give --backend metal")
 
 
 # backends whose devices are numbered by the backend's own prefix (ggml_backend_dev_name: CUDA0, ROCm0, Vulkan0,
