@@ -334,7 +334,8 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
                 i += 1
             elif following is not None and not following.startswith("-"):
                 # common/arg.cpp -fa from PR #15434 (b6325): on / enabled, off / disabled, auto (and 1, 0, -1 from
-                # PR #15792, b6393: is_truthy / is_falsey / is_autoy), anything else thrown in these words (the
+                # PR #15792, b6393: is_truthy / is_falsey / is_autoy; true / false too in common_arg_utils after
+                # b7140), each compared as typed, anything else thrown in these words (the
                 # typo is llama.cpp's); the bare -fa of older builds leaves the word as an argument of its own,
                 # which common_params_parse_ex refuses (invalid argument). Refused either way.
                 shown = following[:80]
