@@ -31,7 +31,7 @@ The dummy item, per tower (each the processor's get_image_size_with_most_feature
   Qwen2 / 2.5-VL, 16,777,216 for Qwen3-VL: their preprocessor_config.json, not in config.json), one token per
   merge^2 patches of in_channels x temporal_patch_size x patch^2; --mm-processor-kwargs' max_pixels (or
   size.longest_edge) replaces the checkpoint's, through smart_resize (qwen_side: 1,280 gives one 28 x 28 image,
-  1 token). A video item is not modelled in V1 (per token it holds the same; the item count differs).
+  1 token). Their video is the same image repeated over grid steps of temporal_patch_size frames: see "Video" below.
 - LLaVA-1.5 (llava.py, CLIP): one image_size^2 image, (image_size / patch)^2 tokens.
 A tower not tabled here holds the outputs of one full budget (max_num_batched_tokens tokens) and no pixels.
 
@@ -49,6 +49,27 @@ get_dummy_encoder_profile_inputs) and runs gpu/mm/encoder_runner.py EncoderRunne
 moves the items to the GPU inside execute_mm_encoder (group_mm_kwargs_by_modality(..., device=self.device)): the
 dummy inputs profile_run still holds are host tensors, so only the outputs stay (in its encoder cache, reset at the
 end of profile_run). The pass's own peak is the V1 runner's.
+
+Video (Qwen2-VL / Qwen2.5-VL, qwen2_vl.py Qwen2VLProcessingInfo, which qwen2_5_vl.py subclasses): a video of F frames
+of the largest image is max((F + F % temporal_patch_size) // temporal_patch_size, 1) grid steps
+(_get_vision_info: "Frames are padded to be divisible by temporal_patch_size"), each the image's tokens and pixels.
+profile_run profiles the modality whose per-item tokens, counted at seq_len = max_model_len, are largest; the
+video's frames are get_num_frames_with_most_features: the most frames whose tokens fit seq_len (less
+max_image_tokens x the image count up to 0.10.1.1, not from 0.10.2), divided by the video count, at most
+_MAX_FRAMES_PER_VIDEO (16 up to 0.10.x, 14 from 0.11.0) and at least 1. By release:
+- the counts (multimodal/registry.py get_max_tokens_per_item_by_modality): the limits per prompt themselves up to
+  0.8.3 (so the README's limit_mm_per_prompt {"image": 10, "video": 10} leaves 128,000 - 10 x 16,384 < 0: one
+  frame), one of each allowed modality from 0.8.4; up to 0.8.2 the frame count reads limit_per_prompt itself
+  (for the dummy video too), from 0.8.3 the counts it is given;
+- a tie (a one-step video equals the image): max(..., key=x[1]) keeps the first, the image, up to 0.16;
+  key=(x[1], x[0]) picks the video from 0.17 (multimodal/encoder_budget.py get_modality_with_max_tokens);
+- the dummy video profile_run builds (mm_counts {video: 1}) is counted at another seq_len than its budget: the
+  runner's max_num_tokens (max_num_batched_tokens) in 0.8.0-0.9.2 and 0.10.1-0.10.2 (so with the default budget it
+  is one frame, one grid step: the image's memory under the video's name and budget), max_tokens_per_mm_item in
+  0.10.0, max_model_len from 0.11.0 (gpu_model_runner.py _get_mm_dummy_batch, then registry / processor
+  get_dummy_mm_inputs; model runner V2's encoder_budget.py get_dummy_encoder_profile_inputs the same).
+So Qwen2.5-VL-7B at its 128,000 tokens on 0.11+ profiles one 14-frame video: 7 steps, 114,688 tokens, 7 x the
+image's pixels and outputs. --limit-mm-per-prompt '{"video": 0}' (video=0 up to 0.9) leaves the image.
 
 Not in the GPU profile: --mm-processor-cache-gb (the processor cache lives in host memory); --mm-encoder-tp-mode
 data splits the encoder's work across the TP ranks but all-gathers the outputs, so each rank still holds them.
@@ -223,7 +244,7 @@ def encoder_profile(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int,
     if tower is None or not _profiled(s, r):
         return 0, 0
     limits = _limits(s)
-    item = dummy_item(tower.config, limits, processor_max_pixels(s.mm_processor_kwargs))
+    item = profiled_item(tower.config, s, r)
     if item is not None and item.budget_tokens <= 0:
         item = None
     modality = item.modality if item else "image"
@@ -256,7 +277,7 @@ def encoder_view(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[dict[st
     if tower is None or not _profiled(s, r):
         return {}, None
     limits = _limits(s)
-    item = dummy_item(tower.config, limits, processor_max_pixels(s.mm_processor_kwargs))
+    item = profiled_item(tower.config, s, r)
     if item is None or item.budget_tokens <= 0:
         return {}, None
     limit = limits.get(item.modality, _default_limit(r))
@@ -289,6 +310,18 @@ V0_LIMIT = 1
 PIXELS_CAST_FROM = (0, 9, 1)
 # qwen2_vl.py _MAX_FRAMES_PER_VIDEO, 0.7.0 -> 0.10.x (14 from 0.11.0, which has no V0)
 QWEN_VIDEO_FRAMES = 16
+QWEN_VIDEO_FRAMES_V11 = 14
+QWEN_FRAMES_14_FROM = (0, 11, 0)
+# V1's Qwen-VL video by release (the module's docstring, "Video"): the per-item token counts take the limits as
+# counts up to 0.8.3; get_num_frames_with_most_features subtracts the images' tokens up to 0.10.1.1; the dummy video
+# is built at max_num_batched_tokens (0.8-0.9, 0.10.1-0.10.2), at its own budgeted tokens (0.10.0) or at
+# max_model_len (0.11.0 on); a tie goes to the video from 0.17.0
+QWEN_COUNTS_ONE_FROM = (0, 8, 4)
+QWEN_DUMMY_COUNTS_FROM = (0, 8, 3)
+QWEN_VIDEO_NO_IMAGES_FROM = (0, 10, 2)
+QWEN_DUMMY_AT_ITEM = ((0, 10, 0), (0, 10, 1))
+QWEN_DUMMY_AT_MODEL_LEN_FROM = (0, 11, 0)
+VIDEO_WINS_TIES_FROM = (0, 17, 0)
 # Qwen2-VL / Qwen2.5-VL's V0 forward (qwen2_vl.py, qwen2_5_vl.py Qwen2*VLForConditionalGeneration.forward, 0.7.0 ->
 # 0.10.1.1 read) parses its pixel keyword arguments into image_input / video_input, locals alive through the language
 # model's forward, and _validate_and_reshape_mm_tensor turns the batched (seqs, patches, elems) tensor execute_model
@@ -304,20 +337,69 @@ class V0Profile:
     held: int
 
 
-def _qwen_video(item: DummyItem, tp: int, seq_len: int, images: int, videos: int) -> tuple[int, int]:
-    """(tokens, pixel elements) of Qwen2-VL's dummy video: qwen2_vl.py get_num_frames_with_most_features, the frames
-    of the largest image that fit seq_len beside the images (_get_max_video_frames), split over the videos, at most
+def _qwen_steps(item: DummyItem, tp: int, seq_len: int, images: int, videos: int,
+                max_frames: int = QWEN_VIDEO_FRAMES) -> int:
+    """Grid steps of Qwen2-VL's dummy video: qwen2_vl.py get_num_frames_with_most_features, the frames of the largest
+    image that fit seq_len beside the images (_get_max_video_frames), split over the videos, at most
     _MAX_FRAMES_PER_VIDEO and at least 1, padded to temporal_patch_size ("num_frames + num_frames %
     temporal_patch_size"): one grid step is the image's tokens and pixels."""
     per_step = item.budget_tokens
     room = seq_len - item.budget_tokens * images
     total = 0
-    cap = QWEN_VIDEO_FRAMES * max(videos, 1)  # past it the split over the videos is capped anyway
+    cap = max_frames * max(videos, 1)  # past it the split over the videos is capped anyway
     while total < cap and max((total + 1 + (total + 1) % tp) // tp, 1) * per_step <= room:
         total += 1
-    frames = max(min(total // max(videos, 1), QWEN_VIDEO_FRAMES), 1)
-    steps = max((frames + frames % tp) // tp, 1)
-    return steps * per_step, steps * item.pixel_elems
+    frames = max(min(total // max(videos, 1), max_frames), 1)
+    return max((frames + frames % tp) // tp, 1)
+
+
+def _qwen_video(item: DummyItem, tp: int, seq_len: int, images: int, videos: int) -> tuple[int, int]:
+    """(tokens, pixel elements) of Qwen2-VL's dummy video in V0 (_qwen_steps)."""
+    steps = _qwen_steps(item, tp, seq_len, images, videos)
+    return steps * item.budget_tokens, steps * item.pixel_elems
+
+
+def qwen_v1_video(config: Mapping[str, Any], image: DummyItem, limits: Mapping[str, int],
+                  r: Resolved) -> DummyItem | None:
+    """V1's dummy video of Qwen2-VL / Qwen2.5-VL where profile_run profiles it rather than the image (the module's
+    "Video"), else None: its budgeted tokens at max_model_len, and the tokens, pixels and patches of the video
+    _get_mm_dummy_batch builds."""
+    if str(config.get("model_type", "")) not in ("qwen2_vl", "qwen2_5_vl") or image.budget_tokens <= 0:
+        return None
+    default = _default_limit(r)
+    n_images, n_videos = limits.get("image", default), limits.get("video", default)
+    if n_videos <= 0:
+        return None
+    if r.version >= QWEN_COUNTS_ONE_FROM:
+        n_images, n_videos = min(n_images, 1), 1
+    tp = int((config.get("vision_config") or {}).get("temporal_patch_size", 2)) or 2
+    cap = QWEN_VIDEO_FRAMES_V11 if r.version >= QWEN_FRAMES_14_FROM else QWEN_VIDEO_FRAMES
+    images_before = 0 if r.version >= QWEN_VIDEO_NO_IMAGES_FROM else max(n_images, 0)
+    budget = _qwen_steps(image, tp, r.max_model_len, images_before, n_videos, cap) * image.budget_tokens
+    if n_images > 0 and (budget < image.budget_tokens
+                         or budget == image.budget_tokens and r.version < VIDEO_WINS_TIES_FROM):
+        return None
+    if r.version >= QWEN_DUMMY_AT_MODEL_LEN_FROM:
+        seq_len = r.max_model_len
+    elif QWEN_DUMMY_AT_ITEM[0] <= r.version < QWEN_DUMMY_AT_ITEM[1]:
+        seq_len = budget
+    else:
+        seq_len = r.max_num_batched_tokens
+    # up to 0.8.2 get_num_frames_with_most_features reads the counts from limit_per_prompt, so the dummy video
+    # leaves room for the images there too; from 0.8.3 it takes mm_counts ({video: 1})
+    images_dummy = max(n_images, 0) if r.version < QWEN_DUMMY_COUNTS_FROM else 0
+    steps = _qwen_steps(image, tp, seq_len, images_dummy, n_videos if r.version < QWEN_DUMMY_COUNTS_FROM else 1, cap)
+    return DummyItem("video", budget, steps * image.output_tokens, steps * image.pixel_elems,
+                     steps * image.int_bytes, steps * image.patches)
+
+
+def profiled_item(config: Mapping[str, Any], s: VllmSettings, r: Resolved) -> DummyItem | None:
+    """The item V1's profile_run profiles: dummy_item's, or the Qwen-VL video where it outweighs the image."""
+    limits = _limits(s)
+    item = dummy_item(config, limits, processor_max_pixels(s.mm_processor_kwargs))
+    if item is None or item.modality != "image":
+        return item
+    return qwen_v1_video(config, item, limits, r) or item
 
 
 def v0_profile(spec: ModelSpec, s: VllmSettings, r: Resolved) -> V0Profile:
