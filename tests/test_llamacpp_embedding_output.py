@@ -24,6 +24,11 @@ CPU_REPACK buffers differ by the copy's 70.31 MiB (4096 x 32000 Q4_0) exactly wh
     modern-bert      217.12 / 217.12
     neo-bert         190.12 / 190.12
     bitnet           190.12 / 190.12
+
+oomkit's CPU_REPACK estimate matches all 26 (backends.cpu_repack adds the copy only where
+weights.duplicates_embd_as_output says so; before, every file without output.weight got one). bert's file also
+carries a Q4_0 position_embd of 4096 x 8192 that the repack buffer type refuses (read by GET_ROWS): its CPU_REPACK
+and CPU_Mapped (168.75 / 436.91 MiB) match with the table in CPU_Mapped (repack.GET_ROWS_TENSORS).
 """
 
 from __future__ import annotations
@@ -145,11 +150,35 @@ def test_lfm2_before_pr_15476_had_no_output_tensor():
         [True, False, False, True, True]
 
 
-@pytest.mark.xfail(strict=True, reason="CPU_REPACK 190.12 MiB measured for the tied eurobert file, oomkit 260.44: "
-                   "backends.cpu_repack adds a repacked output copy of token_embd for every file without "
-                   "output.weight (spec.tied_embeddings), not weights.duplicates_embd_as_output")
-def test_cpu_repack_estimate_of_an_encoder(avx2):
-    path = _path(_untied("eurobert"), Q.Q4_0)
+def _estimated_mib(path: Path) -> dict[str, float]:
+    """oomkit's model buffers for `path` as _repack_mib's llama.cpp loads it (CPU only, mmap, repack on)."""
     est = oomkit.estimate(read_gguf_spec(path), "llama.cpp", cpu_only=True, find_max_context=False,
                           program="llama-cpp-python", n_ctx=512, n_parallel=1, repack=True, mmap=True)
-    assert round(est.engine_view["model_buffer_bytes"]["CPU_REPACK"] / MiB, 2) == _repack_mib(path)
+    return {k: round(v / MiB, 2) for k, v in est.engine_view["model_buffer_bytes"].items()}
+
+
+@pytest.mark.parametrize("emb_type", (Q.Q4_0, Q.F16), ids=("embd-q4_0", "embd-f16"))
+@pytest.mark.parametrize("arch", DUPLICATING + NO_OUTPUT)
+def test_cpu_repack_estimate(avx2, arch, emb_type):
+    """backends.cpu_repack against the measured CPU_REPACK buffer (the module's table): a repacked output copy only
+    where weights.duplicates_embd_as_output says the loader makes one (eurobert's Q4_0 file: 260.44 -> 190.12 MiB,
+    measured 190.12; bert's 257.06 -> 168.75, nomic-bert-moe's 577.69 -> 507.38 ...)."""
+    path = _path(_untied(arch), emb_type)
+    assert _estimated_mib(path).get("CPU_REPACK", 0.0) == _repack_mib(path)
+
+
+def test_position_table_is_not_repacked(avx2):
+    """BERT's position table, position_embd.weight (llama-arch.cpp LLM_TENSOR_POS_EMBD), is read by GET_ROWS
+    (LLM_TENSOR_INFOS), which the CPU's repack buffer type does not take (ggml-cpu/repack.cpp
+    extra_buffer_type::supports_op: MUL_MAT / MUL_MAT_ID only), so a Q4_0 table of 4096 x 8192 stays in CPU_Mapped
+    with token_embd. Measured: CPU_REPACK 168.75 MiB (the two blocks' matrices), CPU_Mapped 436.91; oomkit gave 186.75
+    with the 18.00 MiB table repacked (repack.GET_ROWS_TENSORS spelt it pos_embd.)."""
+    path = _path(_untied("bert"), Q.F16)
+    spec = read_gguf_spec(path)
+    pos = next(t for t in spec.weights.tensors if t.name == "position_embd.weight")
+    assert pos.dtype.lower() == "q4_0" and pos.shape[1] % 8 == 0  # a Q4_0 matrix that would repack under MUL_MAT
+    m = llamacpp_run.measure(path, n_ctx=512, n_seq_max=1, use_mmap=True, use_extra_bufts=True, n_gpu_layers=0)
+    assert m["ok"], m["error"]
+    got = _estimated_mib(path)
+    assert (got["CPU_REPACK"], got["CPU_Mapped"]) == (m["model_buffer_mib"]["CPU_REPACK"],
+                                                       m["model_buffer_mib"]["CPU_Mapped"])

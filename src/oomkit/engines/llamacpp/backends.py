@@ -44,6 +44,7 @@ from .weights import (
     ModelBuffers,
     Placement,
     converter_order,
+    duplicates_embd_as_output,
     loaded_tensors,
     mapped_range,
     override_patterns,
@@ -141,7 +142,8 @@ def metal_mapped(spec: ModelSpec, devices: tuple[Device, ...], s, weights: Model
         if d >= 0 and not devices[d].id.startswith("RPC"):
             per.setdefault(d, []).append(t)
     emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
-    if spec.tied_embeddings and placement.output_device >= 0 and emb is not None:
+    if duplicates_embd_as_output(spec, build_number(s.engine_version)) and placement.output_device >= 0 \
+            and emb is not None:
         per.setdefault(placement.output_device, []).append(emb)
     return replace(weights, by_device={**weights.by_device, **{d: _device_range(spec, ts) for d, ts in per.items()}})
 
@@ -166,7 +168,8 @@ def _device_weights(spec: ModelSpec, devices: tuple[Device, ...], s, placement: 
     overrides, ids = override_patterns(s, spec), tuple(d.id for d in devices)
     placed = [(t, tensor_device(t, placement, overrides, len(devices), ids)) for t in loaded_tensors(spec, s)]
     emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
-    if spec.tied_embeddings and placement.output_device >= 0 and emb is not None:
+    if duplicates_embd_as_output(spec, build_number(s.engine_version)) and placement.output_device >= 0 \
+            and emb is not None:
         placed.append((emb, placement.output_device))
     per: dict[int, int] = {}
     for t, d in placed:
@@ -212,9 +215,12 @@ def cpu_repack(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBu
         isa = "neon"  # an Apple chip's or a Snapdragon's CPU: the ARM table (the avx2 default is for x86 machines)
     tensors = weights.cpu_tensors
     output_on_cpu = not devices or (placement is not None and placement.output_device < 0)
-    if spec.tied_embeddings and output_on_cpu and not any(t.name == "output.weight" for t in tensors):
+    if duplicates_embd_as_output(spec, build) and output_on_cpu \
+            and not any(t.name == "output.weight" for t in tensors):
         # the output layer of a tied model is token_embd again (TENSOR_DUPLICATED): a MUL_MAT weight, so the CPU
-        # buffer list gives it a repacked copy of its own while token_embd itself stays mapped
+        # buffer list gives it a repacked copy of its own while token_embd itself stays mapped. The encoders and
+        # bitnet create no output tensor (weights.NO_OUTPUT_TENSOR_ARCHS): no copy (the eurobert file of
+        # tests/test_llamacpp_embedding_output.py: CPU_REPACK 190.12 MiB measured, 260.44 with a copy)
         emb = next((t for t in tensors if t.name == "token_embd.weight"), None)
         if emb is not None:
             dup = replace(emb, name="output.weight", offset=None)
@@ -288,11 +294,13 @@ def _is_hexagon(devices: tuple[Device, ...], s) -> bool:
 
 
 def hexagon_output_on_cpu(spec: ModelSpec, devices: tuple[Device, ...], s) -> bool:
-    """Whether the logits matmul runs on the CPU: the HTP refuses the output weight (see htp_takes)."""
+    """Whether the logits matmul runs on the CPU: the HTP refuses the output weight (see htp_takes). A file
+    without output.weight has token_embd as its output weight only where the loader duplicates it
+    (weights.duplicates_embd_as_output)."""
     if not _is_hexagon(devices, s):
         return False
     out = next((t for t in spec.weights.tensors if t.name == "output.weight"), None)
-    if out is None and spec.tied_embeddings:
+    if out is None and duplicates_embd_as_output(spec, build_number(s.engine_version)):
         emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
         out = replace(emb, name="output.weight") if emb is not None else None
     return out is not None and htp_takes(out, build_number(s.engine_version)) is None
@@ -314,7 +322,8 @@ def hexagon_buffers(spec: ModelSpec, devices: tuple[Device, ...], s, placement: 
     tensors = list(loaded_tensors(spec, s))
     build = build_number(s.engine_version)
     emb = next((t for t in spec.weights.tensors if t.name == "token_embd.weight"), None)
-    if spec.tied_embeddings and emb is not None and not any(t.name == "output.weight" for t in tensors):
+    if duplicates_embd_as_output(spec, build) and emb is not None \
+            and not any(t.name == "output.weight" for t in tensors):
         # a tied output is token_embd again (TENSOR_DUPLICATED): a copy on the session that takes it; refused, it
         # falls back to the CPU buffer type that already holds token_embd, and create_tensor hands back that very
         # tensor (no second copy: Llama-3.2-1B's CPU buffer of 225.49 MiB holds its q6_K table once)

@@ -56,9 +56,15 @@ REPACK_SINCE: dict[tuple[str, str], int] = {
 # aarch64 identifiers to repack; issue #11807's log (b4202, an aarch64 build) prints "CPU_AARCH64 model buffer size".
 REPACK_NAME_BUILD = 5615
 
-# tensors read with GGML_OP_GET_ROWS (llama-arch.cpp LLM_TENSOR_INFOS), which the repack buffer type does not
-# support (extra_buffer_type::supports_op: MUL_MAT on a 2-D weight, MUL_MAT_ID on a 3-D expert stack)
-GET_ROWS_TENSORS = ("token_embd.", "per_layer_token_embd.", "pos_embd.", "token_types.")
+# tensors read with GGML_OP_GET_ROWS (src/llama-arch.cpp LLM_TENSOR_INFOS: TOKEN_EMBD, POS_EMBD, TOKEN_TYPES,
+# PER_LAYER_TOKEN_EMBD; their file names LLM_TENSOR_NAMES "token_embd", "position_embd", "token_types",
+# "per_layer_token_embd"), which the repack buffer type does not support: llama-model.cpp weight_buft_supported
+# builds the weight's own op (ggml_get_rows for these) and ggml-cpu/repack.cpp extra_buffer_type::supports_op
+# takes only MUL_MAT on a 2-D weight and MUL_MAT_ID on a 3-D expert stack, so select_weight_buft passes CPU_REPACK
+# by and the table loads into the plain CPU buffer type (CPU_Mapped with mmap). Measured with llama.cpp@0c1e57098:
+# tests/ggufs.py's bert file, Q4_0 position_embd of 4096 x 8192 included, CPU_REPACK 168.75 MiB, its blocks alone
+# (tests/test_llamacpp_embedding_output.py)
+GET_ROWS_TENSORS = ("token_embd.", "per_layer_token_embd.", "position_embd.", "token_types.")
 
 
 def repackable(t: TensorSpec, isa: str, build: int | None = None) -> bool:
