@@ -17,9 +17,10 @@ context and buffers. Measured before -> after:
   identical (13/13, full 1.0 GiB, kv 96.0 MiB = 32768 cells, weights 312.1 / 267.4 / 44.7 MiB) before and after:
   the release before embedding models got one slot.
 - ollama/ollama#9994, bge-m3 on CUDA, v0.6.1 (OLLAMA_NUM_PARALLEL automatic): n_seq_max 4 -> 1, n_ctx 8192 -> 2048,
-  KV 768.00 -> 192.00 MiB (printed 192.00), the output buffer 0.00 MiB before and after; the CUDA0 model buffer
-  (1097.52 against 577.22 MiB) and the compute buffers (CUDA0 28.00 / CUDA_Host 3.00 against 25.01 / 5.01 MiB) are
-  llama.cpp's layout of an encoder (strict xfails).
+  KV 768.00 -> 192.00 MiB (printed 192.00), the output buffer 0.00 MiB before and after, the CUDA0 model buffer
+  1097.52 -> 577.22 MiB (printed 577.22: no output copy of token_embd, position_embd on the CPU with the input
+  layer); the compute buffers (CUDA0 28.00 / CUDA_Host 3.00 against 25.01 / 5.01 MiB) are llama.cpp's reserved
+  graph of an encoder (a strict xfail).
 
 The rule: settings.V_EMBED_PARALLEL_ONE 0.12.0 -> 0.3.7. server/sched.go processPending sets numParallel = 1 for a
 model without the completion capability ("Embedding models should always be loaded with parallel=1", 90ca84172, #6467,
@@ -180,12 +181,11 @@ def test_bge_context_kv_and_output():
     assert round(ev["output_buffer_bytes"] / MiB, 2) == _mib(p["CUDA_Host  output buffer size ="])
 
 
-@pytest.mark.xfail(strict=True, reason="CUDA0 model buffer 577.22 MiB printed (the 24 blocks), oomkit 609.23 (1097.52 "
-                   "before BERT's missing output tensor was read from the loader: weights.NO_OUTPUT_TENSOR_ARCHS): "
-                   "position_embd (8194 x 1024 f32, 32.01 MiB) is an input-layer tensor (llama-arch.cpp "
-                   "LLM_TENSOR_INFOS: POS_EMBD, LLM_TENSOR_LAYER_INPUT) llama.cpp keeps on the CPU, and "
-                   "weights.tensor_device sends it to the output device")
 def test_bge_model_buffer():
+    """CUDA0 model buffer 577.22 MiB printed: the 24 blocks alone. BERT's loader creates no output tensor
+    (weights.NO_OUTPUT_TENSOR_ARCHS; was 1097.52 with a copy of token_embd), and position_embd (8194 x 1024 f32,
+    32.01 MiB) and token_types are input-layer tensors (llama-arch.cpp LLM_TENSOR_INFOS: LLM_TENSOR_LAYER_INPUT),
+    kept on the CPU with token_embd (weights.INPUT_LAYER_TENSORS; was 609.23 with position_embd on the GPU)."""
     ev = _bge()
     assert round(ev["model_buffer_bytes"]["CUDA0"] / MiB, 2) == _mib(_load(BGE)["printed"]["CUDA0 model buffer size ="])
 

@@ -2410,9 +2410,11 @@ def _offload_device(devices: tuple[Device, ...], s: LlamaCppSettings, rows: int)
 def _offloaded_host_matrices(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
                              s: LlamaCppSettings) -> list[TensorSpec]:
     """The matrices left on the CPU whose products op offload runs on a device, each copied in at its split: not
-    the gathered ones (GET_ROWS, no offload) nor the output weight (output_offload_device), not those whose
-    products stay with BLAS (blas_weights) nor those of an op the device refuses (sycl_refused_weights)."""
-    gathered = ("token_embd.weight", "per_layer_token_embd.weight", "output.weight")
+    the gathered ones (GET_ROWS in LLM_TENSOR_INFOS, no offload: the token, position and token-type tables) nor the
+    output weight (output_offload_device), not those whose products stay with BLAS (blas_weights) nor those of an
+    op the device refuses (sycl_refused_weights)."""
+    gathered = ("token_embd.weight", "per_layer_token_embd.weight", "position_embd.weight", "token_types.weight",
+                "output.weight")
     kept = {t.name for t in blas_weights(spec, ctx, placement, devices, s)} | sycl_refused_weights(spec, devices, s)
     return [t for t in model_buffers(spec, devices, s, placement).cpu_tensors
             if len(t.shape) >= 2 and t.name not in gathered and t.name not in kept]

@@ -156,6 +156,14 @@ class Placement:
 # (llama_model_loader::create_tensor: buft_list_layer of bid 0). Measured on an H200 (the Gemma 3n E2B-shaped
 # 25-layer file, -ngl 12): CUDA0 800.88 MiB, per_layer_model_proj's 7.03 in CPU_Mapped with layer 0
 LAYER0_TENSORS = ("per_layer_model_proj.", "per_layer_proj_norm.")
+# The input layer's tensors, which load on the CPU whatever -ngl says (llama_model::load_tensors: "very little benefit
+# to offloading the input layer"; dev_input is the CPU). src/llama-arch.cpp LLM_TENSOR_INFOS marks TOKEN_EMBD,
+# POS_EMBD ("position_embd": gpt2, starcoder, bert, jina-bert-v2 ...), TOKEN_TYPES ("token_types": the BERT
+# family) and Gemma 3n / 4's PER_LAYER_TOKEN_EMBD LLM_TENSOR_LAYER_INPUT; before the table (llm_load_tensors up to
+# b4400) the loader created the same tensors in ctx_input (read at b2500, b3500). ollama#9994 (bge-m3 at Ollama
+# 0.6.1, CUDA): CUDA0 model buffer 577.22 MiB, the 24 blocks without position_embd's 32.01 MiB.
+# token_embd_norm is placed apart (embd_norm_device)
+INPUT_LAYER_TENSORS = ("token_embd", "per_layer_token_embd", "position_embd.", "token_types.")
 # LFM2's final norm, stored as token_embd_norm (LLM_TENSOR_OUTPUT_NORM_LFM2: "fix for wrong tensor name")
 OUTPUT_NORM_AS_EMBD_NORM = frozenset({"lfm2", "lfm2moe"})
 # Architectures whose case of the loader (llama_model::load_tensors in src/llama-model.cpp from b4463;
@@ -344,9 +352,8 @@ def tensor_device(t: TensorSpec, placement: Placement, overrides, n_devices: int
         return placement.embd_norm_device
     if t.name.startswith(LAYER0_TENSORS) and placement.layer_device:
         return placement.layer_device[0]
-    if t.name.startswith(("token_embd", "per_layer_token_embd")):
-        # load_tensors: "very little benefit to offloading the input layer"; Gemma 3n / 4's per-layer token
-        # embedding is an input tensor too (src/llama-arch.cpp: PER_LAYER_TOKEN_EMBD, LLM_TENSOR_LAYER_INPUT)
+    if t.name.startswith(INPUT_LAYER_TENSORS):
+        # load_tensors: "very little benefit to offloading the input layer"
         return -1
     if t.layer is not None and t.layer < len(placement.layer_device):
         return placement.layer_device[t.layer]
