@@ -46,7 +46,7 @@ def _answered(*argv: str) -> str:
 # ---- llama.cpp cache types and -fa ----
 
 @pytest.mark.parametrize("flag,value", [("-ctk", "Q8_0"), ("-ctv", "F16"), ("--cache-type-k", "Q4_0"),
-                                        ("-ctkd", "Q8_0"), ("-ctk", "q8")])
+                                        ("-ctkd", "Q8_0"), ("-ctk", "IQ4_NL")])
 def test_a_cache_type_llama_cpp_does_not_name_is_refused_in_its_words(flag, value):
     err = _refused(*_LLAMA, flag, value, "-fa", "on")
     assert f"Unsupported cache type: {value}" in err, err
