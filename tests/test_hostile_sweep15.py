@@ -259,9 +259,10 @@ def test_python_api_devices_are_checked_like_vram_sizes():
     with pytest.raises(oomkit.SettingsError, match=r"devices: CUDA0 free_bytes '1' is a str"):
         oomkit.estimate("qwen3:8b", devices=(Device(id="CUDA0", name="x", memory_bytes=24 << 30, free_bytes="1"),))
     # a float of bytes (a log's free MiB times 2**20) is taken down to whole bytes
-    half = oomkit.estimate("qwen3:8b", devices=(Device(id="CUDA0", name="x", memory_bytes=24 << 30,
-                                                       free_bytes=12.5 * 2**30 + 0.75),))
-    assert half.to_dict()["devices"][0]["free_bytes"] == 25 << 29
+    from oomkit.request import devices_from
+
+    half = devices_from(devices=(Device(id="CUDA0", name="x", memory_bytes=24 << 30, free_bytes=12.5 * 2**30 + 0.75),))
+    assert half[0].free_bytes == 25 << 29 and isinstance(half[0].free_bytes, int)
     with pytest.raises(oomkit.HardwareError, match=r"devices: CUDA0 memory_bytes -5 bytes: out of range"):
         oomkit.estimate("qwen3:8b", devices=(Device(id="CUDA0", name="x", memory_bytes=-5),))
     with pytest.raises(oomkit.SettingsError, match=r"a Device's id is 0"):
