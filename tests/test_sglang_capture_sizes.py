@@ -200,7 +200,9 @@ def test_the_estimate_costs_the_longer_list():
 
 def test_breakable_prefill_graphs_add_their_output_buffer():
     # 0.5.18 breakable_cuda_graph_backend.py capture_one: one shared output buffer of the largest size's rows
-    # (num_tokens x hidden, bf16) beside the segments, allocated once; 0.5.14 (tc_piecewise) has none
+    # (num_tokens x hidden, bf16) beside the segments, allocated once; 0.5.14 (tc_piecewise) has none. From 0.5.15 the
+    # decode graphs' float32 logits buffer (largest decode size x vocab) is allocated in this window too
+    # (prefill_cuda_graph_runner.py capture_prepare; tests/test_sglang_capture_reuse.py)
     from oomkit.model.catalog import lookup
     from oomkit.model.hf_config import spec_from_config
 
@@ -215,7 +217,8 @@ def test_breakable_prefill_graphs_add_their_output_buffer():
     assert max(new["prefill_cuda_graph_tokens"]) == 8192
     sizes = tuple(new["prefill_cuda_graph_tokens"])
     segments = prefill_graph_bytes(sizes, 4096, breakable=True)  # the segments keep vLLM's coefficients
-    assert new["prefill_cuda_graph_bytes"] - segments == 8192 * 4096 * 2
+    logits = max(new["cuda_graph_bs"]) * spec.n_vocab * 4
+    assert new["prefill_cuda_graph_bytes"] - segments == 8192 * 4096 * 2 + logits
     assert old["prefill_cuda_graph_bytes"] == prefill_graph_bytes(sizes, 4096)  # the 0.5.10 pieces' refit
 
 

@@ -62,6 +62,7 @@ from .kv import (
 )
 from .phases import (
     PREFILL_GRAPH_OFF_ARCHS,
+    after_prefill_capture,
     backend_init_bytes,
     capture_bs,
     cuda_graph_parts,
@@ -646,7 +647,6 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
                              heads_per_rank=(attn.n_heads // run.lay_all.attn_tp) if attn else 0,
                              v_head_dim=(attn.kv_lora_rank if run.lay_all.mla else attn.head_dim_v) if attn else 0)
     sizes = list(capture_bs(max_bs, run.v, rows, s=s, gpu_mib=gpu_mib, hip=hip))
-    cg = parts.total
     kv = (pool.kv_bytes + pool.state_bytes + run.draft_kv) if pool is not None else 0
     w0 += run.draft_weights  # the draft's weights are resident beside the target's from here on (draft.py)
     total = run.devs[0].memory_bytes
@@ -663,6 +663,10 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
     pcg = prefill_graph_bytes(pcg_sizes, spec.n_embd,
                               prefill_output_row_bytes(run.v, spec.n_embd, run.lay_all.model_dtype),
                               breakable=reached(run.v, "prefill_breakable"))
+    # the decode graphs after the prefill ones: the logits buffer in the prefill window, the pool shared (phases.py)
+    parts, moved = after_prefill_capture(parts, run.v, prefill_captured=bool(pcg), graphs=len(sizes),
+                                         layers=len(run.layer_stages[0]))
+    cg, pcg = parts.total, pcg + moved
     prefill_first = reached(run.v, "prefill_graph_first")
     symm = symm_mem_prealloc_bytes(s, run.v)  # --enable-symm-mem: after both captures, the target's ranks only
     phases = startup_phases(total, run.overhead, w0, kv, req_bytes or 0, cg, init, pcg, prefill_first, symm)

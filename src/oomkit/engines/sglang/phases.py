@@ -12,7 +12,7 @@ the first measurement (outside). SGLang prints "GB" for GiB.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...units import GiB, MiB
 from ..versions import Version
@@ -454,9 +454,8 @@ def backend_init_bytes(backend: str | None, v: Version, *, architecture: str, sl
 # the torch.compile pieces of 0.5.10, not of this backend) and that buffer is added (prefill_output_row_bytes). The
 # one 0.5.18+ log, sglang#39713 (Qwen3-0.6B on an H100, out of memory at the 26th of 58 sizes after about 11.5 GB),
 # holds about 10x that: a strict xfail in tests/test_sglang_more_logs.py; a 0.5.19 log of Qwen3-32B on an H100
-# (tests/test_sglang_heldout12.py: 58 sizes to 8,192, hidden 5,120, 2.84 GB printed) holds it to 2.82 GiB. Not
-# modelled: the decode capture, run after the prefill one from 0.5.14, reusing the pool blocks the prefill graphs left
-# (tests/test_sglang_heldout12.py: 0.13 and 0.10 GB printed after the prefill graphs at 0.5.19 and 0.5.18), nor
+# (tests/test_sglang_heldout12.py: 58 sizes to 8,192, hidden 5,120, 2.84 GB printed) holds it to 2.82 GiB without
+# the decode graphs' logits buffer, 2.97 with it (see after_prefill_capture). Not modelled:
 # 0.5.16-0.5.17's gate that skips an auto-selected prefill capture with under 4 GiB free (cuda_graph_setup.py
 # _MIN_AUTO_PREFILL_CUDA_GRAPH_FREE_MEMORY_GB, absent from the 0.5.18 and 0.5.19 wheels).
 # A multimodal model's prefill graphs are off (server_args.py "multimodal model" rules), but from 0.5.16 the breakable
@@ -513,6 +512,50 @@ def prefill_graph_bytes(sizes: tuple[int, ...], hidden: int, output_row_bytes: i
     per_graph = CG_GRAPH_BASE + CG_GRAPH_PER_HIDDEN * hidden if breakable else PREFILL_GRAPH_PER_HIDDEN * hidden
     graphs = int(per_graph * len(sizes) * math.sqrt(max(sizes) / PREFILL_GRAPH_REF_TOKENS))
     return graphs + max(sizes) * output_row_bytes
+
+
+# The decode capture after the prefill one (0.5.14+, settings.py ERAS prefill_graph_first: an EagerRunner, then
+# capture_prefill_graph, then capture_decode_graph, model_runner_components/cuda_graph_setup.py capture_cuda_graphs
+# 0.5.16-0.5.23; model_runner.py 0.5.14-0.5.15), where the prefill graphs were captured at all (prefill_graph_tokens
+# not empty: CUDA, not disabled, no speculative decoding, a multimodal model only on the breakable allowlist, ...):
+# 1. From 0.5.15 the decode graphs' logits buffer is allocated inside the prefill window: graph_shared_output.py
+#    GraphSharedOutput.get_logits_buffer makes the (max decode rows, vocab) float32 buffer on first request, and the
+#    first to ask is prefill_cuda_graph_runner.py capture_prepare (next_token_logits_buffer=
+#    self._next_token_logits_buffer(bs), the whole max_rows buffer for any bs <= max_rows; 0.5.15-0.5.23 wheels).
+#    capture_decode_graph's DecodeCudaGraphRunner gets the same tensor back. In 0.5.14 the prefill runner passes
+#    next_token_logits_buffer=None and runner_utils/buffers.py DecodeInputBuffers.create allocates it: decode window.
+# 2. From 0.5.15 both captures use one private pool (runner_utils/pool.py get_or_create_global_graph_memory_pool:
+#    "sharing one pool reserves only the larger phase's capture footprint"; 0.5.14's backends each call
+#    graph_pool_handle()). PyTorch's caching allocator hands a free block only to an allocation on the stream it was
+#    made on (CUDACachingAllocator.cpp get_free_block: the block's stream must equal the request's), and up to 0.5.18
+#    each graph_capture() opens its own stream (distributed/parallel_state.py GroupCoordinator.graph_capture), so the
+#    decode graphs cannot take the blocks the prefill graphs freed. From 0.5.19 both pass
+#    stream=get_or_create_global_graph_capture_stream() ("Serial capture passes also share one stream to reuse
+#    allocator scratch", 0.5.19-0.5.23): the decode graphs' activations, far smaller than a prefill size's, come out
+#    of the prefill graphs' freed blocks, and what each decode graph still adds is what a graph adds whose
+#    activations fit the pool already held: its executable and the tensors it keeps. CG_KEPT_PER_GRAPH_LAYER is that
+#    figure read off sglang#11716's progress lines (tests/fixtures/engine_logs/sglang/llama-3.1-70b-tp8-h200-pr11716.
+#    json, read without emptying the cache): 10.30 GB free before bs=216, 9.86 before bs=1, 30 graphs of 80 layers
+#    between (smaller graphs reusing the largest's pool): 0.44 GiB / 30 / 80 = 0.188 MiB a graph and layer. Not
+#    fitted on the logs below. Against the logs with both captures (tests/test_sglang_heldout12.py): Qwen3-32B, 0.5.19
+#    H100, 36 decode graphs of 64 layers, 0.13 GB printed: 1.07 -> 0.43 GiB (still +230 %: the kept share on
+#    torch 2.13 and one GPU is about 0.054 MiB a graph and layer, not derivable from the source read); Qwen3.8-27B-FP8,
+#    0.5.18, its own stream, 0.10 GB printed: 0.25 -> 0.23 GiB (the logits buffer moved only).
+CG_KEPT_PER_GRAPH_LAYER = int(0.44 * GiB / 30 / 80)
+
+
+def after_prefill_capture(parts: GraphMemory, v: Version, *, prefill_captured: bool, graphs: int,
+                          layers: int) -> tuple[GraphMemory, int]:
+    """The decode capture's parts when the prefill graphs were captured before it (see above), and the bytes that
+    move into the prefill capture's window (the logits buffer)."""
+    if not prefill_captured or not reached(v, "prefill_graph_first"):
+        return parts, 0
+    moved = 0
+    if reached(v, "graph_logits_in_prefill"):
+        moved, parts = parts.logits, replace(parts, logits=0)
+    if reached(v, "graph_capture_stream_shared"):
+        parts = replace(parts, rest=min(parts.rest, CG_KEPT_PER_GRAPH_LAYER * graphs * max(layers, 1)))
+    return parts, moved
 
 
 @dataclass(frozen=True)

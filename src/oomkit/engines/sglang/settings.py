@@ -237,6 +237,18 @@ ERAS = Eras({
     # read); 0.5.15's BreakableCudaGraphBackend keeps the largest size's own output as the shared buffer
     # (_shared_output_buffer = out), 0.5.16+ allocates it apart (_alloc_full_buffer): the same rows x hidden either way
     "prefill_breakable": (0, 5, 15),
+    # the decode graphs' shared logits buffer (graph_shared_output.py GraphSharedOutput, (max decode capture rows,
+    # vocab) float32, allocated lazily by get_logits_buffer) is first asked for by the prefill capture:
+    # prefill_cuda_graph_runner.py capture_prepare passes _next_token_logits_buffer(bs) (0.5.15-0.5.23 wheels; 0.5.14's
+    # prefill runner passes None and its DecodeInputBuffers.create allocates the buffer): see phases.py
+    # after_prefill_capture
+    "graph_logits_in_prefill": (0, 5, 15),
+    # the prefill and decode captures share one capture stream (runner_utils/pool.py
+    # get_or_create_global_graph_capture_stream, "Serial capture passes also share one stream to reuse allocator
+    # scratch", 0.5.19-0.5.23 wheels); 0.5.15-0.5.18 share the pool handle but each graph_capture() opens a fresh
+    # stream (distributed/parallel_state.py GroupCoordinator.graph_capture: stream = device_module.Stream()): see
+    # phases.py after_prefill_capture
+    "graph_capture_stream_shared": (0, 5, 19),
     # a multimodal model keeps its breakable prefill graphs when its architecture is in configs/model_config.py
     # multimodal_breakable_cuda_graph_supported_model_archs (server_args.py _disable_breakable_cudagraph_if_incompatible
     # "multimodal model" rule; 0.5.15 disables every multimodal model, the list is in 0.5.16-0.5.19): see
