@@ -257,6 +257,13 @@ class ModelSpec:
         return self.layers[: self.n_trunk_layers]
 
     @property
+    def attention_free(self) -> bool:
+        """No layer the model runs for every token has attention (a pure state-space model such as Mamba-2): the
+        engines build no attention inputs for it (llama.cpp's KQ mask and output rows, vLLM's attention-free
+        scheduling)."""
+        return all(layer.attention is None for layer in self.trunk_layers)
+
+    @property
     def params_total(self) -> int:
         return self.weights.n_params
 

@@ -3078,7 +3078,7 @@ def gdn_cpu_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], s: LlamaCp
             or any((la.attention is None) == (la.recurrent is None) for la in trunk) \
             or any(la.recurrent is not None and (la.recurrent.kind != "gated_delta_net" or not la.recurrent.n_group)
                    for la in trunk) \
-            or not any(la.attention is not None for la in trunk):
+            or spec.attention_free:
         return None
     T = min(ctx.n_ctx, ctx.n_ubatch)
     n_seqs = max(1, min(ctx.n_seq_max, T))
@@ -3820,8 +3820,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     # an attention-free graph (Mamba-2) keeps the second row on the device: the H200 measures 108.22 MiB on CUDA0
     # for mamba2-2.7b's 4-layer file fully offloaded, logits + two rows (tests/fixtures/llamacpp_cuda/h200_run1.json);
     # which tensor that row is there is not located
-    attention_free = not any(layer.attention is not None for layer in spec.trunk_layers)
-    embd_in = resid if ERAS.reached(ctx.build, "embd_input") and p.output and not attention_free else 0
+    embd_in = resid if ERAS.reached(ctx.build, "embd_input") and p.output and not spec.attention_free else 0
     fa_host = device_fa_on_host(spec, ctx, caches, placement, devices, s)
     kq_host = host_attention_without_offload(spec, ctx, caches, placement, s)
     for d in sorted(set(placement.layer_device) | {placement.output_device}):

@@ -768,9 +768,8 @@ def _default_v2(spec: ModelSpec, s: VllmSettings, version: Version, hybrid: bool
     # DeepSeek-V2 / -V2-Lite / -V2.5 / -Coder-V2 (DeepseekV2ForCausalLM); Prover-V2 is a V3
     deepseek_v2 = arch == "deepseek2" and re.search(r"deepseek[-_ ](coder[-_ ])?v2", spec.name.lower()) is not None
     listed_moe = ERAS.reached(version, "runner_v2_listed") and (arch in _V2_LISTED_MOE or deepseek_v2)
-    attention_free = all(layer.attention is None for layer in spec.trunk_layers)
     if ERAS.reached(version, "runner_v2_dense"):
-        if attention_free or (hybrid and not (listed_moe and version >= (0, 27, 0))):
+        if spec.attention_free or (hybrid and not (listed_moe and version >= (0, 27, 0))):
             return False  # 0.25-0.26: no hybrid; 0.27-0.28: hybrids only where listed
         return listed_moe or not moe
     dense_listed = arch == "qwen3" or (ERAS.reached(version, "runner_v2_llama") and arch == "llama")
