@@ -55,7 +55,7 @@ def render(d: Diagnosis) -> str:
     if extra:
         prog += f" ({', '.join(extra)})"
     if d.host:
-        prog += f", in a {d.host} log"
+        prog += f", in {'an' if d.host[:1].lower() in 'aeiou' else 'a'} {d.host} log"
     out.append(f"program   {prog}")
     out.append(f"stage     {d.stage}: {STAGE_WORDS.get(d.stage, d.stage)} (confidence {d.confidence})")
     if d.phase:
