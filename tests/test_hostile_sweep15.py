@@ -83,7 +83,8 @@ CASES = [
     ("ctx-twice", lambda t: ["estimate", "qwen3:8b", "--ctx", "4096", "--ctx", "8192", "--vram", "24GiB"],
      ("refuses", r"--ctx given twice")),
     ("gpu-twice", lambda t: ["check", "qwen3:8b", "--gpu", "RTX 4090", "--gpu", "RTX 3090"],
-     ("refuses", r"--gpu given twice, as 'RTX 4090' and 'RTX 3090'")),
+     ("refuses", r"--gpu given twice, as 'RTX 4090' and 'RTX 3090': give it once; for several devices give one "
+                 r"--gpu, comma-separated: --gpu 'RTX 4090,RTX 3090'")),
     ("engine-twice", lambda t: ["estimate", "qwen3:8b", "--engine", "vllm", "--engine", "ollama", "--vram", "24GiB"],
      ("refuses", r"--engine given twice")),
     ("ram-twice", lambda t: ["estimate", "qwen3:8b", "--cpu-only", "--ram", "64GiB", "--ram", "32GiB"],

@@ -210,7 +210,10 @@ def split_args(argv: list[str], options: dict[str, bool], later_wins: bool = Fal
                     opts.setdefault(name, []).append(value)
                 else:
                     if not later_wins and opts.get(name, value) != value:  # which one was meant is not ours to pick
-                        raise OomkitError(f"{name} given twice, as {opts[name]!r} and {value!r}: give it once")
+                        several = (f"; for several devices give one {name}, comma-separated: "
+                                   f"{name} '{opts[name]},{value}'") if name in ("--gpu", "--vram") else ""
+                        raise OomkitError(f"{name} given twice, as {opts[name]!r} and {value!r}: give it once"
+                                          f"{several}")
                     opts[name] = value
             else:
                 opts[name] = True
