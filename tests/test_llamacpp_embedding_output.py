@@ -182,3 +182,29 @@ def test_position_table_is_not_repacked(avx2):
     got = _estimated_mib(path)
     assert (got["CPU_REPACK"], got["CPU_Mapped"]) == (m["model_buffer_mib"]["CPU_REPACK"],
                                                        m["model_buffer_mib"]["CPU_Mapped"])
+
+
+# tests/ggufs.py's t5encoder file ends with enc.blk.0.attn_rel_b.weight, a 32 x 32 Q4_0 table that
+# llm_graph_context::build_pos_bias reads with GET_ROWS (src/llama-arch.cpp LLM_TENSOR_INFOS: LLM_TENSOR_ENC_ATTN_REL_B
+# {LLM_TENSOR_LAYER_REPEATING, GGML_OP_GET_ROWS}), so the repack buffer type refuses it and it stays mapped: CPU_Mapped
+# then spans the whole file (get_mapping_range), the repacked blocks between token_embd and it included. Measured
+# with llama.cpp@0c1e57098 (CPU_Mapped, CPU_REPACK in MiB); oomkit repacked the table and ended the range at
+# enc.blk.1.ffn_norm: 174.62 / 142.39 / 322.08 CPU_Mapped for the first three
+T5_MEASURED = {
+    ("recorded", "q4_0"): (271.37, 168.75),  # token_embd Q6_K (llama-quantize's choice for Q4_0)
+    ("no-output", Q.Q4_0): (239.14, 239.06),  # the output copy of token_embd repacked
+    ("no-output", Q.F16): (418.83, 168.75),
+    ("recorded", "f16"): (850.08, 0.0),  # every matrix F16: nothing repacks, the whole file mapped
+}
+
+
+@pytest.mark.parametrize("key", list(T5_MEASURED), ids=lambda k: f"{k[0]}-{getattr(k[1], 'name', k[1])}")
+def test_t5_relative_bias_stays_mapped(avx2, key):
+    m = ggufs.recorded_model("t5encoder")
+    path = synth.synth_path(m, key[1]) if key[0] == "recorded" else _path(_untied("t5encoder"), key[1])
+    got = llamacpp_run.measure(path, n_ctx=512, n_seq_max=1, use_mmap=True, use_extra_bufts=True, n_gpu_layers=0)
+    assert got["ok"], got["error"]
+    mb = got["model_buffer_mib"]
+    assert (mb["CPU_Mapped"], mb.get("CPU_REPACK", 0.0)) == T5_MEASURED[key]
+    est = _estimated_mib(path)
+    assert (est["CPU_Mapped"], est.get("CPU_REPACK", 0.0)) == T5_MEASURED[key]

@@ -19,8 +19,8 @@ context and buffers. Measured before -> after:
 - ollama/ollama#9994, bge-m3 on CUDA, v0.6.1 (OLLAMA_NUM_PARALLEL automatic): n_seq_max 4 -> 1, n_ctx 8192 -> 2048,
   KV 768.00 -> 192.00 MiB (printed 192.00), the output buffer 0.00 MiB before and after, the CUDA0 model buffer
   1097.52 -> 577.22 MiB (printed 577.22: no output copy of token_embd, position_embd on the CPU with the input
-  layer); the compute buffers (CUDA0 28.00 / CUDA_Host 3.00 against 25.01 / 5.01 MiB) are llama.cpp's reserved
-  graph of an encoder (a strict xfail).
+  layer); CUDA_Host compute 3.01 -> 5.01 MiB (printed 5.01: BERT's gathered position rows on the host), CUDA0
+  compute 28.00 against 25.01 printed, llama.cpp's reserved graph of an encoder (a strict xfail).
 
 The rule: settings.V_EMBED_PARALLEL_ONE 0.12.0 -> 0.3.7. server/sched.go processPending sets numParallel = 1 for a
 model without the completion capability ("Embedding models should always be loaded with parallel=1", 90ca84172, #6467,
@@ -190,12 +190,20 @@ def test_bge_model_buffer():
     assert round(ev["model_buffer_bytes"]["CUDA0"] / MiB, 2) == _mib(_load(BGE)["printed"]["CUDA0 model buffer size ="])
 
 
-@pytest.mark.xfail(strict=True, reason="compute buffers CUDA0 25.01 / CUDA_Host 5.01 MiB printed, oomkit 28.00 / 3.00: "
-                   "llama.cpp's reserved graph of a BERT encoder at 2048 cells (engines/llamacpp compute)")
-def test_bge_compute_buffers():
+def test_bge_host_compute_buffer():
+    """CUDA_Host compute 5.01 MiB printed: the graph inputs (the 512 x 512 F32 mask, 1 MiB; tokens, positions,
+    out_ids) and two rows of 1024 x 512 floats the CPU gathers, the token rows and BERT's learned position rows
+    (ggml_get_rows(position_embd, inp_pos) on the input layer's table, no offload: compute.position_rows; was
+    3.01 without them)."""
     p, cb = _load(BGE)["printed"], _bge()["compute_buffer_bytes"]
-    assert {k: round(v / MiB, 2) for k, v in cb.items()} == \
-        {"CUDA0": _mib(p["CUDA0 compute buffer size ="]), "CUDA_Host": _mib(p["CUDA_Host compute buffer size ="])}
+    assert round(cb["CUDA_Host"] / MiB, 2) == _mib(p["CUDA_Host compute buffer size ="])
+
+
+@pytest.mark.xfail(strict=True, reason="CUDA0 compute buffer 25.01 MiB printed, oomkit 28.00: "
+                   "llama.cpp's reserved graph of a BERT encoder at 2048 cells (engines/llamacpp compute)")
+def test_bge_device_compute_buffer():
+    p, cb = _load(BGE)["printed"], _bge()["compute_buffer_bytes"]
+    assert round(cb["CUDA0"] / MiB, 2) == _mib(p["CUDA0 compute buffer size ="])
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -37,7 +37,15 @@ from ..versions import llamacpp_build_on
 from .backend_names import Backend, device_index, infer_backend
 from .compute import compute_phases, reserved_outputs
 from .kv import Cache, Context
-from .repack import CPU_ISAS, GET_ROWS_TENSORS, REPACK_NAME_BUILD, REPACK_TYPES, repack_applies, repackable
+from .repack import (
+    CPU_ISAS,
+    GET_ROWS_TENSORS,
+    REPACK_NAME_BUILD,
+    REPACK_TYPES,
+    read_by_get_rows,
+    repack_applies,
+    repackable,
+)
 from .settings import build_number
 from .weights import (
     CPU_ALIGNMENT,
@@ -270,7 +278,7 @@ def _matmul_weight(t: TensorSpec) -> bool:
     biases (1-D, or an expert stack's [n_ff, n_expert] bias: they feed MUL / ADD / ADD_ID, which the HTP runs on
     F32)."""
     dims = [n for n in t.shape if n > 1]
-    return len(dims) >= 2 and t.name.endswith(".weight") and not t.name.startswith(GET_ROWS_TENSORS)
+    return len(dims) >= 2 and t.name.endswith(".weight") and not read_by_get_rows(t.name)
 
 
 def htp_takes(t: TensorSpec, build: int | None = None) -> str | None:

@@ -2289,6 +2289,18 @@ def device_host_rows(spec: ModelSpec, ctx: Context, backend: str) -> int:
     return spec.n_embd * min(ctx.n_ctx, ctx.n_ubatch) * 4
 
 
+def position_rows(spec: ModelSpec, T: int) -> int:
+    """The learned absolute positions' rows on the host of an offloaded graph: BERT's graph (llm_build_bert in
+    src/llama.cpp, src/models/bert.cpp from b6600) adds ggml_get_rows(model.pos_embd, inp_pos) to the token rows;
+    position_embd is an input-layer tensor kept on the CPU (LLM_TENSOR_INFOS: LLM_TENSOR_POS_EMBD
+    {LLM_TENSOR_LAYER_INPUT, GGML_OP_GET_ROWS}) and GET_ROWS is no op a device takes over (ggml-cuda offload_op), so
+    the gathered n_embd x T floats sit in the host's compute buffer beside the token rows until the device split
+    copies them. ollama/ollama#9994 (bge-m3, Ollama 0.6.1, CUDA, 512-token ubatch): CUDA_Host 5.01 MiB = the 1 MiB
+    F32 mask + the token rows' 2 + the position rows' 2 + the small inputs (3.01 without the position rows)."""
+    t = next((t for t in spec.weights.tensors if t.name == "position_embd.weight"), None)
+    return spec.n_embd * T * 4 if t is not None else 0
+
+
 def per_layer_input_rows(spec: ModelSpec, T: int) -> int:
     """Gemma 3n / Gemma 4's per-layer token rows, on the host of an offloaded graph: build_inp_per_layer
     (src/models/gemma4.cpp, gemma3n.cpp; b9849) gathers n_embd_per_layer x n_layer floats a token from
@@ -3897,7 +3909,8 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     # above such a store: the H200's mamba2-2.7b -nkvo (15.56 MiB) and qwen3.5-27b -nkvo / -ngl 4 / 8 (34.13) equal
     # the inputs' rows and masks plus the store's excess alone (where in the block the small ones sit: not located)
     out[-1] = max(out.get(-1, 0), p.inputs + (resid if ERAS.reached(ctx.build, "embd_input") else 0)
-                  + (per_layer_input_rows(spec, T) if any(d >= 0 for d in placement.layer_device) else 0)
+                  + (per_layer_input_rows(spec, T) + position_rows(spec, T)
+                     if any(d >= 0 for d in placement.layer_device) else 0)
                   + v_index_inputs(spec, ctx, caches)
                   + max(token_index_inputs(spec, ctx, caches, s), host_cache_stores(spec, ctx, placement, s)
                         + host_layer_fa_q(spec, ctx, placement, devices, s) - resid))

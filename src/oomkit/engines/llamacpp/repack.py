@@ -65,13 +65,26 @@ REPACK_NAME_BUILD = 5615
 # tests/ggufs.py's bert file, Q4_0 position_embd of 4096 x 8192 included, CPU_REPACK 168.75 MiB, its blocks alone
 # (tests/test_llamacpp_embedding_output.py)
 GET_ROWS_TENSORS = ("token_embd.", "per_layer_token_embd.", "position_embd.", "token_types.")
+# the per-block tables LLM_TENSOR_INFOS also reads with GGML_OP_GET_ROWS (llama.cpp@62ede36c, b7140): T5's relative
+# position bias, LLM_TENSOR_ENC_ATTN_REL_B / LLM_TENSOR_DEC_ATTN_REL_B ("enc.blk.%d.attn_rel_b",
+# "dec.blk.%d.attn_rel_b"; llm_graph_context::build_pos_bias gathers its rows by the position buckets), and the
+# next-n block's LLM_TENSOR_NEXTN_EMBED_TOKENS ("blk.%d.nextn.embed_tokens"). They stay in the plain CPU buffer type
+# too: a Q4_0 enc.blk.0.attn_rel_b of 32 x 32, the last tensor of tests/ggufs.py's t5encoder file, keeps CPU_Mapped
+# over the whole file, 239.14 MiB measured with llama.cpp@0c1e57098 (142.39 when oomkit repacked it and the mapped
+# range ended at enc.blk.1.ffn_norm; tests/test_llamacpp_embedding_output.py)
+GET_ROWS_BLOCK_TENSORS = (".attn_rel_b.", ".nextn.embed_tokens.")
+
+
+def read_by_get_rows(name: str) -> bool:
+    """Whether llama.cpp reads this weight with GGML_OP_GET_ROWS (a table, never a MUL_MAT weight)."""
+    return name.startswith(GET_ROWS_TENSORS) or any(k in name for k in GET_ROWS_BLOCK_TENSORS)
 
 
 def repackable(t: TensorSpec, isa: str, build: int | None = None) -> bool:
     """Whether the CPU backend repacks this weight (`build`: the llama.cpp build, None for the newest)."""
     kind = ggml.type_by_name(t.dtype).name
     rows = REPACK_TYPES.get(isa, {}).get(kind)
-    if rows is None or t.name.startswith(GET_ROWS_TENSORS):
+    if rows is None or read_by_get_rows(t.name):
         return False
     if build is not None and build < REPACK_SINCE.get((isa, kind), 0):
         return False

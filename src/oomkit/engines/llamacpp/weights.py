@@ -162,8 +162,10 @@ LAYER0_TENSORS = ("per_layer_model_proj.", "per_layer_proj_norm.")
 # family) and Gemma 3n / 4's PER_LAYER_TOKEN_EMBD LLM_TENSOR_LAYER_INPUT; before the table (llm_load_tensors up to
 # b4400) the loader created the same tensors in ctx_input (read at b2500, b3500). ollama#9994 (bge-m3 at Ollama
 # 0.6.1, CUDA): CUDA0 model buffer 577.22 MiB, the 24 blocks without position_embd's 32.01 MiB.
-# token_embd_norm is placed apart (embd_norm_device)
-INPUT_LAYER_TENSORS = ("token_embd", "per_layer_token_embd", "position_embd.", "token_types.")
+# token_embd_norm is placed apart (embd_norm_device). WavTokenizer's first convolution, LLM_TENSOR_CONV1D ("conv1d",
+# wavtokenizer-dec), is LLM_TENSOR_LAYER_INPUT too from its PR on (#10784, 0bf2d10c, 2024-12-18, b4357; unchanged at
+# b7140): conv1d.weight and conv1d.bias stay on the CPU with token_embd
+INPUT_LAYER_TENSORS = ("token_embd", "per_layer_token_embd", "position_embd.", "token_types.", "conv1d.")
 # LFM2's final norm, stored as token_embd_norm (LLM_TENSOR_OUTPUT_NORM_LFM2: "fix for wrong tensor name")
 OUTPUT_NORM_AS_EMBD_NORM = frozenset({"lfm2", "lfm2moe"})
 # Architectures whose case of the loader (llama_model::load_tensors in src/llama-model.cpp from b4463;
