@@ -450,7 +450,7 @@ def spec_from_config(
         name=name, architecture=arch, n_embd=n_embd, n_vocab=n_vocab, n_ctx_train=n_ctx_train, layers=layers,
         weights=weights, tied_embeddings=tied, n_nextn_layers=n_nextn, source=source, labels=tuple(labels),
         towers=(tower,) if tower else (), rope_scaling=rope_scaling(cfg, name), config_lengths=config_lengths(cfg),
-        partial_rotary_factor=partial_rotary_factor(cfg),
+        partial_rotary_factor=partial_rotary_factor(cfg), hf_model_type=model_type,
         # convert_hf_to_gguf.py GraniteHybridModel.set_gguf_parameters: use_rope = Bamba or no Mamba layers
         rope_finetuned=("BambaForCausalLM" in (outer.get("architectures") or ())
                         or not any(la.recurrent is not None for la in layers)) if arch == "granitehybrid" else None,

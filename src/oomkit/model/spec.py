@@ -242,6 +242,9 @@ class ModelSpec:
     # hybrid with Mamba layers (Granite 4.0 H: no position embedding) and true for Bamba or an attention-only file.
     # None: absent, or no file read
     rope_finetuned: bool | None = field(default=None, compare=False)
+    # config.json's model_type (the text config's where one is nested): the transformers model class the checkpoint
+    # loads as, which `architecture` merges (mistral and mixtral are "llama" here); "" where no config.json was read
+    hf_model_type: str = field(default="", compare=False)
 
     @property
     def n_layers(self) -> int:

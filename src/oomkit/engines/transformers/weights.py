@@ -125,28 +125,34 @@ def rotary_width(spec: ModelSpec) -> int:
 # max_position_embeddings x the rotary dim in the dtype from_pretrained initialises the model in. One such module per
 # attention layer (LlamaAttention._init_rope, MistralAttention / MixtralAttention / Qwen2Attention / Qwen2MoeAttention
 # / Starcoder2Attention.__init__, PhiAttention._init_rope), so each layer holds the buffers on its device beside its
-# weights. oomkit architecture -> the releases that have them (first, first without), read in the wheels 4.36.2,
-# 4.37.2, 4.38.2, 4.39.0, 4.40.2, 4.41.2, 4.42.4, 4.43.4, 4.44.2, 4.45.2, 4.46.3, 4.47.1, 4.48.3: models/llama
+# weights. The HF model_type (the class transformers builds: MistralForCausalLM is not LlamaForCausalLM, though both
+# are the GGUF architecture "llama" here) -> the releases that have them (first, first without), read in the wheels
+# 4.36.2, 4.37.2, 4.38.2, 4.39.0, 4.40.2, 4.41.2, 4.42.4, 4.43.4, 4.44.2, 4.45.2, 4.46.3, 4.47.1, 4.48.3: models/llama
 # modeling_llama.py has them to 4.40 (4.41 computes cos / sin per forward), models/mistral to 4.41, models/mixtral
-# to 4.47, models/qwen2, qwen2_moe (from 4.40), starcoder2 (from 4.39) and phi to 4.44. "llama" covers Llama and
-# Mistral (one architecture here): a Mistral model's buffers under 4.41 are not counted. Gemma, Cohere and Phi-3
+# to 4.47, models/qwen2, qwen2_moe (from 4.40), starcoder2 (from 4.39) and phi to 4.44. Gemma, Cohere and Phi-3
 # compute cos / sin in every forward in all of these.
 ROTARY_CACHE_RELEASES = {
     "llama": ((4, 36, 0), (4, 41, 0)),
-    "llama-moe": ((4, 36, 0), (4, 48, 0)),  # Mixtral (a "llama" with routed experts)
+    "mistral": ((4, 36, 0), (4, 42, 0)),
+    "mixtral": ((4, 36, 0), (4, 48, 0)),
     "qwen2": ((4, 37, 0), (4, 45, 0)),
-    "qwen2moe": ((4, 40, 0), (4, 45, 0)),
+    "qwen2_moe": ((4, 40, 0), (4, 45, 0)),
     "starcoder2": ((4, 39, 0), (4, 45, 0)),
-    "phi2": ((4, 36, 0), (4, 45, 0)),
+    "phi": ((4, 36, 0), (4, 45, 0)),
 }
 # The base model's (max_position_embeddings, max_position_embeddings) bool causal_mask buffer, registered in
-# GemmaModel.__init__ in 4.38 (also LlamaModel's, not counted: "llama" covers Mistral, whose model has none) and in
-# CohereModel.__init__ in 4.39 (`self.register_buffer("causal_mask", torch.triu(causal_mask, diagonal=1),
-# persistent=False)`); later releases build the mask per forward.
+# LlamaModel.__init__ and GemmaModel.__init__ in 4.38 and in CohereModel.__init__ in 4.39
+# (`self.register_buffer("causal_mask", torch.triu(causal_mask, diagonal=1), persistent=False)`; MistralModel has
+# none); later releases build the mask per forward.
 CAUSAL_MASK_BUFFER_RELEASES = {
+    "llama": ((4, 38, 0), (4, 39, 0)),
     "gemma": ((4, 38, 0), (4, 39, 0)),
-    "command-r": ((4, 39, 0), (4, 40, 0)),
+    "cohere": ((4, 39, 0), (4, 40, 0)),
 }
+# The model_type of a spec read without a config.json (a GGUF), from its architecture name: transformers'
+# modeling_gguf_pytorch_utils.py load_gguf_checkpoint takes general.architecture as the model_type (4.41.2); a
+# "llama" with routed experts is a converted Mixtral (convert_hf_to_gguf.py writes both as llama)
+_MODEL_TYPE_BY_ARCH = {"qwen2moe": "qwen2_moe", "phi2": "phi", "command-r": "cohere"}
 BUFFER_SUFFIX = ".rope_cache"  # a layer's rotary buffers: the pseudo-tensor blk.N.rope_cache
 
 
@@ -155,10 +161,14 @@ def _max_positions(spec: ModelSpec) -> int:
     return dict(spec.config_lengths).get("max_position_embeddings") or spec.n_ctx_train or 0
 
 
-def _arch_key(spec: ModelSpec) -> str:
+def _model_type(spec: ModelSpec) -> str:
+    """The HF model_type of the class transformers builds for the spec (config.json's; from the GGUF architecture
+    name where none was read)."""
+    if spec.hf_model_type:
+        return spec.hf_model_type
     if spec.architecture == "llama" and any(layer.ffn.is_moe for layer in spec.trunk_layers):
-        return "llama-moe"
-    return spec.architecture
+        return "mixtral"
+    return _MODEL_TYPE_BY_ARCH.get(spec.architecture, spec.architecture)
 
 
 def buffer_bytes(spec: ModelSpec, r: Resolved) -> list[tuple[TensorSpec, int]]:
@@ -170,7 +180,8 @@ def buffer_bytes(spec: ModelSpec, r: Resolved) -> list[tuple[TensorSpec, int]]:
     out: list[tuple[TensorSpec, int]] = []
     if not positions:
         return out
-    span = ROTARY_CACHE_RELEASES.get(_arch_key(spec))
+    model_type = _model_type(spec)
+    span = ROTARY_CACHE_RELEASES.get(model_type)
     width = rotary_width(spec)
     if span and span[0] <= r.version < span[1] and width:
         per_layer = 2 * positions * width * r.dtype_bytes
@@ -179,7 +190,7 @@ def buffer_bytes(spec: ModelSpec, r: Resolved) -> list[tuple[TensorSpec, int]]:
                 continue
             out.append((TensorSpec(name=f"blk.{layer.index}{BUFFER_SUFFIX}", shape=(2, positions, width),
                                    dtype=r.dtype, nbytes=per_layer, layer=layer.index), per_layer))
-    span = CAUSAL_MASK_BUFFER_RELEASES.get(spec.architecture)
+    span = CAUSAL_MASK_BUFFER_RELEASES.get(model_type)
     if span and span[0] <= r.version < span[1]:
         out.append((TensorSpec(name="token_embd.causal_mask_buffer", shape=(positions, positions), dtype="bool",
                                nbytes=positions * positions), positions * positions))
