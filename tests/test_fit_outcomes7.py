@@ -34,7 +34,8 @@ ionfury/homelab#1355, llmgarage.ai gpt-oss-120b-dual-3090, mlx-lm#644, lmstudio-
 bigcode-project/starcoder#28 (no change made it fit), LlamaEdge#241, exui#11.
 
 The end of the file tests plan's launch command for llama.cpp builds before -hfr (b2514), which load a local file
-only: `-m models/<owner>_<repo>_<file>` with the download beside it (engines/llamacpp/knobs.py local_file_argv).
+only: `-m models/<owner>_<repo>_<file>` with the download beside it (engines/llamacpp/args.py model_args and
+local_download), in plan and wherever the engine's command is shown (the web page's).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from dataclasses import replace
 import pytest
 
 from oomkit.engines.base import get_engine
-from oomkit.engines.llamacpp.knobs import local_file_argv
+from oomkit.engines.llamacpp.args import download_command, format_command, local_download, model_args
 from oomkit.model.hub_cache import cache_root, endpoint, repo_dir, site
 from oomkit.plan.search import plan
 from oomkit.request import devices_from
@@ -376,16 +377,48 @@ def _old_plan(version: str = "b2200"):
                 settings=replace(eng.settings(), engine_version=version), fixed_format=True, limit=None)
 
 
+PATH = f"models/Qwen_{REPO.split('/')[1]}_FILE-Q4_K_M.gguf"
+URL = f"https://huggingface.co/{REPO}/resolve/main/FILE-Q4_K_M.gguf"
+
+
+def test_local_download_names_the_path_and_the_url():
+    assert local_download(REPO, "q4_k_m") == (PATH, f"curl -L --create-dirs -o {PATH} {URL}")
+    assert local_download(REPO, "Q4_K_M", FILE) == (
+        f"models/Qwen_Qwen1.5-14B-Chat-GGUF_{FILE}",
+        f"curl -L --create-dirs -o models/Qwen_Qwen1.5-14B-Chat-GGUF_{FILE} "
+        f"https://huggingface.co/{REPO}/resolve/main/{FILE}")
+
+
 @pytest.mark.parametrize(("version", "head"), [
-    ("b2513", ["-m", f"models/Qwen_{REPO.split('/')[1]}_FILE-Q4_K_M.gguf"]),
-    ("b2514", ["-hf", f"{REPO}:Q4_K_M"]),  # format_command's -hfr/-hff form is model_args', not rewritten here
+    ("b2400", ["server", "-m", PATH]),
+    ("b2513", ["server", "-m", PATH]),
+    ("b2514", ["server", "-hfr", REPO, "-hff", "FILE-Q4_K_M.gguf"]),
 ])
-def test_local_file_argv_by_build(version, head):
-    eng = get_engine("llama.cpp")
-    argv, fetch = local_file_argv(["server", "-hf", f"{REPO}:Q4_K_M", "-c", "8192"],
-                                  replace(eng.settings(), engine_version=version))
-    assert argv == ["server", *head, "-c", "8192"]
-    assert (fetch is None) == (version == "b2514")
+def test_the_engines_command_by_build(version, head):
+    """format_command, EngineModule.command and model_args agree: before b2514 the repo's file at its local path,
+    with its download; from b2514 -hfr / -hff and no download."""
+    s = replace(get_engine("llama.cpp").settings(), engine_version=version)
+    for argv in (format_command(REPO, s, "Q4_K_M"), get_engine("llama.cpp").command(f"{REPO}:Q4_K_M", s)):
+        assert argv[:len(head)] == head
+    assert model_args(REPO, "Q4_K_M", int(version[1:])) == head[1:]
+    assert download_command(REPO, "Q4_K_M", s) == (None if version == "b2514" else f"curl -L --create-dirs -o {PATH} {URL}")
+
+
+def test_without_a_file_type_the_repo_is_left_as_named():
+    assert model_args(REPO, None, 2400) == ["-hf", REPO]
+    assert download_command(REPO, None, replace(get_engine("llama.cpp").settings(), engine_version="b2400")) is None
+
+
+def test_the_web_page_shows_the_local_path_before_b2514():
+    pytest.importorskip("fastapi")
+    pytest.importorskip("httpx")
+    from fastapi.testclient import TestClient  # an optional extra: imported where the test runs
+
+    from oomkit.web.app import create_app  # imports fastapi: only where it is installed
+
+    with TestClient(create_app()) as c:
+        html = c.get("/", params={"model": f"{REPO}:Q4_K_M", "engine_version": "b2400", "gpu": "T4"}).text
+    assert f'<pre id="engine-cmd">server -m {PATH}</pre>' in html
 
 
 def test_plan_before_hfr_writes_a_local_file_and_its_download():

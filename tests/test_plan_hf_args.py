@@ -29,6 +29,8 @@ FILE = "qwen1_5-14b-chat-q4_k_m.gguf"
 
 
 @pytest.mark.parametrize(("build", "hf_file", "want"), [
+    (2513, FILE, ["-m", f"models/Qwen_Qwen1.5-14B-Chat-GGUF_{FILE}"]),  # before -hfr: the local path
+    (2513, None, ["-m", "models/Qwen_Qwen1.5-14B-Chat-GGUF_FILE-Q4_K_M.gguf"]),
     (2514, FILE, ["-hfr", REPO, "-hff", FILE]),
     (4469, FILE, ["-hfr", REPO, "-hff", FILE]),
     (4469, None, ["-hfr", REPO, "-hff", "FILE-Q4_K_M.gguf"]),  # the file's name not known offline: a placeholder
@@ -45,7 +47,8 @@ def test_a_file_or_a_catalog_name_is_the_same_in_every_build():
 
 def test_format_command_names_programs_and_model_by_era():
     eng = get_engine("llama.cpp")
-    for version, head in [("b3000", ["server", "-hfr", REPO, "-hff", "FILE-Q4_K_M.gguf"]),  # no listing cached
+    for version, head in [("b2400", ["server", "-m", "models/Qwen_Qwen1.5-14B-Chat-GGUF_FILE-Q4_K_M.gguf"]),
+                          ("b3000", ["server", "-hfr", REPO, "-hff", "FILE-Q4_K_M.gguf"]),  # no listing cached
                           ("b3142", ["llama-server", "-hfr", REPO, "-hff", "FILE-Q4_K_M.gguf"]),
                           ("b4470", ["llama-server", "-hf", f"{REPO}:Q4_K_M"])]:
         argv = format_command(REPO, replace(eng.settings(), engine_version=version), "Q4_K_M")
@@ -79,6 +82,8 @@ def test_a_cached_listing_names_the_file_for_hff():
     eng = get_engine("llama.cpp")
     argv = format_command(f"{REPO}:Q4_K_M", replace(eng.settings(), engine_version="b3000"))
     assert argv[:5] == ["server", "-hfr", REPO, "-hff", FILE]
+    argv = format_command(f"{REPO}:Q4_K_M", replace(eng.settings(), engine_version="b2400"))
+    assert argv[:3] == ["server", "-m", f"models/Qwen_Qwen1.5-14B-Chat-GGUF_{FILE}"]
 
 
 HFF_COMMAND = ["server", "-hfr", REPO, "-hff", "qwen1_5-14b-chat-q8_0.gguf", "-c", "16384", "-ngl", "99"]

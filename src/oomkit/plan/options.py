@@ -13,8 +13,8 @@ from typing import Any
 
 from ..engines.base import Choice, EngineModule
 from ..engines.cmdline import ParsedCommand, parse_command
+from ..engines.llamacpp.args import download_command
 from ..engines.llamacpp.backends import metal_devices
-from ..engines.llamacpp.knobs import local_file_argv
 from ..errors import OomkitError
 from ..limits import STEP, beyond_runtime_fit, context_limit, largest_context
 from ..memo import SEARCHING
@@ -375,8 +375,8 @@ def _option(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devs: 
         return None  # no command line runs it (MLX: bits no repo name carries, without mlx_lm.convert first)
     fetch = None
     if eng.name == "llama.cpp":
-        # a llama.cpp build before -hfr loads a local file only: the command names where the download puts it
-        argv, fetch = local_file_argv(list(argv), s)
+        # a llama.cpp build before -hfr loads a local file only: the command names where this download puts it
+        fetch = download_command(model_arg, choice.quant, s)
     sizing = eng.sizing_flags(s, argv)  # sized by oomkit's flags the program has none of (MLX: the prompt's length)
     parsed = parse_back(eng, [*argv, *sizing])
     # the release the command is written for is no flag of it (--engine-version): it stays the one planned for

@@ -224,8 +224,8 @@ def sizing_note(options: list[Option]) -> str:
 
 
 def download_note(fetch: list[str]) -> str:
-    """The note for launch commands of a llama.cpp build before -hfr (knobs.local_file_argv): each loads a local file,
-    which the command beside it downloads first; a FILE-QUANT.gguf in one is a placeholder."""
+    """The note for launch commands of a llama.cpp build before -hfr (engines/llamacpp/args.py local_download): each
+    loads a local file, which the command beside it downloads first; a FILE-QUANT.gguf in one is a placeholder."""
     unnamed = any(HF_FILE_PLACEHOLDER.split("{", 1)[0] in f for f in fetch)
     tail = (": FILE-QUANT.gguf is a placeholder where oomkit does not know the repo's file of that format: put its "
             "name in its place, in the URL and in the path" if unnamed else "")

@@ -615,21 +615,71 @@ SYNTAX = Syntax(_program_len, flag_takes_value)
 HF_FILE_PLACEHOLDER = "FILE-{}.gguf"
 
 
+# Where a command for a build without -hfr puts the file it downloads: llama.cpp's own models/ folder (the -m default
+# in those builds' common/common.h gpt_params, "models/7B/ggml-model-f16.gguf").
+LOCAL_DIR = "models"
+
+
+def local_download(repo: str, quant: str, hf_file: str | None = None) -> tuple[str, str]:
+    """(PATH, the command that downloads the file to PATH) for `repo`'s GGUF of `quant`, for a build that loads a
+    local file only (before PR #6192, f482bb2e, 2024-03-23, b2514: ERAS hf_repo_flag, the server's parser took no
+    -hfr / -hff, and main none before PR #6234, b2503).
+
+    PATH is models/<owner>_<repo>_<file>, the name llama.cpp's own cache later gave its downloads (common/arg.cpp at
+    b4470: hf_repo + "_" + hf_file, "/" written "_"), which oomkit reads back as the repo and file type without the
+    file (names.hub_cache_gguf), so `oomkit check` takes the command as written before the download. The download is
+    the URL common.cpp fetched for -hfr/-hff from PR #6234 (llama_load_model_from_hf: "https://huggingface.co/" + repo
+    + "/resolve/main/" + file); the file is `hf_file` (the repo's for the quant, published_file), else FILE-QUANT.gguf
+    (HF_FILE_PLACEHOLDER) for the user to fill in, in both places."""
+    file = hf_file or HF_FILE_PLACEHOLDER.format(quant.upper())
+    owner, name = repo.split("/")
+    path = f"{LOCAL_DIR}/{owner}_{name}_{file}"
+    return path, f"curl -L --create-dirs -o {path} https://huggingface.co/{repo}/resolve/main/{file}"
+
+
+def _hub_repo(model: str, quant: str | None) -> tuple[str, str | None] | None:
+    """(repo, quant) where `model` names a Hugging Face repo (not a file here, not a catalog name or Ollama tag)."""
+    if Path(os.path.expanduser(model)).exists():
+        return None
+    name, suffix = split_quant(model)
+    return (name, quant or suffix) if "/" in name and ":" not in name else None
+
+
+def _local_only(repo: str, quant: str | None, build: int | None) -> bool:
+    """Whether the build loads the repo's file from a local path only: before -hfr (ERAS hf_repo_flag), for a repo
+    and file type the file can be named by (with neither the command names the repo as given)."""
+    return build is not None and not ERAS.reached(build, "hf_repo_flag") and bool(quant) and repo.count("/") == 1
+
+
 def model_args(model: str, quant: str | None, build: int | None = None, hf_file: str | None = None) -> list[str]:
     """The model as llama.cpp takes it: `-m PATH` for a file, `-hf REPO:QUANT` for a Hugging Face repo; a catalog
     name or Ollama tag (no such file, no repo) as `-m NAME[:QUANT]`, which oomkit resolves by name. A repo for a
     build from -hfr (ERAS hf_repo_flag) to before REPO:QUANT (ERAS hf_tag): `-hfr REPO -hff FILE`, the repo's file
     for the quant (`hf_file`), else `FILE-QUANT.gguf` (HF_FILE_PLACEHOLDER) for the user to fill. Before -hfr the
-    command still names `-hf REPO:QUANT`: that build loads only a local path, which oomkit cannot check."""
+    build loads a local file only: `-m PATH`, where local_download puts the repo's file (download_command)."""
     if Path(os.path.expanduser(model)).exists():
         return ["-m", model]
-    name, suffix = split_quant(model)
-    q = quant or suffix
-    if "/" in name and ":" not in name:
+    hub = _hub_repo(model, quant)
+    if hub is not None:
+        name, q = hub
+        if q and _local_only(name, q, build):
+            return ["-m", local_download(name, q, hf_file)[0]]
         if build is not None and q and ERAS.reached(build, "hf_repo_flag") and not ERAS.reached(build, "hf_tag"):
             return ["-hfr", name, "-hff", hf_file or HF_FILE_PLACEHOLDER.format(q.upper())]
         return ["-hf", f"{name}:{q}" if q else name]
+    name, suffix = split_quant(model)
+    q = quant or suffix
     return ["-m", f"{name}:{q}" if q else name]
+
+
+def download_command(model: str, quant: str | None, settings: LlamaCppSettings) -> str | None:
+    """The command that downloads the file format_command's `-m PATH` names for a repo in a build before -hfr
+    (local_download), None where the command names the model otherwise."""
+    hub = _hub_repo(model, quant)
+    if hub is None or not hub[1] or not _local_only(hub[0], hub[1], build_number(settings.engine_version)):
+        return None
+    repo, q = hub
+    return local_download(repo, q, published_file(repo, q))[1]
 
 
 def published_file(repo: str, quant: str | None) -> str | None:
@@ -657,10 +707,9 @@ def format_command(model: str, settings: LlamaCppSettings, quant: str | None = N
     if not ERAS.reached(build, "binaries_renamed"):
         program = _OLD_NAMES[program]
     _, flags = format_flags(OPTIONS, values_of(settings), _DEFAULTS)
-    name, suffix = split_quant(model)  # -hff names a file only where the build has no REPO:QUANT
-    old_hub = "/" in name and ":" not in name and ERAS.reached(build, "hf_repo_flag") \
-        and not ERAS.reached(build, "hf_tag") and not Path(os.path.expanduser(model)).exists()
-    hf_file = published_file(name, quant or suffix) if old_hub else None
+    # -hff (or the local path) names a file only where the build has no REPO:QUANT
+    hub = _hub_repo(model, quant) if not ERAS.reached(build, "hf_tag") else None
+    hf_file = published_file(*hub) if hub is not None else None
     return _fa_as_the_build_takes_it([program, *model_args(model, quant, build, hf_file), *flags], settings)
 
 

@@ -23,11 +23,9 @@ from typing import Any
 from ...memory import Device
 from ...model import catalog, names
 from ...model.archs import FLASH_ATTN_FORCED_OFF
-from ...model.resolve import split_quant
 from ...model.spec import LayerKind, ModelSpec
 from ...quant import ggml
 from ..base import Choice
-from .args import HF_FILE_PLACEHOLDER, published_file
 from .kv import cache_head_k
 from .settings import ERAS, LlamaCppSettings, build_number, flash_attn_mode
 
@@ -154,33 +152,3 @@ def relief(s: LlamaCppSettings, effective: dict[str, Any] | None = None) -> Iter
         yield "swa_full", False, "sliding-window layers keep only their window (no --swa-full)"
     if s.n_ubatch > 512:
         yield "n_ubatch", 512, "a smaller compute buffer (-ub 512, llama.cpp's default)"
-
-
-# Where a plan for a build without -hfr puts the file it downloads: llama.cpp's own models/ folder (the -m default in
-# those builds' common/common.h gpt_params, "models/7B/ggml-model-f16.gguf").
-LOCAL_DIR = "models"
-
-
-def local_file_argv(argv: list[str], settings: LlamaCppSettings) -> tuple[list[str], str | None]:
-    """A launch command for a build before -hfr with `-hf REPO:QUANT` written as `-m PATH`, and the command that
-    downloads the file to PATH; (argv, None) for any other build or model argument.
-
-    Before PR #6192 (f482bb2e, 2024-03-23, b2514: ERAS hf_repo_flag) the server's parser took no -hfr / -hff, and main
-    none before PR #6234 (b2503): both load a local file only (-m), so a command naming the repo cannot run there.
-    PATH is models/<owner>_<repo>_<file>, the name llama.cpp's own cache later gave its downloads (common/arg.cpp at
-    b4470: hf_repo + "_" + hf_file, "/" written "_"), which oomkit reads back as the repo and file type without the
-    file (names.hub_cache_gguf), so `oomkit check` takes the command as written before the download. The download is
-    the URL common.cpp fetched for -hfr/-hff from PR #6234 (llama_load_model_from_hf: "https://huggingface.co/" + repo
-    + "/resolve/main/" + file); the file's name is the repo's for the quant in oomkit's hub cache, else
-    FILE-QUANT.gguf (HF_FILE_PLACEHOLDER) for the user to fill in, in both places."""
-    if ERAS.reached(build_number(settings.engine_version), "hf_repo_flag") or "-hf" not in argv[:-1]:
-        return argv, None
-    at = argv.index("-hf")
-    repo, quant = split_quant(argv[at + 1])
-    if repo.count("/") != 1 or not quant:
-        return argv, None  # no file type to name the file by: left as written
-    file = published_file(repo, quant) or HF_FILE_PLACEHOLDER.format(quant.upper())
-    owner, name = repo.split("/")
-    path = f"{LOCAL_DIR}/{owner}_{name}_{file}"
-    fetch = f"curl -L --create-dirs -o {path} https://huggingface.co/{repo}/resolve/main/{file}"
-    return [*argv[:at], "-m", path, *argv[at + 2:]], fetch
