@@ -45,12 +45,12 @@ vllm#15105 log, already held); vllm#18107 (the Transformers fallback backend, no
 ModelOpt and DeepSeek's MLA in 0.7.1-0.7.2 (the last section): ModelConfig.use_mla turns MLA off for every
 quantization name but fp8 and compressed-tensors ("MLA is not supported with %s quantization. Disabling MLA."), and a
 ModelOpt checkpoint's name is "modelopt" whatever its quant_algo: quantization.py checkpoint_quantization now decides
-by that name, not by how the weights are stored, so a ModelOpt block-FP8 module (oomkit's "fp8-block", as fp8.py's
-DeepSeek checkpoints) cannot keep the latent cache. oomkit's weight format of a ModelOpt checkpoint is "modelopt-*"
-(quant/hf_formats.py: FP8_PB_WO is read per module, under MIXED_PRECISION), so the figures were already vLLM's; the
-tests hold them. A MIXED_PRECISION checkpoint is refused by vLLM before 0.17.0 (modelopt.py QUANT_ALGOS; 0.7.1-0.7.2:
-"ModelOpt currently only supports static FP8quantization", no "FP8" in "MIXED_PRECISION"): oomkit does not refuse it
-there (not modelled), so its 0.7.2 row is the use_mla arithmetic only. One figure did move with the method: a
+by that name, not by how the weights are stored, so a ModelOpt block-FP8 checkpoint (the bytes of fp8.py's DeepSeek
+block FP8) cannot keep the latent cache. oomkit's weight format of a ModelOpt checkpoint is "modelopt-*"
+(quant/hf_formats.py: a top-level FP8_PB_WO is "modelopt-fp8-pb-wo"), so the figures were already vLLM's; the tests
+hold them. The block-FP8 rows use the top-level FP8_PB_WO config, which 0.6.1-0.7.3 accept ("FP8" in the quant_algo);
+a MIXED_PRECISION checkpoint is refused there ("ModelOpt currently only supports static FP8quantization",
+tests/test_vllm_modelopt_mixed.py). One figure did move with the method: a
 checkpoint read from its own safetensors headers (format "safetensors BF16") was taken for a quantized one and cached
 per head at 0.7.1-0.7.2; a float main dtype now reads as no quantization, the latent kept as vLLM keeps it.
 """
@@ -218,12 +218,9 @@ DSV2 = "deepseek-ai/DeepSeek-Coder-V2-Instruct"
 HEADS = 4 * 60 * 32 * 192 * 2 * 2  # 4 ranks x 60 layers x 32 heads a rank x (K + V at qk_nope + qk_rope) x 2 B
 LATENT = 4 * 60 * (512 + 64) * 2  # the latent row on each of the 4 ranks
 MODELOPT_FP8 = {"quant_method": "modelopt", "quantization": {"quant_algo": "FP8"}}
-# every MLP in ModelOpt's per-block FP8 (FP8_PB_WO, 128 x 128 blocks): the module format oomkit names "fp8-block"
-MODELOPT_BLOCK_FP8 = {"quant_method": "modelopt",
-                      "quantization": {"quant_algo": "MIXED_PRECISION",
-                                       "quantized_layers": {f"model.layers.{i}.mlp": {"quant_algo": "FP8_PB_WO",
-                                                                                      "group_size": 128}
-                                                            for i in range(60)}}}
+# the whole checkpoint in ModelOpt's per-block FP8 (top-level quant_algo FP8_PB_WO, 128 x 128 blocks), the form
+# 0.7.2-0.7.3 accept (modelopt.py ModelOptFp8Config.from_config: "FP8" in quant_algo; MIXED_PRECISION is refused)
+MODELOPT_BLOCK_FP8 = {"quant_method": "modelopt", "quantization": {"quant_algo": "FP8_PB_WO"}}
 DEEPSEEK_BLOCK_FP8 = {"quant_method": "fp8", "activation_scheme": "dynamic", "weight_block_size": [128, 128]}
 
 
@@ -248,7 +245,10 @@ def test_modelopt_turns_mla_off_in_0_7_1_and_0_7_2(qcfg, version, expected):
 
 def test_the_mla_check_reads_the_method_not_the_layout():
     block_modules = spec_of(DSV2, MODELOPT_BLOCK_FP8)
-    assert {t.dtype for t in block_modules.weights.tensors} >= {"fp8-block"}  # the same layout name as fp8.py's
+    # the bytes of fp8.py's block FP8 (one a weight, an fp32 scale a 128 x 128 block), read as ModelOpt's method
+    fp8_block = spec_of(DSV2, DEEPSEEK_BLOCK_FP8)
+    assert {t.dtype for t in block_modules.weights.tensors} >= {"modelopt-fp8-pb-wo"}
+    assert sum(t.nbytes for t in block_modules.weights.tensors) == sum(t.nbytes for t in fp8_block.weights.tensors)
     assert vllm_quant.checkpoint_quantization(block_modules) == "modelopt"
     assert vllm_quant.checkpoint_quantization(spec_of(DSV2, DEEPSEEK_BLOCK_FP8)) == "fp8"
     assert vllm_quant.checkpoint_quantization(spec_of(DSV2)) is None

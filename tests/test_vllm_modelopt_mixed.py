@@ -1,7 +1,8 @@
 """ModelOpt MIXED_PRECISION checkpoints before vLLM 0.17: model_executor/layers/quantization/modelopt.py
 ModelOptFp8Config.from_config (ModelOptQuantConfigBase.from_config from 0.12) refuses a quant_algo outside QUANT_ALGOS
-before any weight is read; 0.17.0 adds "MIXED_PRECISION" to QUANT_ALGOS (ModelOptMixedPrecisionConfig). The lists
-below are written out from the 0.8.0, 0.13.0, 0.14.0, 0.15.1 (wheel) and 0.16.0 sources; the words are vLLM's."""
+before any weight is read; 0.17.0 adds "MIXED_PRECISION" to QUANT_ALGOS (ModelOptMixedPrecisionConfig). 0.6.1-0.7.3
+take any quant_algo containing "FP8" instead. The lists below are written out from the 0.6.1, 0.7.0-0.7.3, 0.8.0,
+0.13.0, 0.14.0, 0.15.1 (wheel) and 0.16.0 sources; the words are vLLM's."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 
 import oomkit
 from oomkit.engines.vllm import ENGINE, VllmSettings
+from oomkit.engines.vllm import quantization as vllm_quant
 from oomkit.errors import OomkitError
 from tests.startup_heldout import gpus
 from tests.test_vllm_startup import spec_of
@@ -69,13 +71,54 @@ def test_nested_config_refused_in_0_9_2():
         _llama("0.9.2")
 
 
-@pytest.mark.xfail(strict=True, reason="0.6.1-0.7.3 modelopt.py ModelOptFp8Config.from_config refuses a quant_algo "
-                   "without 'FP8' ('ModelOpt currently only supports static FP8quantization in vLLM...'): not applied, "
-                   "as tests/test_vllm_heldout13.py sizes a ModelOpt block-FP8 checkpoint at 0.7.2-0.7.3 through a "
-                   "MIXED_PRECISION config")
-def test_refused_in_0_7_3():
-    with pytest.raises(OomkitError, match="ModelOpt currently only supports static FP8quantization"):
-        _llama("0.7.3")
+# 0.6.1-0.7.3 ModelOptFp8Config.from_config: is_checkpoint_fp8_serialized = ("FP8" in quant_algo), else this
+# ValueError ("FP8quantization" is vLLM's spelling)
+STATIC = ("ModelOpt currently only supports static FP8quantization in vLLM. Please check the `hf_quant_config.json` "
+          "file for your model's quant configuration.")
+
+
+@pytest.mark.parametrize("version", ["0.6.1", "0.7.0", "0.7.3"])
+def test_refused_in_0_6_1_to_0_7_3(version):
+    with pytest.raises(OomkitError) as e:
+        _llama(version)
+    assert f"ValueError: {STATIC}" in str(e.value)
+
+
+def test_refused_before_modelopt():
+    with pytest.raises(OomkitError, match="has no ModelOpt quantization"):
+        _llama("0.6.0")
+
+
+# a whole checkpoint in ModelOpt's block FP8 (top-level quant_algo FP8_PB_WO): "FP8" in it passes 0.6.1-0.7.3's
+# test, QUANT_ALGOS refuses it in 0.8.0-0.13.x and lists it from 0.14.0
+TOP_PBWO = {"quant_method": "modelopt", "quantization": {"quant_algo": "FP8_PB_WO"}}
+
+
+def _llama_pbwo(version: str):
+    return ENGINE.estimate(spec_of("meta-llama/Llama-3.1-8B-Instruct", TOP_PBWO), gpus("H100 80GB", 1),
+                           VllmSettings(engine_version=version, max_model_len=4096))
+
+
+def test_top_level_fp8_pb_wo_is_read_as_modelopt_block_fp8():
+    spec = spec_of("meta-llama/Llama-3.1-8B-Instruct", TOP_PBWO)
+    assert spec.weights.format == "modelopt-fp8-pb-wo"
+    down = next(t for t in spec.weights.tensors if t.name.endswith("blk.0.ffn_down.weight")
+                or t.name.endswith("layers.0.mlp.down_proj.weight"))
+    n_in, n_out = down.shape  # 14336 -> 4096: one byte a weight, one fp32 scale a 128 x 128 block
+    assert down.nbytes == 4096 * 14336 + (4096 // 128) * (14336 // 128) * 4
+    assert vllm_quant.checkpoint_quantization(spec) == "modelopt"
+
+
+@pytest.mark.parametrize("version", ["0.6.1", "0.7.3", "0.14.0", "0.20.0"])
+def test_top_level_fp8_pb_wo_loads(version):
+    assert _llama_pbwo(version).engine_view["num_gpu_blocks"] > 0
+
+
+@pytest.mark.parametrize("version,algos", [("0.8.0", "['FP8', 'NVFP4']"), ("0.13.0", "['FP8', 'NVFP4']")])
+def test_top_level_fp8_pb_wo_refused_0_8_to_0_13(version, algos):
+    with pytest.raises(OomkitError) as e:
+        _llama_pbwo(version)
+    assert f"ValueError: ModelOpt currently only supports: {algos}{TAIL}" in str(e.value)
 
 
 # ModelOpt's block FP8 (FP8_PB_WO modules of a MIXED_PRECISION checkpoint) under tensor parallelism. Qwen2.5-14B's

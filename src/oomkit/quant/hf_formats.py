@@ -90,8 +90,9 @@ def linear_weight_bytes(fmt: QuantFormat, out_features: int, in_features: int) -
         # vllm fp8.py:Fp8LinearMethod.create_weights / modelopt.py:ModelOptFp8LinearMethod.create_weights:
         # fp8 weight, one fp32 weight_scale, one fp32 input_scale when activations are static
         return n + 4 + (4 if fmt.static_input_scale else 0)
-    if name == "fp8-block":
-        # vllm fp8.py:Fp8LinearMethod.create_weights (block_quant): weight_scale_inv fp32 [ceil(o/bo), ceil(i/bi)]
+    if name in ("fp8-block", "modelopt-fp8-pb-wo"):
+        # vllm fp8.py:Fp8LinearMethod.create_weights (block_quant): weight_scale_inv fp32 [ceil(o/bo), ceil(i/bi)];
+        # a ModelOpt FP8_PB_WO checkpoint stores the same (modelopt.py ModelOptFp8PbWoLinearMethod, 0.14+)
         bo, bi = fmt.block or (128, 128)
         return n + _cdiv(o, bo) * _cdiv(i, bi) * 4
     if name == "fbgemm-fp8":
@@ -375,6 +376,14 @@ def _modelopt(c: Mapping[str, Any], dtype: str) -> QuantFormat:
         return QuantFormat("modelopt-nvfp4", 4, group_size=_whole(q, "group_size", 16), dtype=dtype,
                            unquantized=skip, strategy="tensor_group", scale_dtype="float8_e4m3fn",
                            static_input_scale=True, method="modelopt")
+    if algo == "FP8_PB_WO":
+        # a whole checkpoint in ModelOpt's 128 x 128 block FP8 (fp8 weight, one fp32 scale a block). vLLM's ModelOpt
+        # reads it as its own method ("modelopt", not fp8.py's): modelopt.py ModelOptFp8Config.from_config takes any
+        # quant_algo containing "FP8" in 0.6.1-0.7.3 (ModelOptFp8LinearMethod), refuses it in 0.8.0-0.13.x
+        # (QUANT_ALGOS ["FP8", "NVFP4"]) and lists it from 0.14.0 (ModelOptFp8PbWoLinearMethod, fixed 128 x 128
+        # blocks, _WEIGHT_BLOCK_SIZE, whatever group_size says): engines/vllm/quantization.py check_modelopt_mixed
+        return QuantFormat("modelopt-fp8-pb-wo", 8, dtype=dtype, unquantized=skip, strategy="block",
+                           block=(128, 128), method="modelopt")
     if algo == "MIXED_PRECISION":
         # only what quantized_layers lists is quantized, lm_head included when it is listed
         skip = _skip(q.get("exclude_modules"), q.get("ignore"))
@@ -393,7 +402,8 @@ def _modelopt(c: Mapping[str, Any], dtype: str) -> QuantFormat:
         per_module = tuple(sorted(per.items(), key=lambda t: -len(t[0])))
         return QuantFormat("modelopt-mixed", 4, dtype=dtype, unquantized=skip, strategy="mixed",
                            method="modelopt", per_module=per_module)
-    raise OomkitError(f"ModelOpt quant_algo {algo or None!r} is not supported; known: FP8, NVFP4, MIXED_PRECISION")
+    raise OomkitError(f"ModelOpt quant_algo {algo or None!r} is not supported; known: FP8, NVFP4, FP8_PB_WO, "
+                      "MIXED_PRECISION")
 
 
 def _decoder_module(name: str) -> str:

@@ -206,8 +206,9 @@ PLATFORM_PLUGIN_METHODS = {"ascend": "vllm-ascend's quantization (the Huawei Asc
 # The weight widths an AWQ checkpoint loads with: awq.py AWQConfig.__init__ takes 4 bits only (0.2-0.23: "Currently,
 # only 4-bit weight quantization is supported for AWQ, but got {bits} bits."; auto_awq.py AutoAWQConfig from 0.24,
 # TYPE_MAP {4}: "Unsupported num_bits = {bits}. Supported: 4."); awq_marlin.py AWQMarlinConfig.TYPE_MAP {4, 8}
-# (0.5.3-0.10.1 read; {4} from 0.13.0), whose override_quantization_method takes the checkpoint only where
-# is_awq_marlin_compatible finds its bits there: any other width stays with AWQConfig and is refused in every release.
+# (0.5.3-0.11.2 read; {4} from 0.12.0: check_awq_bits_release), whose override_quantization_method takes the
+# checkpoint only where is_awq_marlin_compatible finds its bits there: any other width stays with AWQConfig and is
+# refused in every release.
 _AWQ_BITS_SOME_KERNEL = (4, 8)
 _AWQ_GROUPS = (32, 64, 128, 256, -1)  # the group sizes AutoAWQ writes (q_group_size), -1 one group per row
 
@@ -307,8 +308,9 @@ def fp8_block(t) -> tuple[int, int] | None:
     return None
 
 
-# ModelOpt's block FP8 (quant_algo FP8_PB_WO, a module of a MIXED_PRECISION checkpoint: the only form oomkit reads)
-# is not fp8.py's, and vLLM checks it otherwise (model_executor/layers/quantization/modelopt.py
+# ModelOpt's block FP8 (quant_algo FP8_PB_WO, a module of a MIXED_PRECISION checkpoint; a top-level FP8_PB_WO,
+# "modelopt-fp8-pb-wo", goes to ModelOptFp8PbWoLinearMethod from 0.14, whose checks are not modelled) is not
+# fp8.py's, and vLLM checks it otherwise (model_executor/layers/quantization/modelopt.py
 # ModelOptMixedPrecisionConfig.get_quant_method, read in 0.17.0, 0.20.0, 0.24.0, 0.27.0-0.34.0):
 # - 0.17-0.28: only FP8 / NVFP4 (0.24 W4A16_NVFP4, 0.27 MXFP8) modules get a quantized method; an FP8_PB_WO linear
 #   gets UnquantizedLinearMethod and its experts none: nothing checks a block;
@@ -428,25 +430,63 @@ _MODELOPT_ALGOS: tuple[tuple[Version, tuple[str, ...]], ...] = (
 _FLAT_FROM: Version = (0, 10, 0)
 
 
+# ModelOpt's own 128 x 128 block FP8 as a whole checkpoint's quant_algo (quant/hf_formats.py "modelopt-fp8-pb-wo"):
+# 0.6.1-0.7.3 take it ("FP8" in "FP8_PB_WO"; ModelOptFp8LinearMethod), 0.8.0-0.13.x refuse it (not in QUANT_ALGOS),
+# 0.14.0 lists it (ModelOptFp8PbWoLinearMethod; its divisibility checks are not modelled here).
+_TOP_ALGO = {"modelopt-mixed": "MIXED_PRECISION", "modelopt-fp8-pb-wo": "FP8_PB_WO"}
+
+
 def check_modelopt_mixed(spec: ModelSpec, version: Version, release: str) -> None:
-    """Raises OomkitError with vLLM's words where the release refuses a ModelOpt MIXED_PRECISION checkpoint (see
-    MIXED_PRECISION_FROM); from 0.17 it loads."""
-    if not spec.weights.format.lower().startswith("modelopt-mixed") or version >= MIXED_PRECISION_FROM:
+    """Raises OomkitError with vLLM's words where the release refuses a ModelOpt checkpoint's top-level quant_algo
+    (MIXED_PRECISION before MIXED_PRECISION_FROM, FP8_PB_WO in 0.8.0-0.13.x), and an 8-bit AWQ checkpoint from
+    AWQ_8BIT_DROPPED (check_awq_bits_release)."""
+    check_awq_bits_release(spec, version, release)
+    algo = _TOP_ALGO.get(spec.weights.format.lower())
+    if algo is None or (algo == "MIXED_PRECISION" and version >= MIXED_PRECISION_FROM):
         return
     if version < MODELOPT_FROM:
         raise OomkitError(f"vLLM {release} has no ModelOpt quantization (model_executor/layers/quantization/"
-                          "modelopt.py came in 0.6.1); ModelOpt MIXED_PRECISION checkpoints load from vLLM 0.17.0")
+                          f"modelopt.py came in 0.6.1); ModelOpt {algo} checkpoints load from vLLM "
+                          f"{'0.17.0' if algo == 'MIXED_PRECISION' else '0.6.1'}")
     if version < _MODELOPT_ALGOS[0][0]:
-        # 0.6.1-0.7.3 refuse it too ("ModelOpt currently only supports static FP8quantization in vLLM. Please check
-        # the `hf_quant_config.json` file for your model's quant configuration."), not applied here: the MLA rule's
-        # test of a ModelOpt block-FP8 checkpoint at 0.7.2-0.7.3 (tests/test_vllm_heldout13.py) is written as a
-        # MIXED_PRECISION config, the only ModelOpt block-FP8 form oomkit reads (a known gap, strict xfail in
-        # tests/test_vllm_modelopt_mixed.py)
-        return
-    algos = [names for first, names in _MODELOPT_ALGOS if version >= first][-1]
-    words = (f"ModelOpt currently only supports: {list(algos)} quantizations in vLLM. Please check the "
-             "`hf_quant_config.json` file for your model's quant configuration.")
+        # 0.6.1-0.7.3 ModelOptFp8Config.from_config: is_checkpoint_fp8_serialized = ("FP8" in quant_method)
+        if "FP8" in algo:
+            return
+        words = ("ModelOpt currently only supports static FP8quantization in vLLM. Please check the "
+                 "`hf_quant_config.json` file for your model's quant configuration.")
+    else:
+        algos = [names for first, names in _MODELOPT_ALGOS if version >= first][-1]
+        if algo in algos:
+            return
+        words = (f"ModelOpt currently only supports: {list(algos)} quantizations in vLLM. Please check the "
+                 "`hf_quant_config.json` file for your model's quant configuration.")
+    loads = "loads from vLLM 0.17.0" if algo == "MIXED_PRECISION" else "loads in 0.6.1-0.7.3 and from vLLM 0.14.0"
     early = ("; a config.json quantization_config written flat stops earlier: \"Cannot find any of ['quantization'] "
              "in the model's quantization config.\"" if version < _FLAT_FROM else "")
-    raise OomkitError(f"vllm serve: ValueError: {words} (vLLM {release} refuses quant_algo MIXED_PRECISION; it "
-                      f"loads from vLLM 0.17.0{early})")
+    raise OomkitError(f"vllm serve: ValueError: {words} (vLLM {release} refuses quant_algo {algo}; it "
+                      f"{loads}{early})")
+
+
+# 8-bit AWQ: awq_marlin.py AWQMarlinConfig.TYPE_MAP is {4: uint4, 8: uint8} in 0.5.3-0.11.2 and {4: uint4} from
+# 0.12.0 (read in the 0.11.2, 0.12.0, 0.13.0 and 0.14.0 sdists), so from 0.12.0 is_awq_marlin_compatible is False for
+# 8 bits and override_quantization_method leaves the checkpoint with awq.py AWQConfig, whose __init__ refuses it
+# ("Currently, only 4-bit weight quantization is supported for AWQ, but got 8 bits."; auto_awq.py AutoAWQConfig from
+# 0.24, read in 0.24.0, 0.27.0 and 0.34.0: "Unsupported num_bits = 8. Supported: 4. For 8-bit AWQ, use Marlin backend
+# by setting backend='awq:marlin' or backend='marlin'.", the backend being inc.py's, not a plain AWQ checkpoint's).
+# moe_wna16.py is_moe_wna16_compatible takes AWQ at num_bits 4
+# only (0.12.0, 0.13.0), so no other method claims it.
+AWQ_8BIT_DROPPED: Version = (0, 12, 0)
+_AUTO_AWQ_FROM: Version = (0, 24, 0)
+
+
+def check_awq_bits_release(spec: ModelSpec, version: Version, release: str) -> None:
+    """vLLM's refusal of an 8-bit AWQ checkpoint from AWQ_8BIT_DROPPED."""
+    if checkpoint_method(spec) != "awq" or awq_bits(spec) != 8:
+        return
+    if version < AWQ_8BIT_DROPPED:
+        return
+    words = ("Unsupported num_bits = 8. Supported: 4. For 8-bit AWQ, use Marlin backend by setting "
+             "backend='awq:marlin' or backend='marlin'." if version >= _AUTO_AWQ_FROM else
+             "Currently, only 4-bit weight quantization is supported for AWQ, but got 8 bits.")
+    why = f"awq_marlin takes 8-bit AWQ through 0.11.2; vLLM {release} has no 8-bit AWQ kernel"
+    raise OomkitError(f"vllm serve: ValueError: {words} ({spec.name} is 8-bit AWQ; {why})")
