@@ -152,3 +152,11 @@ def test_modelopt_block_fp8_input_slice_refused_from_029(version, words):
     with pytest.raises(OomkitError) as e:
         _qwen14_tp8(version)
     assert f"ValueError: {words}" in str(e.value) and "output_partition_size" not in str(e.value)
+
+
+def test_modelopt_block_fp8_is_ranked_as_fp8_by_plan():
+    """plan/quality.py's format words: ModelOpt's top-level FP8_PB_WO checkpoint is an FP8 checkpoint to plan's
+    quality ranking, as modelopt-fp8 is."""
+    from oomkit.plan.quality import weight_quality
+
+    assert weight_quality("modelopt-fp8-pb-wo") == weight_quality("modelopt-fp8") == weight_quality("fp8")

@@ -36,6 +36,7 @@ _HF_ALIASES = {
     "fp16": "fp16", "float16": "fp16",
     "fp32": "fp32", "float32": "fp32",
     "fp8": "fp8", "fp8-block": "fp8", "fp8-dynamic": "fp8", "fbgemm-fp8": "fp8", "modelopt-fp8": "fp8",
+    "modelopt-fp8-pb-wo": "fp8",
     "ct-float-quantized": "fp8", "w8a8-fp8": "fp8", "float8": "fp8",
     "int8": "int8", "w8a8": "int8", "ct-int-quantized": "int8", "w8a8-int8": "int8",
     "gptq": "gptq", "w4a16": "gptq", "int4": "gptq", "ct-pack-quantized": "gptq", "gptq-int4": "gptq",

@@ -381,7 +381,7 @@ def _modelopt(c: Mapping[str, Any], dtype: str) -> QuantFormat:
         # reads it as its own method ("modelopt", not fp8.py's): modelopt.py ModelOptFp8Config.from_config takes any
         # quant_algo containing "FP8" in 0.6.1-0.7.3 (ModelOptFp8LinearMethod), refuses it in 0.8.0-0.13.x
         # (QUANT_ALGOS ["FP8", "NVFP4"]) and lists it from 0.14.0 (ModelOptFp8PbWoLinearMethod, fixed 128 x 128
-        # blocks, _WEIGHT_BLOCK_SIZE, whatever group_size says): engines/vllm/quantization.py check_modelopt_mixed
+        # blocks, _WEIGHT_BLOCK_SIZE, whatever group_size says): engines/vllm/quantization.py check_modelopt_release
         return QuantFormat("modelopt-fp8-pb-wo", 8, dtype=dtype, unquantized=skip, strategy="block",
                            block=(128, 128), method="modelopt")
     if algo == "MIXED_PRECISION":

@@ -559,7 +559,7 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     _check_parallel(spec, tp)
     quantization.check_release(s.quantization, version, None if cc_guessed else cc, tp, pp, program_name(version))
     warnings += quantization.check(spec, s.quantization)
-    quantization.check_modelopt_mixed(spec, version, str(s.engine_version))
+    quantization.check_checkpoint_release(spec, version, str(s.engine_version))
     quantization.check_fp8_block_tp(spec, tp, dp, s.enable_expert_parallel, version)
     if (pbwo := quantization.modelopt_pbwo_warning(spec, version)) is not None:
         warnings.append(pbwo)

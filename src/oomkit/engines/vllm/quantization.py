@@ -436,11 +436,17 @@ _FLAT_FROM: Version = (0, 10, 0)
 _TOP_ALGO = {"modelopt-mixed": "MIXED_PRECISION", "modelopt-fp8-pb-wo": "FP8_PB_WO"}
 
 
-def check_modelopt_mixed(spec: ModelSpec, version: Version, release: str) -> None:
-    """Raises OomkitError with vLLM's words where the release refuses a ModelOpt checkpoint's top-level quant_algo
-    (MIXED_PRECISION before MIXED_PRECISION_FROM, FP8_PB_WO in 0.8.0-0.13.x), and an 8-bit AWQ checkpoint from
-    AWQ_8BIT_DROPPED (check_awq_bits_release)."""
+def check_checkpoint_release(spec: ModelSpec, version: Version, release: str) -> None:
+    """Raises OomkitError with vLLM's words where the release refuses the checkpoint's quantization: an 8-bit AWQ
+    checkpoint from AWQ_8BIT_DROPPED (check_awq_bits_release), a ModelOpt top-level quant_algo it does not list
+    (check_modelopt_release)."""
     check_awq_bits_release(spec, version, release)
+    check_modelopt_release(spec, version, release)
+
+
+def check_modelopt_release(spec: ModelSpec, version: Version, release: str) -> None:
+    """Raises OomkitError with vLLM's words where the release refuses a ModelOpt checkpoint's top-level quant_algo
+    (MIXED_PRECISION before MIXED_PRECISION_FROM, FP8_PB_WO in 0.8.0-0.13.x)."""
     algo = _TOP_ALGO.get(spec.weights.format.lower())
     if algo is None or (algo == "MIXED_PRECISION" and version >= MIXED_PRECISION_FROM):
         return
