@@ -108,12 +108,12 @@ def test_1684_verdict_is_death_in_capture(q1684):
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "QwenLM/Qwen3-VL#1684: available KV 38.55 GiB per rank against the logged 35.68 (+2.87 GiB, +3.6 % of the "
-    "GPU; the band is 3 %; 38.93 and +4.1 % before the encoder outputs carried Qwen3-VL's deepstack levels). The "
-    "log's 'Model loading took' line is not in the stored thread, so the 2.5 GiB of non-KV memory oomkit still "
-    "misses inside the budget cannot be split between weights (Marlin's repacked FP8 with bf16 group scales on "
-    "Ampere), the profile peak (0.11.0 profiles Qwen3-VL with one dummy video of up to 12,288 soft tokens, budgeted "
-    "at 12.5 tokens each, where oomkit profiles its largest image) and non-torch memory"))
+    "QwenLM/Qwen3-VL#1684: available KV 38.72 GiB per rank against the logged 35.68 (+3.04 GiB, +3.8 % of the "
+    "GPU; the band is 3 %; 38.55 while oomkit profiled the 16,384-token image rather than 0.11.0's 12,288-token "
+    "dummy video, 38.93 before the encoder outputs carried Qwen3-VL's deepstack levels). The log's 'Model loading "
+    "took' line is not in the stored thread, so the non-KV memory oomkit still misses inside the budget cannot be "
+    "split between weights (Marlin's repacked FP8 with bf16 group scales on Ampere), the profile peak and "
+    "non-torch memory"))
 def test_1684_available_kv_within_the_band(q1684):
     _, out = q1684
     got = out["estimate"]["engine_view"]["available_kv_cache_bytes"]["CUDA0"]
@@ -135,11 +135,13 @@ def test_qwen3_vl_encoder_outputs_carry_the_deepstack_levels(q1684):
     # qwen3_vl.py (0.11.0) Qwen3_VisionTransformer.forward returns torch.cat([merger output] + the deepstack mergers'
     # outputs, dim=1), "[seq_len, hidden_size * (1 + depth_of_deepstack)]", and profile_run keeps it in the encoder
     # cache through the decoder's dummy run. Qwen3-VL-235B: deepstack_visual_indexes [8, 16, 24], out_hidden_size
-    # 4096; the profiled image is 4096 x 4096 (longest_edge 16,777,216 pixels), 256 x 256 patches of 3 x 2 x 16 x 16,
-    # merged 2 x 2 into 16,384 tokens; all bf16
+    # 4096; at 100,000 tokens 0.11.0 profiles one dummy video (qwen3_vl.py get_max_video_tokens: 12,288 soft tokens
+    # x 12.5 = 153,600 > the 16,384-token image): 24,576 frames resized by the video processor (25,165,824 pixels
+    # over all frames) to 32 x 32, 12,288 steps of 2 x 2 patches of 3 x 2 x 16 x 16, merged 2 x 2; all bf16
     _, out = q1684
     view = out["estimate"]["engine_view"]
-    assert (view["encoder_profile_modality"], view["encoder_profile_items"]) == ("image", 1)
-    outputs = 16384 * 4096 * (1 + 3) * 2
-    pixels = 256 * 256 * 3 * 2 * 16 * 16 * 2
+    assert (view["encoder_profile_modality"], view["encoder_profile_items"]) == ("video", 1)
+    assert view["encoder_budget_tokens"] == 153600
+    outputs = 12288 * 4096 * (1 + 3) * 2
+    pixels = 12288 * 4 * 3 * 2 * 16 * 16 * 2
     assert view["encoder_profile_held_bytes"] == outputs + pixels

@@ -1,4 +1,5 @@
-"""The video item of V1's multimodal profile run for Qwen2-VL / Qwen2.5-VL (engines/vllm/encoder.py "Video").
+"""The video item of V1's multimodal profile run for Qwen2-VL / Qwen2.5-VL and Qwen3-VL (engines/vllm/encoder.py
+"Video").
 
 profile_run profiles the modality with the most tokens per item (counted at max_model_len), and for Qwen2.5-VL at
 its 128,000 tokens that is a video of the largest image: 16,384 tokens (a 3,584 x 3,584 image, 256 x 256 patches of
@@ -140,3 +141,44 @@ def test_dummy_video_leaves_room_for_the_images_up_to_0_8_2():
         view = _view(version, max_num_batched_tokens=65536)
         assert (view["encoder_budget_tokens"], view["encoder_profile_modality"]) == (6 * STEP_TOKENS, "video")
         assert view["encoder_profile_held_bytes"] == steps * STEP_HELD
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Qwen3-VL (qwen3_vl.py Qwen3VLProcessingInfo, 0.11.0 -> 0.12.x): the video processor's own 25,165,824 pixels over
+# all frames, from 2 frames up to 24,576, each soft token counted x 12.5 (its timestamp and separators). Two
+# published Qwen3-VL-30B-A3B start-up logs on 0.11.0, kept as fixtures (tests/test_vllm_heldout5.py's):
+# QwenLM/Qwen3-VL#1589 (TP4, --dtype half, the checkpoint's 262,144 tokens): "budget of 153600 tokens, and profiled
+# with 1 video items"; QwenLM/Qwen3-VL#1622 (TP2, --max-model-len 10000): "budget of 151250 tokens ... 1 video items"
+QWEN3VL = "Qwen/Qwen3-VL-30B-A3B-Instruct"
+HELDOUT5 = Path(__file__).parent / "fixtures" / "engine_logs" / "vllm" / "heldout5"
+
+
+def _qwen3vl_view(version: str, stem: str, **kw):
+    fx = json.loads((HELDOUT5 / f"{stem}.json").read_text(encoding="utf-8"))
+    settings = dict(fx["settings"], **kw)
+    tp = settings["tensor_parallel_size"]
+    return fx, ENGINE.estimate(spec_of(QWEN3VL), gpus("L40S", tp), VllmSettings(engine_version=version, **settings)
+                               ).engine_view
+
+
+@pytest.mark.parametrize("stem, budget", [
+    # 24,576 frames fit 262,144 tokens: 32 x 32 frames (beta 128 from 4,096^2), 12,288 steps of 1 token: 12,288 x 12.5
+    ("qwen3-vl-30b-a3b-tp4-v0.11.0-fp16-qwen3vl1589", 153600),
+    # 3 frames would be 16,200 tokens (2 steps of 90^2) > 10,000: the 2 start frames stay, 3,520^2 -> 110^2 = 12,100
+    ("qwen3-vl-30b-a3b-tp2-ep-encoder-data-v0.11.0-qwen3vl1622", 151250),
+])
+def test_qwen3_vl_video_budget_lines(stem, budget):
+    """Was: the 16,384-token image (4,096^2 at the image processor's 16,777,216 pixels), 1 image item."""
+    fx, view = _qwen3vl_view("0.11.0", stem)
+    line = _line(budget, 1, "video")
+    assert line.rstrip(".") in fx["quoted"]
+    assert (view["encoder_budget_tokens"], view["encoder_profile_items"], view["encoder_profile_modality"]) == (
+        budget, 1, "video")
+    assert line in view["log"].splitlines()
+
+
+def test_qwen3_vl_video_zero_leaves_the_image():
+    """--limit-mm-per-prompt video 0: the 16,384-token image (4,096^2, 128^2 merged tokens)."""
+    _, view = _qwen3vl_view("0.11.0", "qwen3-vl-30b-a3b-tp4-v0.11.0-fp16-qwen3vl1589",
+                            limit_mm_per_prompt=(("video", 0),))
+    assert (view["encoder_budget_tokens"], view["encoder_profile_modality"]) == (16384, "image")

@@ -71,6 +71,15 @@ _MAX_FRAMES_PER_VIDEO (16 up to 0.10.x, 14 from 0.11.0) and at least 1. By relea
 So Qwen2.5-VL-7B at its 128,000 tokens on 0.11+ profiles one 14-frame video: 7 steps, 114,688 tokens, 7 x the
 image's pixels and outputs. --limit-mm-per-prompt '{"video": 0}' (video=0 up to 0.9) leaves the image.
 
+Video (Qwen3-VL, qwen3_vl.py Qwen3VLProcessingInfo, 0.11.0 -> 0.12.0 read): the video processor resizes all the
+frames together (transformers' qwen3_vl video smart_resize: t_bar x h x w at most its size.longest_edge, 25,165,824,
+beta from the frame count), _get_max_video_frames starts at 2 frames, _MAX_FRAMES_PER_VIDEO is 24,576, and
+get_max_video_tokens counts each soft token x 12.5 (its "<{timestamp} seconds>" and separators): at 262,144 tokens
+24,576 frames of 32 x 32 (12,288 soft tokens, budget 153,600), at 10,000 the 2 start frames of 3,520^2 (12,100,
+151,250), either way above the 16,384-token image, so 0.11-0.12 profile one video (qwen3_v1_video; the encoder
+outputs are the soft tokens). 0.13.0 drops the 12.5 and 0.17.0 counts 2 frames at half the video pixels: neither
+outweighs the image at the checkpoint's sizes, so the image stays there.
+
 Not in the GPU profile: --mm-processor-cache-gb (the processor cache lives in host memory); --mm-encoder-tp-mode
 data splits the encoder's work across the TP ranks but all-gathers the outputs, so each rank still holds them.
 """
@@ -393,13 +402,70 @@ def qwen_v1_video(config: Mapping[str, Any], image: DummyItem, limits: Mapping[s
                      steps * image.int_bytes, steps * image.patches)
 
 
+# Qwen3-VL's video (qwen3_vl.py Qwen3VLProcessingInfo, 0.11.0 -> 0.12.0 read; 0.13.0 drops the 12.5): the video
+# processor's own size (video_preprocessor_config.json longest_edge 25,165,824 = 768 x 32^2 over all frames,
+# shortest_edge 4,096), _MAX_FRAMES_PER_VIDEO 24,576, _get_max_video_frames from 2 frames, and get_max_video_tokens
+# counting each soft token x 12.5 ("<{timestamp} seconds>" + vision_start + video + vision_end)
+QWEN3_VIDEO_MAX_PIXELS = 25165824
+QWEN3_VIDEO_MIN_PIXELS = 4096
+QWEN3_VIDEO_FRAMES = 24576
+QWEN3_VIDEO_START_FRAMES = 2
+QWEN3_VIDEO_TOKEN_FACTOR = 12.5
+QWEN3_VIDEO_FROM, QWEN3_VIDEO_BEFORE = (0, 11, 0), (0, 13, 0)
+
+
+def _qwen3_video_grid(side: int, frames: int, patch: int, merge: int, tp: int) -> tuple[int, int]:
+    """(soft tokens, patches) of a video of `frames` square frames of `side` (the largest image): transformers'
+    qwen3_vl video_processing smart_resize (max_pixels / min_pixels over t_bar x h x w, beta from num_frames), then
+    qwen3_vl.py Qwen3VLProcessingInfo._get_vision_info (grid_t = max((F + F % tp) // tp, 1))."""
+    factor = patch * merge
+    h = round(side / factor) * factor
+    t_bar = round(frames / tp) * tp
+    if t_bar * h * h > QWEN3_VIDEO_MAX_PIXELS:
+        beta = math.sqrt(frames * side * side / QWEN3_VIDEO_MAX_PIXELS)
+        h = max(factor, math.floor(side / beta / factor) * factor)
+    elif t_bar * h * h < QWEN3_VIDEO_MIN_PIXELS:
+        beta = math.sqrt(QWEN3_VIDEO_MIN_PIXELS / (frames * side * side))
+        h = math.ceil(side * beta / factor) * factor
+    patches = max((frames + frames % tp) // tp, 1) * (h // patch) ** 2
+    return patches // (merge * merge), patches
+
+
+def qwen3_v1_video(config: Mapping[str, Any], image: DummyItem, limits: Mapping[str, int],
+                   r: Resolved) -> DummyItem | None:
+    """V1's dummy video of Qwen3-VL (0.11.0 -> 0.12.x) where profile_run profiles it rather than the image, else
+    None. qwen3_vl.py get_num_frames_with_most_features: from 2 frames, the most whose soft tokens fit seq_len
+    (max_model_len; mm_counts one video), at most 24,576; get_max_video_tokens: int(soft tokens x 12.5), the budget.
+    The dummy video (get_dummy_mm_data at max_model_len, "do_sample_frames": False) is those frames resized by the
+    video processor: its soft tokens are the encoder's outputs."""
+    vc = config.get("vision_config") or {}
+    if (not str(vc.get("model_type", "")).startswith("qwen3_vl") or image.budget_tokens <= 0
+            or not QWEN3_VIDEO_FROM <= r.version < QWEN3_VIDEO_BEFORE):
+        return None
+    default = _default_limit(r)
+    if limits.get("video", default) <= 0:
+        return None
+    patch, merge = int(vc.get("patch_size", 16)), int(vc.get("spatial_merge_size", 2))
+    tp = int(vc.get("temporal_patch_size", 2)) or 2
+    ch = int(vc.get("in_channels", vc.get("in_chans", 3)))
+    side = math.isqrt(image.patches) * patch  # get_image_size_with_most_features
+    frames = QWEN3_VIDEO_START_FRAMES
+    while frames < QWEN3_VIDEO_FRAMES and _qwen3_video_grid(side, frames + 1, patch, merge, tp)[0] <= r.max_model_len:
+        frames += 1
+    tokens, patches = _qwen3_video_grid(side, frames, patch, merge, tp)
+    budget = int(tokens * QWEN3_VIDEO_TOKEN_FACTOR)
+    if limits.get("image", default) > 0 and budget <= image.budget_tokens:
+        return None
+    return DummyItem("video", budget, tokens, patches * ch * tp * patch * patch, patches=patches)
+
+
 def profiled_item(config: Mapping[str, Any], s: VllmSettings, r: Resolved) -> DummyItem | None:
     """The item V1's profile_run profiles: dummy_item's, or the Qwen-VL video where it outweighs the image."""
     limits = _limits(s)
     item = dummy_item(config, limits, processor_max_pixels(s.mm_processor_kwargs))
     if item is None or item.modality != "image":
         return item
-    return qwen_v1_video(config, item, limits, r) or item
+    return qwen_v1_video(config, item, limits, r) or qwen3_v1_video(config, item, limits, r) or item
 
 
 def v0_profile(spec: ModelSpec, s: VllmSettings, r: Resolved) -> V0Profile:
