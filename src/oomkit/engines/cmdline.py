@@ -13,7 +13,17 @@ from typing import Any
 
 from ..errors import OomkitError
 from .base import EngineModule, engine_for_program, get_engine
-from .command import LLAMA_APP_COMMANDS, on_the_host, program_name, python_module, shell_string, unwrap
+from .command import (
+    LLAMA_APP_COMMANDS,
+    QUOTE_LIMIT,
+    clip_repr,
+    clip_word,
+    on_the_host,
+    program_name,
+    python_module,
+    shell_string,
+    unwrap,
+)
 from .lms_keys import lms_names_mlx
 from .release_flags import reading_release, release_being_read
 from .shell_words import split_command
@@ -27,23 +37,12 @@ class ParsedCommand:
     quant: str | None = None
 
 
-# the most of one argument a refusal repeats: a paste's 8,000-character argument is cut to this, with its length said
-QUOTE_LIMIT = 80
-
-
-def clip_word(word: str, limit: int = QUOTE_LIMIT) -> str:
-    """An argument as a one-line refusal shows it: whole up to `limit` characters, else its start, an ellipsis and
-    its length."""
-    return word if len(word) <= limit else f"{word[:limit]}... ({len(word):,} characters)"
-
-
 def _clip_refusal(e: OomkitError, argv: list[str]) -> None:
     """The refusal of a command with an argument longer than QUOTE_LIMIT, each such argument repeated in it (as typed
     or as its repr) cut by clip_word; the same exception, its type kept."""
     text = str(e)
     for word in sorted({w for w in argv if len(w) > QUOTE_LIMIT}, key=len, reverse=True):
-        quoted = repr(word)
-        text = text.replace(quoted, f"{quoted[:QUOTE_LIMIT + 1]}...{quoted[-1]} ({len(word):,} characters)")
+        text = text.replace(repr(word), clip_repr(word))
         text = text.replace(word, clip_word(word))
     if text != str(e):
         e.args = (text,)

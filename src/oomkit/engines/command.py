@@ -23,6 +23,23 @@ from .shell_words import split_command
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
 
+# the most of one argument a refusal repeats: a paste's 8,000-character argument is cut to this, with its length said
+QUOTE_LIMIT = 80
+
+
+def clip_word(word: str, limit: int = QUOTE_LIMIT) -> str:
+    """An argument as a one-line refusal shows it: whole up to `limit` characters, else its start, an ellipsis and
+    its length."""
+    return word if len(word) <= limit else f"{word[:limit]}... ({len(word):,} characters)"
+
+
+def clip_repr(word: str, limit: int = QUOTE_LIMIT) -> str:
+    """repr(word) as a one-line refusal shows it: whole up to `limit` characters of `word`, else the start of the
+    repr, an ellipsis, its closing quote and the argument's length."""
+    quoted = repr(word)
+    return quoted if len(word) <= limit else f"{quoted[:limit + 1]}...{quoted[-1]} ({len(word):,} characters)"
+
+
 # Between two commands run one after the other (Ollama: `VAR=v ollama serve`, then `ollama run TAG`): a token of its
 # own in an argv, a line break when joined. Read back from text, the break is whitespace: each engine's parser knows
 # where its second command starts.

@@ -25,6 +25,8 @@ from ..command import (
     LLAMA_APP_COMMANDS,
     Opt,
     Syntax,
+    clip_repr,
+    clip_word,
     defaults,
     format_flags,
     join_command,
@@ -185,7 +187,7 @@ def _kv_override(value: str) -> None:
         why = "a str value is at most 127 bytes"
     else:
         return
-    raise SettingsError(f"--override-kv {value[:80]!r}: {why}; llama.cpp stops (Invalid type for KV override)")
+    raise SettingsError(f"--override-kv {clip_repr(value)}: {why}; llama.cpp stops (Invalid type for KV override)")
 
 
 # ik_llama.cpp (ikawrakow/ik_llama.cpp), the fork whose llama-server many run MoE models with, takes flags mainline
@@ -338,7 +340,7 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
                 # b7140), each compared as typed, anything else thrown in these words (the
                 # typo is llama.cpp's); the bare -fa of older builds leaves the word as an argument of its own,
                 # which common_params_parse_ex refuses (invalid argument). Refused either way.
-                shown = following[:80]
+                shown = clip_word(following)
                 raise OomkitError(f"{name} {shown}: llama.cpp stops: unkown value for --flash-attn: '{shown}' (from "
                                   "b6325 it takes on, off or auto; older builds take a bare -fa and stop at the word: "
                                   f"invalid argument: {shown})")
@@ -373,7 +375,7 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
             model_url = value
         elif name in ("-hf", "-hfr", "--hf-repo"):
             if "://" in value:  # common/download.cpp common_get_hf_file splits at ':' and wants <user>/<model> before it
-                raise SettingsError(f"{name} {value[:120]!r}: llama.cpp takes <user>/<model>[:quant], not a URL (it "
+                raise SettingsError(f"{name} {clip_repr(value)}: llama.cpp takes <user>/<model>[:quant], not a URL (it "
                                     "stops: invalid HF repo format)")
             repo, _, q = value.partition(":")
             model, quant = repo, (q or None)
@@ -382,7 +384,8 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
         elif name in ("-fa", "--flash-attn"):
             mode = "auto" if value == "-1" else _BOOL_VALUES.get(value)
             if mode is None:
-                raise OomkitError(f"{name} {value[:80]}: llama.cpp stops: unkown value for --flash-attn: '{value[:80]}'")
+                shown = clip_word(value)
+                raise OomkitError(f"{name} {shown}: llama.cpp stops: unkown value for --flash-attn: '{shown}'")
             opts["flash_attn"] = mode
         elif name in ("-ngl", "--gpu-layers", "--n-gpu-layers"):
             opts["n_gpu_layers"] = {"auto": -1, "all": 10**6}.get(value) or _int(name, value)
