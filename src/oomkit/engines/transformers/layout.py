@@ -16,7 +16,15 @@ from ...units import round_up
 from ..versions import version_str
 from .kv import LayerCache, cache_tensors, kv_per_token, layer_caches
 from .settings import DEPRECATED_STATIC, Resolved, TransformersSettings, is_gguf, resolve
-from .transients import CUDA_CONTEXT, K_ROUND_LARGE, Transients, allocation_size, reserved_for, transients
+from .transients import (
+    CUDA_CONTEXT,
+    K_ROUND_LARGE,
+    Transients,
+    allocation_size,
+    legacy_tuple,
+    reserved_for,
+    transients,
+)
 from .weights import TOWER_PREFIX, placement_bytes, tensor_bytes
 
 # ---------------------------------------------------------------------------------------------------------
@@ -218,9 +226,26 @@ def _compute_on(tr: Transients, placement: Placement, phase: str) -> dict[int, i
     return out
 
 
-def _phase_on(caches: list[LayerCache], placement: Placement, tr: Transients, phase: str) -> PhaseBytes:
+def _phase_on(caches: list[LayerCache], placement: Placement, tr: Transients, phase: str,
+              r: Resolved, w_by: dict[int, int]) -> PhaseBytes:
     kv, rs, parts = _cache_on(caches, placement, "prefill" if phase == "prefill" else "end")
-    return PhaseBytes(kv, rs, parts, _compute_on(tr, placement, phase))
+    comp = _compute_on(tr, placement, phase)
+    if phase != "decode" or not any(legacy_tuple(r, c) for c in caches):
+        return PhaseBytes(kv, rs, parts, comp)
+    # Before 4.42 the previous step's legacy tuple (generate's model_kwargs["past_key_values"]) is alive until the
+    # step returns, beside the caches the step's torch.cat made (transients.legacy_tuple): the last step holds the
+    # whole cache twice; the first step the prompt's cache twice and the prefill's float32 logits (first_step_logits).
+    end = PhaseBytes(kv, rs, parts, comp)
+    kv1, rs1, parts1 = _cache_on(caches, placement, "prefill")
+    first = PhaseBytes(kv1, rs1, parts1, dict(comp))
+    first.comp[placement.head_device] = first.comp.get(placement.head_device, 0) + tr.first_step_logits
+    for c in caches:
+        if legacy_tuple(r, c):
+            d = placement.layer_device[c.index]
+            end.comp[d] = end.comp.get(d, 0) + c.storage_end - c.conv_bytes - c.ssm_bytes
+            first.comp[d] = first.comp.get(d, 0) + c.storage_prefill - c.conv_bytes - c.ssm_bytes
+    ids = set(w_by) | set(end.comp) | set(first.comp)
+    return max((end, first), key=lambda p: max(_device_total(p, w_by, d) for d in ids))
 
 
 def _device_total(p: PhaseBytes, w_by: dict[int, int], d: int) -> int:
@@ -395,7 +420,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: TransformersSettin
     tr = transients(spec, s, r, caches)
 
     w_by, w_tensors = _weights_on(weights, placement)
-    phases = {phase: _phase_on(caches, placement, tr, phase) for phase in ("prefill", "decode")}
+    phases = {phase: _phase_on(caches, placement, tr, phase, r, w_by) for phase in ("prefill", "decode")}
     peak_phase = _peak_phase(phases, w_by, len(devices))
     p = phases[peak_phase]
     usages, allocated, reserved = _device_usages(devices, s, w_by, w_tensors, p)

@@ -41,6 +41,13 @@ ERAS = Eras({
     # position_ids)` once for all layers (4.45.0; LlamaModel already in 4.44.2); before, each attention layer computed
     # its own cos / sin (4.44.2 Qwen2Attention.forward: `cos, sin = self.rotary_emb(value_states, seq_len=...)`)
     "rotary_model_level": (4, 45, 0),
+    # generation/utils.py GenerationMixin.generate: `model_kwargs["past_key_values"] = DynamicCache()` for models
+    # with _supports_cache_class (4.42.0; not in 4.41.2). Before, generate carried the legacy tuple of per-layer
+    # (key, value) tensors from one step to the next (_update_model_kwargs_for_generation), and the model rebuilt a
+    # DynamicCache around it (4.38.2 Qwen2Model.forward `DynamicCache.from_legacy_cache(past_key_values)`), whose
+    # update `self.key_cache[layer_idx] = torch.cat([...])` made new tensors while the tuple held the old ones until
+    # the step returned: two whole caches at the end of each decode step (transformers PR #30536's description)
+    "cache_object_in_generate": (4, 42, 0),
 })
 
 # generation/configuration_utils.py STATIC_CACHE_IMPLEMENTATIONS, DEPRECATED_STATIC_CACHE_IMPLEMENTATIONS,

@@ -39,6 +39,8 @@ class Transients:
     prefill_logits: int  # hidden rows + logits (model dtype) + the float32 copy generate takes
     decode_layer: int  # the largest per-step working set during decoding (cat / dequant / MLA expansion)
     decode_logits: int
+    # before 4.42, the prefill's [B, T, V] float32 logits, alive through the first decode step (legacy_tuple)
+    first_step_logits: int = 0
 
 
 def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: list[LayerCache]) -> Transients:
@@ -66,7 +68,8 @@ def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: li
     (`outputs.logits[:, -1].to(copy=True, dtype=torch.float32)`); before 4.45 the models computed [B, T, V] and
     upcast it (`logits = logits.float()`).
     decode: a DynamicCache layer's torch.cat keeps the old and the new tensor of one layer alive; QuantizedCache
-    dequantizes a whole layer.
+    dequantizes a whole layer. Before 4.42 the legacy tuple generate holds keeps every layer's old tensors
+    (legacy_tuple; counted per device in layout._phase_on).
     load_in_4bit: a bitsandbytes Linear4bit dequantizes its whole weight for an input of more than one row
     (bnb_4bit_dequant), in the attention or the MLP it belongs to; a single-row decode step takes gemv_4bit.
     """
@@ -115,7 +118,9 @@ def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: li
         held = 2 if layer is spec.trunk_layers[0] else 3
         pre_layer = max(pre_layer, held * resid + attn, (held + 1) * resid + mlp)
         pre_far = max(pre_far, 2 * resid + attn, 3 * resid + mlp)
-        if c is not None and c.cls.startswith(("DynamicLayer", "DynamicSlidingWindow", "Dynamic+")):
+        if c is not None and legacy_tuple(r, c):
+            pass  # the old copy is part of the whole previous cache the tuple holds (layout._phase_on)
+        elif c is not None and c.cls.startswith(("DynamicLayer", "DynamicSlidingWindow", "Dynamic+")):
             dec_layer = max(dec_layer, c.storage_end - c.conv_bytes - c.ssm_bytes)  # the old copy during the cat
         elif c is not None and c.cls in ("QuantoQuantizedLayer", "HQQQuantizedLayer"):
             dec_layer = max(dec_layer, 2 * B * r.end_tokens * (c.k_per_token + c.v_per_token))
@@ -133,7 +138,19 @@ def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: li
         pre_logits = B * r.keep * V * dt + B * V * 4
     pre_logits += B * T * spec.n_embd * dt
     dec_logits = B * V * (dt + 4)
-    return Transients(pre_layer, pre_far, pre_logits, dec_layer, dec_logits)
+    # generate's loop variable `outputs` keeps the prefill's ModelOutput, its float32 logits of every prompt token
+    # included, until the first decode step's forward returns (4.42.0 added `del outputs`: "Otherwise a reference
+    # to outputs is kept which keeps the logits alive in the next iteration"; 4.38.2 greedy_search / sample have none)
+    first = B * r.prompt * V * 4 if r.version < ERAS["cache_object_in_generate"] else 0
+    return Transients(pre_layer, pre_far, pre_logits, dec_layer, dec_logits, first)
+
+
+def legacy_tuple(r: Resolved, c: LayerCache) -> bool:
+    """Whether generate carries this layer's K/V as the legacy tuple between decode steps (before 4.42.0, settings.py
+    ERAS "cache_object_in_generate"): the previous step's tensors stay alive beside the torch.cat result until the
+    step returns, so a decode step ends holding the layer's cache twice. Static caches were objects already."""
+    return (r.version < ERAS["cache_object_in_generate"] and not c.offloaded
+            and c.cls.startswith(("DynamicLayer", "DynamicSlidingWindow", "Dynamic+")))
 
 
 def bnb_4bit_dequant(spec: ModelSpec, s: TransformersSettings, r: Resolved, rows: int) -> dict[int, tuple[int, int]]:

@@ -1,0 +1,194 @@
+"""MLX and transformers held out, set 7: public reports no earlier set cites, checked against oomkit.
+
+Each report's lines are kept verbatim below with its URL. Bands are those of the earlier sets: transformers' peak
+`torch.cuda.max_memory_allocated()` against the sum of oomkit's torch-allocated bytes within 5 % either way; mlx-lm's
+printed peak against the estimate's total, est / printed in [0.93, 1.05].
+
+transformers: the Qwen1.5 "HF Transformers Inference" table (QwenLM/Qwen2.5 docs/source/benchmark/hf_infer.rst, the
+bf16 rows): NVIDIA A100 80GB, PyTorch 2.1.2, Flash Attention 2.5.6, batch 1, "the speed and memory of generating 2048
+tokens with the input lengths of 1, 6144, 14336, and 30720 tokens", one GPU for each row read here. The memory column
+is GiB: the Qwen speed benchmark takes torch.cuda.max_memory_allocated() / 1024**3 (the Qwen2.5 table, set 2 of
+test_transformers_heldout2.py), and the 0.5B / 1.8B long rows, where the prefill's logits decide the peak, agree within
+0.2 % only in GiB. The transformers release is not printed: the dense rows were added on 2024-03-21 (commit 95f532c),
+4.38.2 taken (4.39.0 was released that day); the MoE rows on 2024-03-31 (commit 14544eb), when Qwen2MoeForCausalLM
+existed only on transformers' main branch, 4.40.0 taken (its first release). Both are before 4.42, which is what
+matters here.
+
+Before -> after this set's rule (oomkit's allocated GiB / the table's, at input 1, 6144, 14336, 30720):
+
+    Qwen1.5-0.5B-Chat        0.854 0.996 0.998 0.999   ->   0.978 0.996 0.998 0.999
+    Qwen1.5-1.8B-Chat        0.910 0.995 0.998 0.999   ->   0.989 0.995 0.998 0.999
+    Qwen1.5-4B-Chat          0.916 0.962 0.949 0.940   ->   0.995 0.997 0.998 0.999
+    Qwen1.5-7B-Chat          0.942 0.950 0.923 0.902   ->   0.999 1.000 1.000 1.000
+    Qwen1.5-14B-Chat         0.948 0.927 0.881  -      ->   0.999 0.999 0.999  -     (30720 ran on 2 GPUs, not
+                                                                                     reported by the table)
+    Qwen1.5-MoE-A2.7B-Chat   0.986 0.999 1.000 1.000   ->   0.999 0.999 1.000 1.000
+
+    mlx-lm 0.31.1 (digital-transformation-advisory.com)   Qwen3.5-2B-4bit 1.1 GB      1.031 -> 1.031
+                                                         Llama-3.2-3B-Instruct-4bit 2.0 GB  0.978 -> 0.978
+                                                         Qwen3.5-4B-4bit 2.5 GB      1.011 -> 1.011
+
+    15 of the 26 figures in the band before (11 of 23 transformers rows, the 3 MLX ones), 26 of 26 after.
+
+The rule, from the engine's source (transformers/settings.py ERAS "cache_object_in_generate", transients.py
+legacy_tuple, layout.py _phase_on). Every row below the band sat short by the same two things:
+
+- Input 1: by one whole cache of the 2,048 tokens (Qwen1.5-7B: 2,048 x 32 layers x 2 x 4,096 x 2 bytes = 1.0 GiB,
+  the 0.99 GiB it lacked; 0.5B 0.19 of 0.21, 4B 0.78 of 0.81, 14B 1.56 of 1.56). Before 4.42.0, generate carried
+  the cache as the legacy tuple of per-layer tensors (4.38.2 generation/utils.py greedy_search: `model_kwargs =
+  self._update_model_kwargs_for_generation(outputs, ...)`, model_kwargs["past_key_values"] a tuple) and the model
+  wrapped it per step (modeling_qwen2.py Qwen2Model.forward: `DynamicCache.from_legacy_cache(past_key_values)`), whose
+  update `self.key_cache[layer_idx] = torch.cat([...])` (cache_utils.py DynamicCache.update) made new tensors while
+  the tuple kept the old ones until the step returned: the cache twice at the end of every decode step (the
+  "2 copies of the full cache in every iteration" transformers PR #30536 describes). 4.42.0 passes a DynamicCache
+  object (`model_kwargs["past_key_values"] = DynamicCache()` for models with _supports_cache_class; 4.41.2 has none).
+- Long inputs: by the prefill's float32 logits. generate's loop variable `outputs` held the prefill's output, its
+  [1, T, 151936] float32 logits (`logits = logits.float()` before 4.45) included, through the first decode step's
+  forward; 4.42.0 added `del outputs` ("Otherwise a reference to outputs is kept which keeps the logits alive in the
+  next iteration"). That step holds the prompt's cache twice beside them: Qwen1.5-7B at 30720 tokens, 14.88 GiB of
+  weights + 2 x 15 GiB of cache + 17.39 GiB of logits = 62.27 GiB, the table's 62.29.
+
+mlx-lm: digital-transformation-advisory.com (2026-03-18), "mlx-lm 0.31.1 mlx 0.31.1", a creative writing prompt and
+"256-300 max tokens" on an unnamed Apple Silicon Mac, the "Peak memory" row of its table. mlx-lm 0.31.1 prints
+`mx.get_peak_memory() / 1e9` as "GB" (generate.py generate / stream_generate). The prompt with its chat template taken
+as 50 tokens, 300 generated; the Mac as an M4 Pro 24GB (the figures do not depend on it). These sat in the band and
+do not move.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from oomkit.engines import mlx
+from oomkit.engines import transformers as tfe
+from oomkit.memory import Device
+from oomkit.model import catalog
+from oomkit.model.hf_config import spec_from_config
+
+GiB = 1 << 30
+LOW, HIGH = 0.93, 1.05
+
+
+def _spec(slug: str):
+    return spec_from_config(dict(catalog.lookup(slug).config), name=slug)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# transformers: Qwen1.5 HF Transformers Inference (bf16 rows)
+
+URL = ("https://github.com/QwenLM/Qwen2.5/blob/14544eb0f7a075b80f2aeb0ca8f1a838e6c26267/"
+       "docs/source/benchmark/hf_infer.rst")
+LENGTHS = (1, 6144, 14336, 30720)
+# the bf16 rows as printed: "Model  Num. GPU  Input Length  Speed (w/wo FA2)  Memory"
+ROWS = """
+| Qwen1.5-0.5B-Chat           |    1     |      1       |  58.54 / 61.34   |  1.46  |
+| Qwen1.5-0.5B-Chat           |    1     |     6144     |  57.93 / 63.57   |  6.87  |
+| Qwen1.5-0.5B-Chat           |    1     |    14336     |  59.48 / 60.18   | 14.59  |
+| Qwen1.5-0.5B-Chat           |    1     |    30720     |  47.65 / 35.44   | 30.04  |
+| Qwen1.5-1.8B-Chat           |    1     |      1       |  51.82 / 54.01   |  4.60  |
+| Qwen1.5-1.8B-Chat           |    1     |     6144     |  51.56 / 51.45   | 10.21  |
+| Qwen1.5-1.8B-Chat           |    1     |    14336     |  45.17 / 30.53   | 18.69  |
+| Qwen1.5-1.8B-Chat           |    1     |    30720     |  29.21 / 16.70   | 35.67  |
+Qwen1.5-4B-Chat           1        1            30.32 / 32.59    9.59
+Qwen1.5-4B-Chat           1        6144         30.72 / 28.61    16.19
+Qwen1.5-4B-Chat           1        14336        23.46 / 16.96    27.08
+Qwen1.5-4B-Chat           1        30720        14.76 / 9.19     48.85
+Qwen1.5-MoE-A2.7B-Chat           1        1            8.49 / 8.52      27.82
+Qwen1.5-MoE-A2.7B-Chat           1        6144         8.73 / 8.41      33.43
+Qwen1.5-MoE-A2.7B-Chat           1        14336        8.30 / 7.43      41.91
+Qwen1.5-MoE-A2.7B-Chat           1        30720        7.40 / 6.34      58.89
+Qwen1.5-7B-Chat           1        1            37.07 / 40.05    16.90
+Qwen1.5-7B-Chat           1        6144         29.29 / 26.95    24.37
+Qwen1.5-7B-Chat           1        14336        19.93 / 16.18    37.01
+Qwen1.5-7B-Chat           1        30720        12.04 / 8.89     62.29
+Qwen1.5-14B-Chat           1        1            26.89 / 31.36    30.18
+Qwen1.5-14B-Chat           1        6144         19.17 / 18.03    39.91
+Qwen1.5-14B-Chat           1        14336        12.91 / 11.01    57.05
+"""
+# the release each table ran (see the module docstring)
+VERSIONS = {"Qwen1.5-MoE-A2.7B-Chat": "4.40.0"}
+DENSE_VERSION = "4.38.2"
+A100 = (Device("CUDA0", "NVIDIA A100-SXM4-80GB", 80 * GiB),)
+
+
+def _rows() -> list[tuple[str, int, float]]:
+    out = []
+    for line in ROWS.strip().splitlines():
+        cells = [c for c in line.replace("|", " ").split() if c != "/"]
+        model, n_gpu, length, memory = cells[0], int(cells[1]), int(cells[2]), float(cells[-1])
+        assert n_gpu == 1
+        out.append((model, length, memory))
+    return out
+
+
+def _estimate(model: str, length: int, version: str | None = None):
+    return tfe.ENGINE.estimate(_spec(f"Qwen/{model}"), A100, tfe.TransformersSettings(
+        prompt_tokens=length, max_new_tokens=2048, attn_implementation="flash_attention_2", torch_dtype="auto",
+        device_map="auto", engine_version=version or VERSIONS.get(model, DENSE_VERSION)))
+
+
+def test_rows_cover_the_table():
+    rows = _rows()
+    assert len(rows) == 23 and {length for _, length, _ in rows} == set(LENGTHS)
+
+
+@pytest.mark.parametrize("model,length,printed", _rows(), ids=lambda v: str(v))
+def test_qwen15_hf_infer_peak(model, length, printed):
+    allocated = sum(_estimate(model, length).engine_view["torch_allocated_bytes"].values()) / GiB
+    assert abs(allocated / printed - 1) <= 0.05, f"{model} @ {length}: {allocated:.2f} vs {printed} GiB ({URL})"
+
+
+PER_TOKEN_7B = 32 * 2 * 4096 * 2  # Qwen1.5-7B's K and V per token: 32 layers, 32 heads of 128, bfloat16
+
+
+def test_legacy_tuple_holds_the_cache_twice_before_4_42():
+    """Input 1, 2,048 tokens cached at the end: 4.41.2 holds the whole previous cache beside the new one; 4.42.0 only
+    one layer's old tensor during its torch.cat (31 of the 32 layers' copies less)."""
+    old = _estimate("Qwen1.5-7B-Chat", 1, "4.41.2").engine_view["torch_allocated_bytes"]["CUDA0"]
+    new = _estimate("Qwen1.5-7B-Chat", 1, "4.42.0").engine_view["torch_allocated_bytes"]["CUDA0"]
+    assert abs((old - new) / (31 / 32 * 2048 * PER_TOKEN_7B) - 1) < 0.002
+
+
+def test_prefill_logits_live_through_the_first_step_before_4_42():
+    """Input 30720: before 4.42 the first decode step holds weights, the prompt's cache twice and the prefill's float32
+    logits (30720 x 151936 x 4 bytes), above the prefill itself; 4.42.0 `del outputs` and the cache object leave the
+    prefill (bf16 + float32 logits beside one cache) the peak."""
+    old = _estimate("Qwen1.5-7B-Chat", 30720, "4.41.2")
+    new = _estimate("Qwen1.5-7B-Chat", 30720, "4.42.0")
+    assert (old.engine_view["peak_phase"], new.engine_view["peak_phase"]) == ("decode", "prefill")
+    weights = old.engine_view["weights_bytes"]["CUDA0"]
+    first_step = weights + 2 * 30720 * PER_TOKEN_7B + 30720 * 151936 * 4
+    assert abs(old.engine_view["torch_allocated_bytes"]["CUDA0"] / first_step - 1) < 0.002
+
+
+def test_static_cache_was_an_object_already():
+    """cache_implementation="static": generate built the StaticCache object in 4.38 too, so nothing doubles."""
+    spec = _spec("Qwen/Qwen1.5-7B-Chat")
+    by_version = {}
+    for version in ("4.41.2", "4.42.0"):
+        est = tfe.ENGINE.estimate(spec, A100, tfe.TransformersSettings(
+            prompt_tokens=1, max_new_tokens=2048, attn_implementation="sdpa", torch_dtype="auto",
+            device_map="auto", cache_implementation="static", engine_version=version))
+        by_version[version] = est.engine_view["torch_allocated_bytes"]["CUDA0"]
+    assert abs(by_version["4.41.2"] / by_version["4.42.0"] - 1) < 0.01
+
+
+# ---------------------------------------------------------------------------------------------------------
+# mlx-lm 0.31.1: digital-transformation-advisory.com's table
+
+URL_DTA = "https://digital-transformation-advisory.com/2026/03/18/running-llms-on-apple-silicon-mlx-lm-benchmarks/"
+LINES_DTA = (
+    "Software stack: ... mlx-lm0.31.1mlx0.31.1 +mlx-metal0.31.1 / Models tested: mlx-community/Qwen3.5-2B-4bit ... "
+    "mlx-community/Qwen3.5-4B-4bit ... mlx-community/Llama-3.2-3B-Instruct-4bit ... / Describe a medieval tavern at "
+    "night. Include sensory details about the atmosphere, the patrons, and the food. / Each model was run with 256-300 "
+    "max tokens. ... | Metric | Qwen3.5-2B | Llama-3.2-3B | Qwen3.5-4B | ... | Peak memory | 1.1 GB | 2.0 GB | "
+    "2.5 GB |")
+PRINTED_DTA = {"Qwen/Qwen3.5-2B": 1.1, "meta-llama/Llama-3.2-3B-Instruct": 2.0, "Qwen/Qwen3.5-4B": 2.5}
+
+
+@pytest.mark.parametrize("slug", list(PRINTED_DTA))
+def test_mlx_lm_0_31_1_blog_peak(slug):
+    est = mlx.ENGINE.estimate(_spec(slug), (Device("MTL0", "Apple M4 Pro 24GB", 24 * GiB),),
+                              mlx.MlxSettings(q_bits=4, prompt_tokens=50, max_tokens=300, engine_version="0.31.1"))
+    ratio = est.total_bytes / 1e9 / PRINTED_DTA[slug]
+    assert LOW <= ratio <= HIGH, f"{slug}: {est.total_bytes / 1e9:.3f} vs {PRINTED_DTA[slug]} GB ({URL_DTA})"
