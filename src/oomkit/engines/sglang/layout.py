@@ -82,6 +82,7 @@ from .settings import (
     aiter_fraction,
     default_attention_backend,
     default_mem_fraction_static,
+    dp_attention_chunk,
     multimodal_off,
     parse_version,
     reached,
@@ -871,6 +872,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
            if s.mem_fraction_static is not None
            else defaults.mem_fraction_static)
     mfs = aiter_fraction(mfs, s.attention_backend, context_len, v)  # the fraction in force (kv.py uses the same)
+    # after the fraction is set from the undivided size (settings.dp_attention_chunk)
+    defaults = replace(defaults, chunked_prefill_size=dp_attention_chunk(defaults.chunked_prefill_size, s, v))
     if chunked_prefill_off(spec, lay_all.vit, v, enable_multimodal=s.enable_multimodal):
         # after mem_fraction_static is set from it (see chunked_prefill_off); a given --chunked-prefill-size too
         defaults = replace(defaults, chunked_prefill_size=-1)

@@ -189,6 +189,9 @@ ERAS = Eras({
     "chunked_16k_180000": (0, 4, 7),
     "chunked_16k_160gib": (0, 4, 8),
     "dp_attention_bs_96_gone": (0, 4, 1),
+    # server_args.py __post_init__ with --enable-dp-attention: chunked_prefill_size // 2 (0.4.0-0.4.4, dp_size set to
+    # tp_size there), // dp_size from 0.4.4.post1 (both read): see dp_attention_chunk
+    "dp_attention_chunk_by_dp": (0, 4, 4, 1),
     # models/deepseek_v2.py determine_n_share_experts_fusion: DeepSeek V3/R1 (DeepseekV3ForCausalLM, 256 routed experts,
     # no DeepEP) on a device reporting capability >= (9, 0) fuses tp_size replicas of the shared expert into the
     # routed experts (0.4.5.post2; 0.4.5.post1 and before only with --n-share-experts-fusion); from 0.4.6.post4 only
@@ -751,6 +754,18 @@ def vlm_fraction(mfs: float, vit: tuple[int | None, int | None], v: Version) -> 
     ratio = layers * hidden ** 2 / (24 * 1024 ** 2)
     factor = max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0)))
     return mfs * 0.95 * factor
+
+
+def dp_attention_chunk(cps: int, s: SGLangSettings, v: Version) -> int:
+    """The chunked prefill size the scheduler runs with under DP attention: server_args.py divides it after the memory
+    defaults are set from the undivided size ("DP attention is enabled. The chunked prefill size is adjusted to N to
+    avoid MoE kernel issues."): `// 2` in 0.4.0-0.4.4 __post_init__ (dp_size is forced to tp_size there), `// dp_size`
+    from 0.4.4.post1 (__post_init__ to 0.5.2, _handle_data_parallelism 0.5.3-0.5.19 after _handle_gpu_memory_settings;
+    0.5.23 arg_groups/parallel_hook.py `// attn_dp_size`; 0.4.0, 0.4.3, 0.4.4, 0.4.4.post1, 0.4.5, 0.4.6.post5,
+    0.5.3rc0, 0.5.3, 0.5.10, 0.5.23 read). A given --chunked-prefill-size is divided too; -1 stays -1."""
+    if not s.enable_dp_attention or cps <= 0:
+        return cps
+    return cps // (s.dp_size if reached(v, "dp_attention_chunk_by_dp") else 2)
 
 
 def _default_mfs(gpu_mib: int | None, s: SGLangSettings, mla: bool, version: str | None) -> Defaults:
