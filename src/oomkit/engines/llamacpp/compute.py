@@ -1471,6 +1471,7 @@ def fa_f16_bytes(a: Attention, n_kv: int, T: int, ctx: Context) -> int:
 # GGML_CUDA_DISABLE_FUSION=1 turns it off (not modelled).
 CUDA_FUSION_DEPS_BUILD = int(NEWEST[1:])
 CUDA_ALIGN = 128  # ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alignment
+METAL_ALIGN = 32  # ggml-metal.cpp ggml_backend_metal_buffer_type_*_get_alignment
 # the MoE graphs compute_graphs.moe_device_graph replays (src/models/qwen3moe.cpp, glm4-moe.cpp, hunyuan-moe.cpp,
 # ernie4-5-moe.cpp: the same trunk, see moe_device_graph)
 MOE_DEVICE_GRAPHS = frozenset({"qwen3moe", "glm4moe", "hunyuan-moe", "ernie4_5-moe"})
@@ -2902,6 +2903,51 @@ def dense_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], place
                      host_kv=host_kv, align=CUDA_ALIGN)
 
 
+# the layer tensors dense_metal_graph models (any other, a bias of the output projection or of the FFN, a tensor of
+# another graph, leaves the closed-form phases in charge)
+_METAL_DENSE_TENSORS = frozenset({"attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
+                                  "attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_q_norm.weight",
+                                  "attn_k_norm.weight", "attn_output.weight", "ffn_norm.weight", "ffn_up.weight",
+                                  "ffn_gate.weight", "ffn_down.weight"})
+
+
+def metal_dense_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                             devices: tuple[Device, ...], s: LlamaCppSettings, masks: int) -> int | None:
+    """The compute buffer of the one Metal device that runs a whole Llama / Qwen2 / Qwen3 graph with flash attention,
+    in a build whose ggml-metal reorders each split before ggml-alloc places it (compute_graphs.metal_graph_optimize,
+    METAL_REORDER_BUILD on): compute_graphs.dense_metal_graph replayed at the Metal buffer's 32-byte alignment. The
+    reorder pulls the last layer's GET_ROWS of the residual up beside the attention, so the final norm lands one
+    hidden-state block higher and the logits above it: gollek's Qwen2.5-0.5B run on an Apple M4 (mid-February 2026,
+    tests/test_llamacpp_heldout19_logs.py) prints MTL0 300.25 MiB = 296.75 of logits + two 896 x 512 F32 blocks,
+    replayed to the 0.01 MiB (298.50 by the closed-form phases, which keep one); a Qwen3-8B run at -c 2048 on an M4
+    (ChnjFan's blog, early August 2026) 312.75 MiB (304.75 by those). Where the graph modelled holds: an
+    unquantized cache, one KV stream, no sliding-window cache, every layer and the output on the device, its KV
+    cache there, no tensor overrides, no layer tensor dense_metal_graph does not have (_METAL_DENSE_TENSORS); None
+    elsewhere."""
+    d = placement.output_device
+    if spec.architecture not in compute_graphs.METAL_REORDER_ARCHS or ctx.build < compute_graphs.METAL_REORDER_BUILD \
+            or len(devices) != 1 or d != 0 or set(placement.layer_device) != {0} \
+            or infer_backend(devices, s.backend).name != "metal" or not ctx.flash_attn or ctx.fa_auto_off \
+            or s.no_kv_offload or ctx.type_k.quantized or ctx.type_v.quantized or ctx.n_stream != 1 \
+            or not ERAS.reached(ctx.build, "set_rows") or any(c.name == "SWA" for c in caches) \
+            or _tensor_overrides(s) or not spec.trunk_layers:
+        return None
+    for la in spec.trunk_layers:
+        if la.attention is None or not la.attention.n_heads or la.ffn.is_moe or not la.ffn.n_ff:
+            return None
+    prefix = [f"blk.{la.index}." for la in spec.trunk_layers]
+    for t in spec.weights.tensors:
+        if t.layer is not None and t.name.startswith("blk.") and t.name.split(".", 2)[2] not in _METAL_DENSE_TENSORS:
+            return None
+    names = {t.name for t in spec.weights.tensors}
+    if not all(f"{p}ffn_gate.weight" in names and f"{p}ffn_down.weight" in names for p in prefix):
+        return None
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    return _replayed(compute_graphs.dense_metal_graph, spec, T, reserved_outputs(ctx, s), masks,
+                     not ERAS.reached(ctx.build, "kq_mask_f16"),
+                     ctx.build >= compute_graphs.METAL_REORDER_STORES_BUILD, align=METAL_ALIGN)
+
+
 def _stream_ubatch(ctx: Context) -> int:
     """The CPU replays' worst-case ubatch: one sequence a KV stream, T / n_stream tokens each rounded up
     (graph_reserve: 513 tokens for 512 in 3 streams, the masks 171 rows a stream, out_ids still 512:
@@ -3871,6 +3917,8 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         # one device runs the whole graph: its split as the replay places it (ComputePhases.device)
         out[placement.output_device] = p_dev.device
     dense = dense_device_bytes(spec, ctx, caches, placement, devices, s, masks)
+    if dense is None:
+        dense = metal_dense_device_bytes(spec, ctx, caches, placement, devices, s, masks)
     if dense is not None:  # a dense graph replayed as the one device that runs it holds it
         out[placement.output_device] = dense
     off = output_offload_device(ctx, placement, devices, s)

@@ -2375,3 +2375,201 @@ def granite_hybrid_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, fl
 HYBRID_CPU_GRAPHS = {"falcon-h1": falcon_h1_graph, "jamba": jamba_graph, "nemotron_h": nemotron_h_graph,
                      "nemotron_h_moe": nemotron_h_graph, "granitehybrid": granite_hybrid_graph,
                      "mamba2": mamba2_graph}
+
+
+# ggml-metal's graph_optimize (ggml/src/ggml-metal/ggml-metal-common.cpp ggml_graph_optimize and
+# ggml_metal_graph_optimize_reorder at llama.cpp@62ede36c, 2025-11-23), which ggml_backend_sched_split_graph calls on
+# each Metal split before ggml-alloc places it ("This needs to happen before we make graph_copy"): from PR #15929
+# ("metal : allow ops to run concurrently", f161463a, b6460), on unless GGML_METAL_GRAPH_OPTIMIZE_DISABLE is set.
+# CPY and SET_ROWS joined the ops it moves with PR #16216 ("metal : relax reorder conditions", 4ea00794, b6576).
+METAL_REORDER_BUILD = 6460
+METAL_REORDER_STORES_BUILD = 6576
+METAL_REORDER_ARCHS = frozenset({"llama", "qwen2", "qwen3"})
+_METAL_EMPTY = frozenset({"NONE", "RESHAPE", "TRANSPOSE", "VIEW", "PERMUTE"})  # ggml_op_is_empty
+_METAL_SAFE = frozenset({"MUL_MAT", "MUL_MAT_ID", "ROPE", "NORM", "RMS_NORM", "GROUP_NORM", "SUM_ROWS", "MUL", "ADD",
+                         "DIV", "GLU", "SCALE", "GET_ROWS"}) | _METAL_EMPTY
+_METAL_FUSE_FIRST = frozenset({"ADD", "NORM", "RMS_NORM"})
+_METAL_FUSE_NEXT = frozenset({"ADD", "MUL", "NORM", "RMS_NORM"})
+_METAL_FORWARD = 8  # N_FORWARD: that many nodes ahead searched for one to pull up
+
+
+class OpGraph(_Graph):
+    """A _Graph that also records each node's GGML_OP_, the memory it writes (its own index, a view its root's, a
+    cache store the cache's key) and what it reads: the memory ranges ggml-metal's reorder compares. Weights are
+    only ever read (two reads never conflict), so they are left out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: list[str] = []
+        self.writes: list[Hashable] = []
+        self.reads: list[tuple[Hashable, ...]] = []
+
+    def op(self, name: str, size: int, *srcs: int, inplace: bool = False, output: bool = False,
+           writes: Hashable = None, reads: tuple[Hashable, ...] = ()) -> int:
+        i = self.add(size, *srcs, inplace=inplace, output=output)
+        self._record(name, i if writes is None else writes, tuple(self.writes[s] for s in srcs) + reads)
+        return i
+
+    def vop(self, name: str, of: int) -> int:
+        """A view (RESHAPE, PERMUTE, VIEW): it writes its root's memory as far as the reorder is concerned."""
+        i = self.view(of)
+        self._record(name, self.writes[of], (self.writes[of],))
+        return i
+
+    def input(self, size: int) -> int:
+        i = self.inp(size)
+        self._record("NONE", i, ())
+        return i
+
+    def _record(self, name: str, writes: Hashable, reads: tuple[Hashable, ...]) -> None:
+        self.ops.append(name)
+        self.writes.append(writes)
+        self.reads.append(reads)
+
+
+def metal_graph_optimize(g: OpGraph, stores_safe: bool) -> list[int]:
+    """The node order ggml-metal's graph_optimize gives a split. First the fusable runs are packed (ggml_graph_optimize:
+    a run starting with ADD, NORM or RMS_NORM and going on with ADD, MUL, NORM or RMS_NORM, as long as ggml_can_fuse
+    holds: each node but the last read once and only by the next, of the same shape); then, run by run
+    (ggml_metal_graph_optimize_reorder), a run that conflicts with the current concurrent set (it reads what the set
+    writes, or writes what the set reads or writes) closes the set, after the next N_FORWARD - 1 runs are searched for
+    ones that conflict neither with the set nor with the runs passed over (a run of an op not in h_safe ends the
+    search) and pulled up into it. Views take part (ggml_op_is_empty: always concurrent, their root written). Before
+    ggml-alloc sees the split, so the order sets where each tensor lands."""
+    nodes, ops, n = g.nodes, g.ops, len(g.nodes)
+    uses = [0] * n
+    for node in nodes:
+        for s in node.srcs:
+            uses[s] += 1
+    runs: list[list[int]] = []
+    i = 0
+    while i < n:
+        m = 1
+        if ops[i] in _METAL_FUSE_FIRST:
+            f = i + 1
+            while f < n and f < i + 16 and ops[f] in _METAL_FUSE_NEXT:
+                f += 1
+            m = f - i
+            while m > 1 and not all(uses[i + k] == 1 and not nodes[i + k].output for k in range(m - 1)) \
+                    or m > 1 and not all(i + k - 1 in nodes[i + k].srcs and nodes[i + k].size == nodes[i + k - 1].size
+                                         for k in range(1, m)):
+                m -= 1
+        runs.append(list(range(i, i + m)))
+        i += m
+    safe = _METAL_SAFE | ({"CPY", "SET_ROWS"} if stores_safe else set())
+
+    def ranges(run: list[int]) -> tuple[set[Hashable], Hashable]:
+        return {r for j in run for r in g.reads[j]}, g.writes[run[-1]]
+
+    def fits(reads_: set[Hashable], writes_: set[Hashable], run: list[int]) -> bool:
+        r, w = ranges(run)
+        return r.isdisjoint(writes_) and w not in writes_ and w not in reads_
+
+    def take(reads_: set[Hashable], writes_: set[Hashable], run: list[int]) -> None:
+        r, w = ranges(run)
+        reads_ |= r
+        writes_.add(w)
+
+    order: list[int] = []
+    used = [False] * len(runs)
+    r0: set[Hashable] = set()
+    w0: set[Hashable] = set()
+    for i0, run0 in enumerate(runs):
+        if used[i0]:
+            continue
+        if ops[run0[0]] not in _METAL_EMPTY and not fits(r0, w0, run0):
+            r1: set[Hashable] = set()
+            w1: set[Hashable] = set()
+            take(r1, w1, run0)
+            for i1 in range(i0 + 1, min(i0 + _METAL_FORWARD, len(runs))):
+                if used[i1]:
+                    continue
+                run1 = runs[i1]
+                if ops[run1[0]] not in safe:
+                    break
+                if (ops[run1[0]] in _METAL_EMPTY or fits(r0, w0, run1)) and fits(r1, w1, run1):
+                    take(r0, w0, run1)
+                    order += run1
+                    used[i1] = True
+                else:
+                    take(r1, w1, run1)
+            r0, w0 = set(), set()
+        take(r0, w0, run0)
+        order += run0
+    return order
+
+
+def dense_metal_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, mask_cast: bool,
+                      stores_safe: bool) -> tuple[int, list[Node]]:
+    """dense_metal_op_graph's split in the order metal_graph_optimize gives it, its inputs at its head in first-use
+    order (ggml_backend_sched's copies), as ggml-alloc places it."""
+    g = dense_metal_op_graph(spec, T, n_outputs, masks, mask_cast)
+    order = metal_graph_optimize(g, stores_safe)
+    inputs = sorted(g.inputs)
+    return 0, _hoisted(_reordered(g.nodes, inputs + [i for i in order if i not in g.inputs]),
+                       set(range(len(inputs))), [0])
+
+
+def dense_metal_op_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, mask_cast: bool) -> OpGraph:
+    """The split of a Metal device that runs a whole Llama / Qwen2 / Qwen3 graph with flash attention (src/models/
+    llama.cpp, qwen2.cpp, qwen3.cpp with build_attn and build_ffn of src/llama-graph.cpp) node by node as
+    ggml_build_forward_expand orders it, each node's op and memory recorded for the reorder. Per layer: the attention norm (RMS_NORM, MUL); Q, V, K as
+    build_attn expands them, each a product (Qwen2: and its bias, an ADD), a reshape, Qwen3's RMS_NORM and MUL of the
+    heads, Q and K roped; the K and V stores (SET_ROWS into the cache); FLASH_ATTN_EXT of Q's permuted view and the
+    cache's K / V views, reshaped; the output projection; in the last layer the out_ids rows of it and of the residual
+    (GET_ROWS); the residual add, the FFN norm, ffn_up, ffn_gate, SWIGLU of the two, ffn_down and the residual add;
+    then the output norm and the logits, graph outputs. The split's inputs: the copy of the host's GET_ROWS rows, the positions, the K / V indices, the mask (mask_cast: the F32 mask, cast to F16 on the
+    device, a CPY, before PR #23764 / ERAS kq_mask_f16) and out_ids. The Metal buffer's alignment is 32 bytes
+    (ggml-metal.cpp get_alignment)."""
+    g = OpGraph()
+    op, vop = g.op, g.vop
+    resid = spec.n_embd * T * F32
+    cur, pos = g.input(resid), g.input(T * 4)
+    k_idx, v_idx = g.input(T * 8), g.input(T * 8)
+    mask = g.input(2 * masks if mask_cast else masks)
+    out_ids = g.input(n_outputs * 4)
+    names = {t.name for t in spec.weights.tensors}
+    width = {t.name: t.shape for t in spec.weights.tensors}
+    trunk = spec.trunk_layers
+    fa_mask = -1
+    for layer in trunk:
+        a, il = layer.attention, layer.index
+        res = cur
+        x = op("MUL", resid, op("RMS_NORM", resid, cur, inplace=True), inplace=True)
+
+        def proj(x: int, il: int, kind: str, size: int, roped: bool) -> int:
+            h = op("MUL_MAT", size, x)
+            if f"blk.{il}.attn_{kind}.bias" in names:
+                h = op("ADD", size, h, inplace=True)
+            h = vop("RESHAPE", h)
+            if f"blk.{il}.attn_{kind}_norm.weight" in names:
+                h = op("MUL", size, op("RMS_NORM", size, h, inplace=True), inplace=True)
+            return op("ROPE", size, h, pos, inplace=True) if roped else h
+
+        q = proj(x, il, "q", a.n_heads * a.head_dim_k * T * F32, True)
+        v = proj(x, il, "v", a.n_kv_heads * a.head_dim_v * T * F32, False)
+        k = proj(x, il, "k", a.n_kv_heads * a.head_dim_k * T * F32, True)
+        op("SET_ROWS", 0, vop("RESHAPE", k), k_idx, writes=("k", il))
+        op("SET_ROWS", 0, vop("RESHAPE", v), v_idx, writes=("v", il))
+        qp = vop("PERMUTE", q)
+        for kv in ("k", "v"):  # the cache's K / V view and its permutation, in the cache's memory
+            op("PERMUTE", 0, op("VIEW", 0, writes=(kv, il)), writes=(kv, il))
+        if fa_mask < 0:  # the mask as FLASH_ATTN_EXT reads it, made where the first layer first reads it
+            fa_mask = op("CPY", masks, mask) if mask_cast else mask
+        o = vop("RESHAPE", op("FLASH_ATTN_EXT", a.n_heads * a.head_dim_v * T * F32, qp, fa_mask,
+                              reads=(("k", il), ("v", il))))
+        o = op("MUL_MAT", resid, o)  # wo
+        r = resid
+        if layer is trunk[-1]:
+            r = spec.n_embd * n_outputs * F32
+            o, res = op("GET_ROWS", r, o, out_ids), op("GET_ROWS", r, res, out_ids)
+        ffn_inp = op("ADD", r, o, res, inplace=True)
+        nrm = op("MUL", r, op("RMS_NORM", r, ffn_inp, inplace=True), inplace=True)
+        rows = r // (spec.n_embd * F32)
+        ff = width[f"blk.{il}.ffn_down.weight"][0] * rows * F32
+        up, gate = op("MUL_MAT", ff, nrm), op("MUL_MAT", ff, nrm)
+        cur = op("ADD", r, op("MUL_MAT", r, op("GLU", ff, gate, up)), ffn_inp, inplace=True)
+    r = spec.n_embd * n_outputs * F32
+    h = op("MUL", r, op("RMS_NORM", r, cur, inplace=True), inplace=True, output=True)  # result_norm
+    op("MUL_MAT", spec.n_vocab * n_outputs * F32, h, output=True)  # result_output
+    return g
