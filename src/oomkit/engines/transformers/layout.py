@@ -244,8 +244,20 @@ def _phase_on(caches: list[LayerCache], placement: Placement, tr: Transients, ph
             d = placement.layer_device[c.index]
             end.comp[d] = end.comp.get(d, 0) + c.storage_end - c.conv_bytes - c.ssm_bytes
             first.comp[d] = first.comp.get(d, 0) + c.storage_prefill - c.conv_bytes - c.ssm_bytes
-    ids = set(w_by) | set(end.comp) | set(first.comp)
-    return max((end, first), key=lambda p: max(_device_total(p, w_by, d) for d in ids))
+    return _per_device_peak((end, first), w_by)
+
+
+def _per_device_peak(phases: tuple[PhaseBytes, ...], w_by: dict[int, int]) -> PhaseBytes:
+    """Each device at its own largest moment: torch.cuda.max_memory_allocated(i) peaks per device, and a device whose
+    layers' cache peaks at the end of generation need not peak when the lm_head's device holds the logits."""
+    ids = set(w_by).union(*(set(p.kv) | set(p.rs) | set(p.comp) | set(p.parts) for p in phases))
+    out = PhaseBytes({}, {}, {}, {})
+    for d in ids:
+        best = max(phases, key=lambda p: _device_total(p, w_by, d))
+        for mine, theirs in ((out.kv, best.kv), (out.rs, best.rs), (out.parts, best.parts), (out.comp, best.comp)):
+            if d in theirs:
+                mine[d] = theirs[d]
+    return out
 
 
 def _device_total(p: PhaseBytes, w_by: dict[int, int], d: int) -> int:
@@ -422,7 +434,7 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: TransformersSettin
     w_by, w_tensors = _weights_on(weights, placement)
     phases = {phase: _phase_on(caches, placement, tr, phase, r, w_by) for phase in ("prefill", "decode")}
     peak_phase = _peak_phase(phases, w_by, len(devices))
-    p = phases[peak_phase]
+    p = _per_device_peak((phases[peak_phase], *(v for k, v in phases.items() if k != peak_phase)), w_by)
     usages, allocated, reserved = _device_usages(devices, s, w_by, w_tensors, p)
     host = Usage(id="CPU", name="host", weights_bytes=w_by.get(-1, 0), kv_cache_bytes=p.kv.get(-1, 0),
                  recurrent_state_bytes=p.rs.get(-1, 0), compute_bytes=p.comp.get(-1, 0))
