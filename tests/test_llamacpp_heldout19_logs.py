@@ -3,11 +3,12 @@ its page), read through oomkit with the log's own flags, build and devices by th
 (tests/test_llamacpp_heldout_logs.held_out_estimate), nothing tuned: Qwen3-14B Q8_0 with no layer offloaded on a
 two-GPU ROCm machine (Radeon RX 7900 GRE + RX Vega) at b5898 (ROCm/ROCm#5104, the run of llama.cpp #14696),
 Qwen2.5-0.5B Q4_K_M as Qwen publishes it, fully offloaded to an Apple M4 through Metal (gollek's recorded test run,
-mid-February 2026), and Qwen3-8B UD-Q4_K_XL on an M4 Mac mini through llama-completion (a blog post's log, early
-August 2026). Model, KV and output buffers exact; compute within 10%.
+mid-February 2026), Qwen3-8B UD-Q4_K_XL on an M4 Mac mini through llama-completion (a blog post's log, early
+August 2026), and a Qwen2.5-7B-shaped F16 fine-tune on an Intel Arc A770 through SYCL at b7300 (the XAIGPUARC
+README). Model, KV and output buffers exact; compute within 10%.
 
-Before -> after (oomkit's figures recorded before any rule was looked at). 14 buffers: before 10 exact, 1 more within
-1%, 1 more within 10%, 2 off; after 12 exact, 2 off (a strict xfail: the file's shape, not an engine rule):
+Before -> after (oomkit's figures recorded before any rule was looked at). 20 buffers: before 16 exact, 1 more within
+1%, 1 more within 10%, 2 off; after 18 exact, 2 off (a strict xfail: the file's shape, not an engine rule):
 - #5104, b5898, llama-cli with no flags (4096 cells, -ngl 0 at this build): CPU_Mapped 14965.61, CPU KV 640.00,
   output 0.58, ROCm0 compute 1094.99 and ROCm_Host 18.01 MiB, all exact before and after: the 512-token batch's big
   products go to ROCm0 (weights in host memory, op offload) with the KV cache and every layer left on the CPU.
@@ -18,12 +19,15 @@ Before -> after (oomkit's figures recorded before any rule was looked at). 14 bu
   (token_embd quantized as the output, q8_0, 137.94 MiB; Metal range 373.71 MiB).
 - the blog's Qwen3-8B, 2048 cells, llama-completion (every token of the ubatch an output): KV 288.00 and output 0.58
   exact; MTL0 compute 304.75 -> 312.75 against 312.75 printed (was 0.974).
+- XAIGPUARC on SYCL, b7300, llama-cli -ngl -1 (4096 cells, flash attention auto -> disabled: the SYCL device refuses
+  FLASH_ATTN_EXT): CPU_Mapped 1039.50 and SYCL0 13486.77, KV 224.00, output 0.58, SYCL0 compute 304.00 and
+  SYCL_Host 15.01 MiB, all exact before and after.
 Both Metal compute figures are one hidden-state block (896 x 512, 4096 x 512 F32) above the logits more than oomkit
 had: ggml-metal's graph_optimize (from PR #15929, b6460) reorders each Metal split before ggml-alloc places it and
 pulls the last layer's GET_ROWS of the residual up beside the attention, so the final norm lands one block higher
 and the logits above it (compute_graphs.metal_graph_optimize / dense_metal_graph, compute.metal_dense_device_bytes).
 
-Three logs, two of them from repositories' own notes: the stored issue threads mostly keep the metadata dump of
+Four logs, three of them from repositories' own notes and a blog: the stored issue threads mostly keep the metadata dump of
 each turn, not the buffer lines, and the Metal, ROCm, Vulkan and SYCL threads that do print them are cited by earlier
 sets. Searched and not used:
 - already in tests/ (cited, or searched by an earlier set): #13545, #11044, #5206, #22585, #22053, #24476, #11337,
@@ -43,14 +47,32 @@ import pytest
 from oomkit.engines.llamacpp import compute_graphs
 from oomkit.model.resolve import resolve
 from tests.llamacpp_heldout import assert_cited_and_quoted, fixture_from, mib, set_fixtures
-from tests.test_llamacpp_heldout_logs import check, held_out_estimate, params
+from tests.test_llamacpp_heldout_logs import assert_cited_and_checked, check, held_out_estimate, params
 
 FIXTURES = set_fixtures("llamacpp_heldout19")
 
 
+def _comma(path) -> bool:
+    return bool(json.loads(path.read_text()).get("decimal_comma"))
+
+
 def test_held_out_logs_are_cited():
     """Each fixture cites its GitHub page and quotes every buffer figure it checks, as printed."""
-    assert_cited_and_quoted(FIXTURES, 3)
+    assert_cited_and_checked(FIXTURES, 4)
+    assert_cited_and_quoted([p for p in FIXTURES if not _comma(p)], 3)
+
+
+@pytest.mark.parametrize("path", [p for p in FIXTURES if _comma(p)], ids=lambda p: p.stem)
+def test_decimal_comma_log_is_quoted(path):
+    """A log of a decimal-comma locale (the XAIGPUARC README's: '304,00 MiB') quotes each buffer figure it checks,
+    as printed there: a device's model, KV and compute lines and the output line."""
+    fx = json.loads(path.read_text())
+    assert fx["source"].startswith("https://github.com/")
+    b = fx["printed"]["buffers"]
+    for key, what in (("model_mib", "model"), ("kv_mib", "KV"), ("compute_mib", "compute")):
+        for dev, figure in b[key].items():
+            assert f"{dev} {what} buffer size = {figure:8.2f} MiB".replace(".", ",") in fx["quoted"], (dev, what)
+    assert f"output buffer size = {b['output_mib']:8.2f} MiB".replace(".", ",") in fx["quoted"]
 
 
 @pytest.mark.parametrize(("path", "what"), params(FIXTURES))
