@@ -223,6 +223,9 @@ def _glm4moelite_graph(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus
 # ollama/ollama#11628 (v0.10.x, llama3:8b Q4_0 on the CPU): "CPU_Mapped model buffer size = 4437.80 MiB" and no
 # repacked buffer.
 V_CPU_REPACK, V_CPU_REPACK_END = (0, 5, 2), (0, 5, 8)
+# llm/server.go NewLlamaServer appends --n-gpu-layers only for opts.NumGPU >= 0 from v0.1.32 (the runner command of
+# llm/ext_server) until d5a0d8d90 (v0.11.5) moved the layers into the load request
+V_NGL_FLAG = (0, 1, 32)
 
 
 def _runner_settings(spec: ModelSpec, launch: Launch, num_parallel: int, n_gpu_layers: int,
@@ -1086,8 +1089,15 @@ def _launch_command(launch: Launch, np_: int, ls: LlamaCppSettings, num_gpu: int
     split = " --tensor-split " + ",".join(str(int(x)) for x in ls.tensor_split) if ls.tensor_split else ""
     kvt = f" --kv-cache-type {launch.kv_cache_type}" if launch.kv_cache_type else ""
     ngl = num_gpu if launch.era == "A" and num_gpu > 0 and ls.n_gpu_layers > 0 else max(ls.n_gpu_layers, 0)
-    return (f"ollama runner{engine} --ctx-size {ls.n_ctx} --batch-size {launch.num_batch} --n-gpu-layers "
-            f"{ngl}{fa}{kvt} --parallel {np_}{split}")
+    # v0.1.32-v0.11.4 NewLlamaServer: `if opts.NumGPU >= 0 { params = append(params, "--n-gpu-layers", ...) }`,
+    # and opts.NumGPU (-1 unless the user set it) becomes the estimate's layers only when there are some on a
+    # GPU (`case opts.NumGPU < 0 && estimate.Layers > 0 && gpus[0].Library != "cpu"`): a load without GPUs or
+    # with no layer on them prints no --n-gpu-layers (didier-durand/llms-in-clouds docs/openmanus-smollm.md,
+    # v0.6.0 on the CPU: "--ctx-size 8192 --batch-size 512 --threads 12 --no-mmap --parallel 4")
+    no_ngl = V_NGL_FLAG <= launch.version < V_NEW_ESTIMATES_OPTIN and num_gpu < 0 and ls.n_gpu_layers <= 0
+    ngl_flag = "" if no_ngl else f" --n-gpu-layers {ngl}"
+    return (f"ollama runner{engine} --ctx-size {ls.n_ctx} --batch-size {launch.num_batch}{ngl_flag}"
+            f"{fa}{kvt} --parallel {np_}{split}")
 
 
 def _finish(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], used_idx: list[int], s: OllamaSettings,
