@@ -5,11 +5,12 @@ Each report's lines are kept verbatim below with its URL. Bands are those of the
 printed peak against the estimate's total, est / printed in [0.93, 1.05].
 
 transformers: the Qwen1.5 "HF Transformers Inference" table (QwenLM/Qwen2.5 docs/source/benchmark/hf_infer.rst, the
-bf16 rows): NVIDIA A100 80GB, PyTorch 2.1.2, Flash Attention 2.5.6, batch 1, "the speed and memory of generating 2048
-tokens with the input lengths of 1, 6144, 14336, and 30720 tokens", one GPU for each row read here. The memory column
-is GiB: the Qwen speed benchmark takes torch.cuda.max_memory_allocated() / 1024**3 (the Qwen2.5 table, set 2 of
-test_transformers_heldout2.py), and the 0.5B / 1.8B long rows, where the prefill's logits decide the peak, agree within
-0.2 % only in GiB. The transformers release is not printed: the dense rows were added on 2024-03-21 (commit 95f532c),
+bf16, GPTQ-Int4 and AWQ rows): NVIDIA A100 80GB, PyTorch 2.1.2, Flash Attention 2.5.6, batch 1, "the speed and memory
+of generating 2048 tokens with the input lengths of 1, 6144, 14336, and 30720 tokens", on "the least number of GPUs
+as possible" (one but for the 72B rows). No earlier set cites this file (set 2 reads the Qwen2.5 tables). The
+memory column is GiB: the Qwen speed benchmark takes torch.cuda.max_memory_allocated() / 1024**3 (the Qwen2.5 table,
+test_transformers_heldout2.py), and the 0.5B / 1.8B long rows, where the prefill's logits decide the peak, agree
+within 0.2 % only in GiB. The transformers release is not printed: the dense rows were added on 2024-03-21 (commit 95f532c),
 4.38.2 taken (4.39.0 was released that day); the MoE rows on 2024-03-31 (commit 14544eb), when Qwen2MoeForCausalLM
 existed only on transformers' main branch, 4.40.0 taken (its first release). Both are before 4.42, which is what
 matters here.
@@ -26,11 +27,27 @@ Before -> after this set's rule (oomkit's allocated GiB / the table's, at input 
     Qwen1.5-72B-Chat         0.990 0.897 0.821 0.757   ->   1.025 1.009 0.952 0.906 (strict xfail)
       (on 2, 3, 4 and 5 GPUs; the table's figure is the sum of each GPU's own peak)
 
+    GPTQ-Int4 (one GPU)      0.5B 0.799 0.997 0.999 0.999  ->  0.974 0.997 0.999 0.999
+                             1.8B 0.864 0.996 0.998 0.999  ->  0.988 0.996 0.998 0.999
+                             4B   0.781 0.915 0.921 0.925  ->  0.916 0.962 0.979 0.990 (input 1: strict xfail)
+                             7B   0.796 0.875 0.873 0.873  ->  0.906 0.949 0.971 0.985 (1 and 6144: strict xfails)
+                             14B  0.810 0.831 0.807        ->  0.920 0.953 0.973       (input 1: strict xfail)
+                             MoE  0.930 0.981 0.988 0.993  ->  0.969 0.981 0.988 0.993
+    AWQ (one GPU)            0.5B 0.806 0.998 0.999 1.000  ->  0.983 0.998 0.999 1.000
+                             1.8B 0.869 0.999 1.000 1.000  ->  0.994 0.999 1.000 1.000
+                             4B   0.850 0.950 0.940 0.935  ->  0.997 0.999 1.000 1.000
+                             7B   0.871 0.918 0.897 0.885  ->  0.992 0.996 0.998 0.999
+                             14B  0.872 0.867 0.827        ->  0.990 0.994 0.997
+    72B GPTQ-Int4 on 1 / 2 / 3 / 4 GPUs   0.893 0.629 0.555 0.666  ->  0.992 0.818 0.859 0.932 (3 strict xfails)
+    72B AWQ on 1 GPU                      0.900                    ->  1.000
+
     mlx-lm 0.31.1 (digital-transformation-advisory.com)   Qwen3.5-2B-4bit 1.1 GB      1.031 -> 1.031
                                                          Llama-3.2-3B-Instruct-4bit 2.0 GB  0.978 -> 0.978
                                                          Qwen3.5-4B-4bit 2.5 GB      1.011 -> 1.011
 
-    15 of the 30 figures in the band before (12 of 27 transformers rows, the 3 MLX ones), 29 of 30 after.
+    30 of the 77 figures in the band before (27 of 74 transformers rows, the 3 MLX ones), 69 of 77 after; the 8
+    left are strict xfails (72B bf16 at 30720 on 5 GPUs, GPTQ-Int4 4B / 7B / 14B at short inputs, 72B GPTQ-Int4 on
+    2-4 GPUs).
 
 The rule, from the engine's source (transformers/settings.py ERAS "cache_object_in_generate", transients.py
 legacy_tuple, layout.py _phase_on). Every row below the band sat short by the same two things:
@@ -71,6 +88,7 @@ from oomkit.engines import transformers as tfe
 from oomkit.memory import Device
 from oomkit.model import catalog
 from oomkit.model.hf_config import spec_from_config
+from oomkit.model.resolve import resolve
 
 GiB = 1 << 30
 LOW, HIGH = 0.93, 1.05
@@ -118,14 +136,18 @@ DENSE_VERSION = "4.38.2"
 A100 = (Device("CUDA0", "NVIDIA A100-SXM4-80GB", 80 * GiB),)
 
 
-def _rows() -> list[tuple[str, int, float]]:
+def _parse(rows: str) -> list[tuple[str, int, float]]:
     out = []
-    for line in ROWS.strip().splitlines():
+    for line in rows.strip().splitlines():
         cells = [c for c in line.replace("|", " ").split() if c != "/"]
         model, n_gpu, length, memory = cells[0], int(cells[1]), int(cells[2]), float(cells[-1])
         assert n_gpu == 1
         out.append((model, length, memory))
     return out
+
+
+def _rows() -> list[tuple[str, int, float]]:
+    return _parse(ROWS)
 
 
 def _estimate(model: str, length: int, version: str | None = None):
@@ -180,6 +202,84 @@ def test_static_cache_was_an_object_already():
     assert abs(by_version["4.41.2"] / by_version["4.42.0"] - 1) < 0.01
 
 
+# the GPTQ-Int4 and AWQ rows on one GPU, the checkpoints resolved by name as the CLI does (Qwen's -GPTQ-Int4: AutoGPTQ
+# 4-bit, group 128; -AWQ: AutoAWQ GEMM 4-bit, group 128; model/names.py); the two 14B rows that ran on 2 GPUs print
+# no memory ("-") and are left out
+ROWS_QUANT = """
+| Qwen1.5-0.5B-Chat-GPTQ-Int4 |    1     |      1       |  57.18 / 63.67   |  1.03  |
+| Qwen1.5-0.5B-Chat-GPTQ-Int4 |    1     |     6144     |  57.47 / 63.31   |  6.44  |
+| Qwen1.5-0.5B-Chat-GPTQ-Int4 |    1     |    14336     |  57.57 / 52.19   | 14.16  |
+| Qwen1.5-0.5B-Chat-GPTQ-Int4 |    1     |    30720     |  41.84 / 32.58   | 29.60  |
+| Qwen1.5-0.5B-Chat-AWQ       |    1     |      1       |  45.04 / 48.54   |  1.02  |
+| Qwen1.5-0.5B-Chat-AWQ       |    1     |     6144     |  43.30 / 47.62   |  6.43  |
+| Qwen1.5-0.5B-Chat-AWQ       |    1     |    14336     |  42.98 / 48.05   | 14.15  |
+| Qwen1.5-0.5B-Chat-AWQ       |    1     |    30720     |  42.18 / 33.58   | 29.59  |
+| Qwen1.5-1.8B-Chat-GPTQ-Int4 |    1     |      1       |  58.83 / 65.21   |  2.91  |
+| Qwen1.5-1.8B-Chat-GPTQ-Int4 |    1     |     6144     |  54.82 / 46.31   |  8.52  |
+| Qwen1.5-1.8B-Chat-GPTQ-Int4 |    1     |    14336     |  41.56 / 28.64   | 17.01  |
+| Qwen1.5-1.8B-Chat-GPTQ-Int4 |    1     |    30720     |  26.88 / 16.13   | 33.98  |
+| Qwen1.5-1.8B-Chat-AWQ       |    1     |      1       |  45.78 / 48.02   |  2.89  |
+| Qwen1.5-1.8B-Chat-AWQ       |    1     |     6144     |  44.95 / 47.64   |  8.50  |
+| Qwen1.5-1.8B-Chat-AWQ       |    1     |    14336     |  42.44 / 29.48   | 16.98  |
+| Qwen1.5-1.8B-Chat-AWQ       |    1     |    30720     |  28.34 / 16.38   | 33.96  |
+Qwen1.5-4B-Chat-GPTQ-Int4 1        1            33.63 / 36.67    5.65
+Qwen1.5-4B-Chat-GPTQ-Int4 1        6144         33.93 / 30.66    12.25
+Qwen1.5-4B-Chat-GPTQ-Int4 1        14336        25.01 / 17.48    23.14
+Qwen1.5-4B-Chat-GPTQ-Int4 1        30720        15.28 / 9.35     44.91
+Qwen1.5-4B-Chat-AWQ       1        1            28.09 / 28.64    5.19
+Qwen1.5-4B-Chat-AWQ       1        6144         28.00 / 27.83    11.79
+Qwen1.5-4B-Chat-AWQ       1        14336        22.95 / 16.49    22.67
+Qwen1.5-4B-Chat-AWQ       1        30720        14.50 / 9.06     44.45
+Qwen1.5-MoE-A2.7B-Chat-GPTQ-Int4 1        1            8.17 / 8.67      9.23
+Qwen1.5-MoE-A2.7B-Chat-GPTQ-Int4 1        6144         8.64 / 8.30      14.84
+Qwen1.5-MoE-A2.7B-Chat-GPTQ-Int4 1        14336        8.16 / 7.39      23.32
+Qwen1.5-MoE-A2.7B-Chat-GPTQ-Int4 1        30720        7.11 / 6.16      40.30
+Qwen1.5-7B-Chat-GPTQ-Int4 1        1            38.73 / 46.46    8.78
+Qwen1.5-7B-Chat-GPTQ-Int4 1        6144         34.33 / 30.76    16.26
+Qwen1.5-7B-Chat-GPTQ-Int4 1        14336        22.04 / 17.46    28.90
+Qwen1.5-7B-Chat-GPTQ-Int4 1        30720        12.82 / 9.26     54.17
+Qwen1.5-7B-Chat-AWQ       1        1            32.59 / 36.74    8.02
+Qwen1.5-7B-Chat-AWQ       1        6144         29.13 / 26.91    15.49
+Qwen1.5-7B-Chat-AWQ       1        14336        19.98 / 16.14    28.13
+Qwen1.5-7B-Chat-AWQ       1        30720        12.10 / 8.86     53.40
+Qwen1.5-14B-Chat-GPTQ-Int4 1        1            32.79 / 36.88    13.87
+Qwen1.5-14B-Chat-GPTQ-Int4 1        6144         23.30 / 21.49    23.59
+Qwen1.5-14B-Chat-GPTQ-Int4 1        14336        14.69 / 12.21    40.74
+Qwen1.5-14B-Chat-AWQ       1        1            27.51 / 29.50    12.88
+Qwen1.5-14B-Chat-AWQ       1        6144         20.37 / 19.03    22.61
+Qwen1.5-14B-Chat-AWQ       1        14336        13.50 / 11.35    39.76
+"""
+# GPTQ-Int4 4B / 7B / 14B hold a constant 0.46 / 0.77 / 0.99 GiB beyond the AWQ checkpoint of the same size at every
+# input length (7B: 8.78 - 8.02, 16.26 - 15.49, 28.90 - 28.13, 54.17 - 53.40), where 0.5B, 1.8B and 72B hold none;
+# oomkit counts the same weight bytes for both layouts (4-bit, group 128, lm_head and embeddings in 16 bits). What
+# those three GPTQ checkpoints hold beyond is not found: strict xfails.
+MISSES_QUANT = {
+    ("Qwen1.5-4B-Chat-GPTQ-Int4", 1): "0.916 (5.18 of 5.65 GiB)",
+    ("Qwen1.5-7B-Chat-GPTQ-Int4", 1): "0.906 (7.96 of 8.78 GiB)",
+    ("Qwen1.5-7B-Chat-GPTQ-Int4", 6144): "0.949 (15.43 of 16.26 GiB)",
+    ("Qwen1.5-14B-Chat-GPTQ-Int4", 1): "0.920 (12.76 of 13.87 GiB)",
+}
+
+
+def _quant_cases():
+    for model, length, printed in _parse(ROWS_QUANT):
+        miss = MISSES_QUANT.get((model, length))
+        marks = [pytest.mark.xfail(strict=True, reason=f"{model} @ {length}: {miss}, GPTQ's constant surplus over "
+                                                       "AWQ not found (MISSES_QUANT)")] if miss else []
+        yield pytest.param(model, length, printed, marks=marks, id=f"{model}-{length}")
+
+
+@pytest.mark.parametrize("model,length,printed", list(_quant_cases()))
+def test_qwen15_quantized_hf_infer_peak(model, length, printed, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    version = VERSIONS.get(model.replace("-GPTQ-Int4", "").replace("-AWQ", ""), DENSE_VERSION)
+    est = tfe.ENGINE.estimate(resolve(f"Qwen/{model}"), A100, tfe.TransformersSettings(
+        prompt_tokens=length, max_new_tokens=2048, attn_implementation="flash_attention_2", torch_dtype="auto",
+        device_map="auto", engine_version=version))
+    allocated = sum(est.engine_view["torch_allocated_bytes"].values()) / GiB
+    assert abs(allocated / printed - 1) <= 0.05, f"{model} @ {length}: {allocated:.2f} vs {printed} GiB ({URL})"
+
+
 # the 72B rows, on "the least number of GPUs as possible" (Num. GPU as printed)
 ROWS_72B = """
 Qwen1.5-72B-Chat           2        1            7.24 / 8.13      142.39
@@ -208,6 +308,39 @@ def test_qwen15_72b_hf_infer_peak(n_gpu, length, printed):
         device_map="auto", engine_version=DENSE_VERSION))
     allocated = sum(est.engine_view["torch_allocated_bytes"].values()) / GiB
     assert abs(allocated / printed - 1) <= 0.05, f"72B @ {length}: {allocated:.2f} vs {printed} GiB ({URL})"
+
+
+ROWS_72B_QUANT = """
+Qwen1.5-72B-Chat-GPTQ-Int4 1        1            9.32 / 10.25     50.09
+Qwen1.5-72B-Chat-GPTQ-Int4 2        6144         5.87 / 5.84      97.38
+Qwen1.5-72B-Chat-GPTQ-Int4 3        14336        3.86 / 3.60      146.17
+Qwen1.5-72B-Chat-GPTQ-Int4 4        30720        2.31 / 2.06      238.17
+Qwen1.5-72B-Chat-AWQ       1        1            10.59 / 12.06    49.68
+"""
+# on several GPUs the 72B GPTQ rows stay short by 17.7 / 20.6 / 16.2 GiB; the same model in bf16 on 3 and 4 GPUs is
+# within 5 %, and on one GPU GPTQ is too: what GPTQ adds per GPU under device_map is not found
+MISSES_72B_QUANT = {6144: "0.818 (79.7 of 97.38 GiB on 2 GPUs)", 14336: "0.859 (125.6 of 146.17 GiB on 3 GPUs)",
+                    30720: "0.932 (222.0 of 238.17 GiB on 4 GPUs)"}
+
+
+def _cases_72b_quant():
+    for line in ROWS_72B_QUANT.strip().splitlines():
+        cells = [c for c in line.split() if c != "/"]
+        model, n_gpu, length, memory = cells[0], int(cells[1]), int(cells[2]), float(cells[-1])
+        miss = MISSES_72B_QUANT.get(length) if "GPTQ" in model else None
+        marks = [pytest.mark.xfail(strict=True, reason=f"{model} @ {length}: {miss}")] if miss else []
+        yield pytest.param(model, n_gpu, length, memory, marks=marks, id=f"{model}-{n_gpu}gpu-{length}")
+
+
+@pytest.mark.parametrize("model,n_gpu,length,printed", list(_cases_72b_quant()))
+def test_qwen15_72b_quantized_hf_infer_peak(model, n_gpu, length, printed, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    devices = tuple(Device(f"CUDA{i}", "NVIDIA A100-SXM4-80GB", 80 * GiB) for i in range(n_gpu))
+    est = tfe.ENGINE.estimate(resolve(f"Qwen/{model}"), devices, tfe.TransformersSettings(
+        prompt_tokens=length, max_new_tokens=2048, attn_implementation="flash_attention_2", torch_dtype="auto",
+        device_map="auto", engine_version=DENSE_VERSION))
+    allocated = sum(est.engine_view["torch_allocated_bytes"].values()) / GiB
+    assert abs(allocated / printed - 1) <= 0.05, f"{model} @ {length}: {allocated:.2f} vs {printed} GiB ({URL})"
 
 
 def test_each_gpu_at_its_own_peak():
