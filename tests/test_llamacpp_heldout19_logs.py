@@ -44,7 +44,7 @@ import json
 
 import pytest
 
-from oomkit.engines.llamacpp import compute_graphs
+from oomkit.engines.llamacpp import compute_graphs, galloc
 from oomkit.model.resolve import resolve
 from tests.llamacpp_heldout import assert_cited_and_quoted, fixture_from, mib, set_fixtures
 from tests.test_llamacpp_heldout_logs import assert_cited_and_checked, check, held_out_estimate, params
@@ -127,3 +127,34 @@ def test_quoted_device_compute_and_cache_size(path):
         assert mib(v["compute_buffer_bytes"][dev]) == figure, (dev, mib(v["compute_buffer_bytes"][dev]))
     assert f"size = {p['kv_total_mib']:.2f} MiB" in fx["quoted"]
     assert mib(sum(v["kv_buffer_bytes"].values())) == p["kv_total_mib"]
+
+
+def _cuda_dense_rows():
+    """The H200 measurements (tests/fixtures/llamacpp_cuda) of the 4-layer Llama-3.1-8B and Qwen3-8B files fully
+    offloaded with flash attention, an F16 cache and one sequence."""
+    from tests.test_llamacpp_cuda_measured import ROWS  # the measured rows, this test alone
+
+    out = []
+    for p in ROWS:
+        r = p.values[0]
+        s = r["settings"]
+        if r["key"] in ("llama-3.1-8b", "qwen3-8b") and r["n_layers"] and s["flash_attn"] == "auto" \
+                and s["type_k"] == "f16" and s["n_seq_max"] == 1 and s["n_gpu_layers"] >= 99 \
+                and s.get("offload_kqv") is not False and not s.get("no_alloc"):
+            out.append(pytest.param(r, id=p.id))
+    return out
+
+
+@pytest.mark.parametrize("r", _cuda_dense_rows())
+def test_dense_graph_in_build_order_is_the_cuda_buffer(r):
+    """dense_metal_op_graph's nodes in ggml_build_forward_expand's order (no reorder: ggml-cuda's graph_optimize
+    leaves a dense graph alone), replayed at the CUDA buffer's 128-byte alignment, give the H200's CUDA0 compute
+    buffer to the printed 0.01 MiB: the graph metal_graph_optimize reorders is llama.cpp's own."""
+    from tests.test_llamacpp_cuda_measured import _spec, measured  # the measured rows' files, this test alone
+
+    s = r["settings"]
+    spec = _spec(r["key"], r["n_layers"])
+    T = min(s["n_ctx"], s["n_ubatch"])
+    g = compute_graphs.dense_metal_op_graph(spec, T, T, s["n_ctx"] * T * 2, mask_cast=False)
+    nodes = compute_graphs._hoisted(g.nodes, g.inputs, [0])
+    assert mib(galloc.peak_bytes(0, nodes, 128)) == measured(r)["compute_buffer_mib"]["CUDA0"]
