@@ -108,6 +108,8 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
                                     "separates -ts values with '/'")]
     computed[:0] = _llama_split_off(d, computed)
     computed[:0] = _training(d)
+    if _comfy_gpu_only(d):
+        computed = _comfy_gpu_only_fix(d) + [f for f in computed if "device_map" not in f.summary]
     for stage, engine, first, build in _STAGE_FIXES:
         if d.stage == stage and engine in (None, d.engine):
             more = build(d, computed)
@@ -165,6 +167,7 @@ _STAGE_FIXES: tuple[tuple[str, str | None, bool, Callable[[Diagnosis, list[Fix]]
     ("other_process", None, True,
      lambda d, computed: [] if any(f.command for f in computed) or _held_by_self(d) else _other_process(d)),
     ("buffer_limit", "pytorch", False, lambda d, computed: _torch_buffer_limit(d)),
+    ("compute", "pytorch", True, lambda d, computed: _torch_one_activation(d)),
     ("host_ram", None, True, lambda d, computed: _prompt_cache(d)),
 )
 
@@ -241,6 +244,10 @@ _CANNED_DROPS: tuple[tuple[str, Callable[[str, Diagnosis, list[Fix], str | None]
      lambda t, d, c, r: d.stage == "buffer_limit" and r == "llama.cpp" and d.backend == "SYCL" and bool(c)),
     ("the projector's warm-up buffer: the language model's batch and context do not size it",
      lambda t, d, c, r: _projector(d) and bool(c)),
+    ("a computed fix already sets the wired limit, or says none makes the weights fit",
+     lambda t, d, c, r: "iogpu.wired_limit_mb" in t and any("iogpu.wired_limit_mb" in f.summary for f in c)),
+    ("ComfyUI keeps every model on the GPU under --gpu-only: transformers' device_map is no setting of it",
+     lambda t, d, c, r: _comfy_gpu_only(d) and "device_map" in t),
     ("the prompt cache grew, not the model: more of it on the GPU frees no host RAM",
      lambda t, d, c, r: _prompt_cache_in(d) and "more layers on the GPU" in t),
 )
@@ -287,6 +294,24 @@ TRAINING_CAUSE = ("the text shows a training run (a Trainer step, a backward pas
                   "gradients and the optimizer's states")
 
 
+def _comfy_gpu_only(d: Diagnosis) -> bool:
+    return d.engine == "pytorch" and d.settings.get("comfyui_gpu_only") == "True" and d.stage != "not_oom"
+
+
+def _comfy_gpu_only_fix(d: Diagnosis) -> list[Fix]:
+    """ComfyUI started with --gpu-only (logread.py): comfy/cli_args.py "Store and run everything (text encoders/CLIP
+    models, etc... on the GPU)"; comfy/model_management.py text_encoder_device() and unet_offload_device() return the
+    GPU under it, so the text encoders, the diffusion model and the VAE all stay resident. Without it ComfyUI picks its
+    VRAM state from the device (NORMAL_VRAM / LOW_VRAM) and moves the models not in use to host RAM."""
+    total = d.numbers.get("total_bytes")
+    on = f" on the {_g(total)} device" if isinstance(total, int) else ""
+    return [Fix(summary=f"start ComfyUI without --gpu-only: under it every model it loads (text encoders, diffusion "
+                        f"model, VAE) stays resident{on}; without it ComfyUI offloads the ones not running to host "
+                        "RAM (--lowvram splits the diffusion model too)"),
+            Fix(summary="smaller quants of the models the workflow keeps loaded (the text encoder's above all: a GGUF "
+                        "Q4 / fp8 T5)")]
+
+
 def _training(d: Diagnosis) -> list[Fix]:
     """A training step's memory (transformers training_args.py): the activations kept for the backward pass scale
     with per_device_train_batch_size x the sequence length and go with gradient_checkpointing (recomputed in the
@@ -330,6 +355,33 @@ def _torch_buffer_limit(d: Diagnosis) -> list[Fix]:
     if d.backend == "ROCm":
         out.append(Fix(summary=f"on an AMD APU the {_g(total)} PyTorch sees is the VRAM carve-out (or GTT): raise it "
                                "in the firmware or the kernel's amdgpu.gttsize / ttm limits"))
+    return out
+
+
+# reader.py: a PyTorch request of half the device or more, outside a serving engine (whose KV pool is one tensor)
+# and outside transformers' loading warm-up (caching_allocator_warmup): the weights load tensor by tensor, none that
+# large, so it is one activation
+HALF_DEVICE_CAUSE = ("one allocation of half the device or more: no weight tensor is that large (the weights load "
+                     "tensor by tensor), so it is one activation, usually an attention score matrix materialised "
+                     "whole (heads x tokens x tokens) over a long sequence or a large image / video")
+# ComfyUI's own log lines (comfy/model_management.py load_models_gpu: "Requested to load <model>"; its error report)
+_COMFYUI = re.compile(r"\bRequested to load \w{1,80}|\bComfyUI\b")
+
+
+def _torch_one_activation(d: Diagnosis) -> list[Fix]:
+    """HALF_DEVICE_CAUSE: the operation that made the tensor is what to change; in ComfyUI its attention options
+    (comfy/cli_args.py --use-split-cross-attention, --use-quad-cross-attention: the score matrix in slices / the
+    sub-quadratic algorithm) are the settings that bound it."""
+    if HALF_DEVICE_CAUSE not in d.causes:
+        return []
+    req, total = d.numbers.get("requested_bytes"), d.numbers.get("total_bytes")
+    out = [Fix(summary=f"one tensor of {_g(req)} on a device of {_g(total)}: a memory-efficient attention (flash / "
+                       "SDPA, or one computed in slices) never holds the whole score matrix; else fewer tokens "
+                       "(a lower resolution, fewer frames, a shorter sequence)")]
+    if _COMFYUI.search(d.evidence or "") or any("ComfyUI" in c for c in d.causes) or d.settings.get("comfyui_model"):
+        out.insert(0, Fix(summary="ComfyUI: --use-split-cross-attention (or --use-quad-cross-attention) computes the "
+                                  "attention in slices instead of one score matrix; or a lower resolution / fewer "
+                                  "frames", flags=("--use-split-cross-attention",)))
     return out
 
 
@@ -776,6 +828,23 @@ def _vllm_compute_generic(d: Diagnosis) -> list[Fix]:
     return out
 
 
+def _vllm_fragmentation(d: Diagnosis) -> list[Fix]:
+    """A PyTorch failure in a vLLM log whose allocator holds blocks unused (reader.py _torch_stage: fragmentation):
+    vLLM sizes its KV cache to total x gpu_memory_utilization less the profiled peak (V1 gpu_worker.py
+    determine_available_memory; V0 worker.py determine_num_available_blocks), so everything PyTorch allocates after
+    it (CUDA graphs, the sampler's warm-up, a step's activations) comes out of the rest of the device. Beside the
+    allocator's setting (fixes_for: _STAGE_FIXES), a lower fraction widens that rest."""
+    u = _vllm_util(d)
+    n = d.numbers
+    total, alloc = n.get("total_bytes"), n.get("allocated_bytes")
+    held = (f": PyTorch holds {_g(alloc)} of the {_g(total)} device, past vLLM's budget of {u:.2f} x {_g(total)} = "
+            f"{_g(total * u)}" if isinstance(total, int) and isinstance(alloc, int) and alloc > total * u else "")
+    lower = max(0.5, u - 0.05)
+    return [Fix(summary=f"--gpu-memory-utilization {lower:.2f} (from {u:.2f}){held}; the KV cache is sized to "
+                        "total x utilization less the profiled peak, and what allocates after it comes out of the rest",
+                flags=("--gpu-memory-utilization", f"{lower:.2f}"))]
+
+
 _EST_FIX = re.compile(r"(--[a-z][a-z0-9-]{0,60})(?: to ([0-9][0-9.]{0,12}))?")
 
 
@@ -1196,10 +1265,58 @@ def _llama_kv_total(d: Diagnosis) -> int | None:
     return printed + req
 
 
+def metal_budget(buffers: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
+    """(model, working set, RAM) in bytes of a Metal log: the model's Metal bytes (its "Metal" model buffers;
+    logread.py metal_model_bytes: ggml-metal's running total after the weights' 'data' buffer, ds4's mapped views),
+    the working set macOS lets the GPU keep resident (ggml-metal's recommendedMaxWorkingSetSize) and the RAM. Apple's
+    IOGPU driver sets that working set to 2/3 of RAM up to 32 GiB and 3/4 above, as ggml-metal prints it (11453.25 MB
+    on a 16 GiB M1, llama.cpp#4495; 22906.50 MB on 32 GiB; 51539.61 MB on 64 GiB): each is read from the other when
+    the log shows one."""
+    model = buffers.get("metal_model_bytes") or sum(
+        v for k, v in (buffers.get("model") or {}).items() if str(k).startswith(("Metal", "MTL"))) or None
+    ws, ram = buffers.get("metal_working_set_bytes"), buffers.get("metal_ram_bytes")
+    if ws and not ram:
+        ram = round(ws * 3 / 2 / GiB) * GiB if ws * 3 / 2 <= 32.5 * GiB else round(ws * 4 / 3 / GiB) * GiB
+    if ram and not ws:
+        ws = ram * 2 // 3 if ram <= 32 * GiB else ram * 3 // 4
+    return model, ws, ram
+
+
+METAL_OS_HEADROOM = 8 * GiB  # of RAM left to macOS and the apps when the wired limit is raised
+
+
+def _metal_weights(d: Diagnosis) -> list[Fix]:
+    """The model's own Metal buffers are over the working set (reader.py: stage weights): no context or batch helps.
+    Where the model fits in RAM with room for macOS, raising the wired limit (sysctl iogpu.wired_limit_mb, the
+    GPU's share of unified memory; it resets at reboot) lets Metal keep it resident; else only a smaller model."""
+    model, ws, ram = metal_budget(d.buffers)
+    if not model or not ws:
+        return []
+    if ram and model + 2 * GiB <= ram - METAL_OS_HEADROOM:
+        mb = math.ceil((model + 2 * GiB) / GiB) * 1024
+        return [Fix(summary=f"sudo sysctl iogpu.wired_limit_mb={mb}: the model's {_g(model)} is over the {_g(ws)} "
+                            f"macOS lets the GPU keep by default (of the {_g(ram)} RAM); {mb} MiB is the model and 2 "
+                            "GiB, under the RAM (the setting resets at reboot)",
+                    command=f"sudo sysctl iogpu.wired_limit_mb={mb}"),
+                Fix(summary=f"a smaller quant of the model (under {_g(ws)}), which needs no wired limit")]
+    over_ram = "" if not ram else (f" and more than the Mac's {_g(ram)} RAM" if model > ram
+                                   else f" and too much of the Mac's {_g(ram)} RAM to leave macOS room")
+    return [Fix(summary=f"a smaller quant or a smaller model: the weights ({_g(model)}) are over the {_g(ws)} working "
+                        f"set{over_ram}: no iogpu.wired_limit_mb makes them fit, and the context is not what fills it")]
+
+
+def _metal_status5(d: Diagnosis) -> list[Fix]:
+    """ggml-metal's bare status line placed on the weights (reader.py): their advice; otherwise the stage's rule."""
+    return _metal_weights(d) if d.stage == "weights" else []
+
+
 def _llama_metal_working_set(d: Diagnosis) -> list[Fix]:
     """A Metal command buffer that ran out (kIOGPUCommandBufferCallbackErrorOutOfMemory) after a start-up whose Metal
     buffers (model, KV cache, compute) add up past the device's recommendedMaxWorkingSetSize: where the KV cache is
-    the largest of them, the context that brings the sum back under the working set (the KV cache is linear in -c)."""
+    the largest of them, the context that brings the sum back under the working set (the KV cache is linear in -c);
+    where the model alone is over it (reader.py: stage weights), _metal_weights."""
+    if d.stage == "weights":
+        return _metal_weights(d)
     b = d.buffers
     ws = b.get("metal_working_set_bytes")
 
@@ -1712,6 +1829,7 @@ _BY_SIGNATURE = {
     "vllm_no_cache_blocks": _vllm_no_blocks,
     "vllm_metal_kv_budget": _vllm_metal_budget,
     "metal_cmdbuf_oom": _llama_metal_working_set,
+    "metal_cmdbuf_status5": _metal_status5,
     "vllm_sampler_warmup": _vllm_sampler,
     "sglang_not_enough_memory": _sglang_not_enough,
     "sglang_profiled_negative": _sglang_not_enough,
@@ -1764,6 +1882,7 @@ _BY_STAGE: dict[tuple[str | None, str], Any] = {
     ("sglang", "compute"): _sglang_compute,
     # fragmentation while serving: the allocator's fix first (fixes_for), then the engine's own runtime peak
     ("sglang", "fragmentation"): _sglang_compute,
+    ("vllm", "fragmentation"): _vllm_fragmentation,
     ("tgi", "compute"): _tgi_prefill,
     ("exllama", "kv_cache"): _exllama,
     ("exllama", "other_process"): _exllama_held,

@@ -108,6 +108,11 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
      "enforce_eager", "on"),
     ("chunked", r"(?:vllm serve|api_server|vllm\.entrypoints)[^\n]{0,2000}?\s--(no)[-_]enable[-_]chunked[-_]prefill"
      r"(?=\s|$)", "enable_chunked_prefill", "off"),
+    # ComfyUI's --gpu-only (comfy/cli_args.py: "Store and run everything (text encoders/CLIP models, etc... on the
+    # GPU)"), on its command line ("python main.py ... --gpu-only") or in its error report's "Arguments: main.py ..."
+    ("--gpu-only", r"\bmain\.py\b[^\n]{0,600}?\s--gpu-(only)(?=[\s*`'\"]|$)", "comfyui_gpu_only", "on"),
+    # ComfyUI's model loader (comfy/model_management.py load_models_gpu: "Requested to load <model>")
+    ("Requested to load", r"\bRequested to load (\w{1,80})", "comfyui_model", "str"),
     ("--max", r"--max[-_]num[-_]seqs'?,?[ =]'?([0-9]{1,20})\b", "max_num_seqs", "int"),
     ("--max", r"--max[-_]num[-_]batched[-_]tokens'?,?[ =]'?([0-9]{1,20})\b", "max_num_batched_tokens", "int"),
     # the Ollama model a text asks for: `ollama run NAME` / `ollama pull NAME`, or an API request's JSON body
@@ -223,6 +228,15 @@ FIGURES: tuple[tuple[str, str, str, str], ...] = (
     # working set Metal keeps resident for the GPU
     ("recommendedMaxWorkingSetSize", r"recommendedMaxWorkingSetSize\s{0,4}=\s{0,4}([0-9.]{1,24}) MB",
      "metal_working_set_bytes", "mb"),
+    # ggml-metal.m ggml_metal_add_buffer (llama.cpp 2023): after a buffer's last view, the device's running total and
+    # its working set, "(%8.2f / %8.2f)" in MiB (currentAllocatedSize, recommendedMaxWorkingSetSize); on the weights'
+    # buffer ('data', allocated before the KV cache and the compute buffers) the total is the model's Metal bytes
+    ("allocated 'data", r"allocated 'data\s{0,20}' buffer, size =\s{0,12}[0-9.]{1,24} MiB, offs =\s{0,20}[0-9]{1,20}, "
+     r"\(\s{0,12}([0-9.]{1,24}) /", "metal_model_bytes", "mib"),
+    # antirez's ds4 engine (DeepSeek V4 GGUF on Metal; mlx-serve's ds4 backend): the device and its RAM, and the
+    # model's bytes it maps into Metal views ("mapped 82697.67 MiB from offset ...")
+    ("Metal device", r"ds4: Metal device [^\n,]{1,80}, ([0-9.]{1,24}) GiB RAM", "metal_ram_bytes", "gib"),
+    ("model views created", r"ds4: Metal model views created[^\n]{0,200}?\(mapped ([0-9.]{1,24}) MiB", "metal_model_bytes", "mib"),
     # V0 0.7.x executor_base.py: "# %s blocks: %d, # CPU blocks: %d" with the platform's device name
     ("# cuda blocks", r"# cuda blocks: ([0-9]{1,20})", "num_gpu_blocks", "int"),
     ("kv_cache_size=", r"\bkv_cache_size=([0-9.]{1,24}) ?GiB", "available_kv_cache_bytes", "gib"),

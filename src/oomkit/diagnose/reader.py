@@ -22,6 +22,7 @@ from typing import Any
 from .fixes import (
     GARBAGE_CAUSE,
     GARBAGE_FACTOR,
+    HALF_DEVICE_CAUSE,
     PROFILE_RUN_CAUSE,
     PROFILE_RUN_MM,
     SGLANG_STEP_CAUSE,
@@ -29,6 +30,7 @@ from .fixes import (
     VLLM_SERVING_CAUSE,
     causes_for,
     fixes_for,
+    metal_budget,
     other_processes,
 )
 from .logread import (
@@ -227,6 +229,25 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | N
         # LLAMA_ARG_CACHE_RAM; Ollama's llama-server runners inherit the variable)
         why = [*why, "llama-server's prompt cache (prompt cache) holds slots' KV states in host RAM, up to --cache-ram "
                      "(8192 MiB by default), beside the model"]
+    if anchor.sig.id in ("metal_cmdbuf_status5", "metal_cmdbuf_oom") and stage == "host_ram":
+        buffers = {**_metal_figures(doc.slice(max(0, anchor.line.start - NEAR_REGION), anchor.line.start
+                                              + 4 * MAX_LINE_AFTER)), **buffers}
+        model, ws, ram = metal_budget(buffers)
+        if model and ws and model > ws:
+            # the weights' own Metal buffers (ggml-metal's 'data' buffers; ds4's mapped views) are over the working
+            # set macOS lets the GPU keep resident (recommendedMaxWorkingSetSize): the command buffer that failed
+            # could not page them in, whatever the context or the batch
+            stage = "weights"
+            of_ram = f" of the {ram / GiB:.0f} GiB RAM" if ram else ""
+            why = [*why, f"the model's Metal buffers alone ({model / GiB:.2f} GiB) are over the {ws / GiB:.2f} GiB "
+                         f"working set macOS lets the GPU keep{of_ram} (recommendedMaxWorkingSetSize): the weights "
+                         "do not fit, whatever the context"]
+    if engine == "pytorch" and stage == "unknown" and settings.get("comfyui_gpu_only") == "True":
+        # comfy/cli_args.py --gpu-only: "Store and run everything (text encoders/CLIP models, etc... on the GPU)";
+        # comfy/model_management.py text_encoder_device() / unet_offload_device() keep every model on the GPU
+        stage, confidence = "weights", "medium"
+        why = [*why, "ComfyUI runs with --gpu-only: every model it loads (text encoders, diffusion model, VAE) stays on "
+                     "the GPU, and together they filled it"]
     twice = _backend_loaded_twice(doc.slice(max(0, anchor.line.start - NEAR_REGION), anchor.line.start + 4096))
     if twice and stage != "not_oom":
         name, paths = twice
@@ -302,6 +323,28 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | N
 
         prediction = prediction_for(d)
     return Diagnosis(**{**d.__dict__, "causes": causes, "fixes": fixes, "prediction": prediction})
+
+
+# logread.py's Metal figures (ggml-metal's running total after the weights' 'data' buffer, ds4's mapped views) read
+# across line ends too: a paste re-wrapped at its spaces splits those long lines
+_METAL_FIGURES = (
+    ("metal_model_bytes", re.compile(r"allocated\s{1,4}'data\s{0,20}'\s{1,4}buffer,\s{1,4}size\s{0,4}=\s{0,12}"
+                                     r"[0-9.]{1,24}\s{1,4}MiB,\s{1,4}offs\s{0,4}=\s{0,20}[0-9]{1,20},\s{0,4}\(\s{0,12}"
+                                     r"([0-9.]{1,24})\s{1,4}/")),
+    ("metal_model_bytes", re.compile(r"ds4: Metal model views created[^(]{0,300}\(mapped\s{1,4}([0-9.]{1,24})\s{1,4}MiB")),
+)
+
+
+def _metal_figures(region: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for name, rx in _METAL_FIGURES:
+        hits = [m for m in rx.finditer(region)]
+        if hits and name not in out:
+            try:
+                out[name] = int(round(float(hits[-1].group(1).rstrip(".")) * (1 << 20)))
+            except ValueError:
+                continue
+    return out
 
 
 # lines that open an engine's start-up: the settings of the LAST start-up before the failure are the ones in force
@@ -623,6 +666,10 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
                                         "sized its KV cache pool larger than the whole device"])
         if placed and not (placed[0] == "fragmentation" and wrapper is not None):
             return placed
+        req, total = numbers.get("requested_bytes"), numbers.get("total_bytes")
+        if (not placed and wrapper is None and isinstance(req, int) and isinstance(total, int) and 2 * req >= total
+                and host_of(around) not in SERVING_HOSTS and "caching_allocator_warmup" not in frames(around)):
+            return "compute", "medium", [HALF_DEVICE_CAUSE]
         exl = _exllama_stage(around, numbers)
         if exl is not None:
             return exl
