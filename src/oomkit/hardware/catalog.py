@@ -39,6 +39,8 @@ _BRANDS = re.compile(r"^(?:nvidia|geforce|amd|radeon|apple|intel)+(?=.)")
 # The Mac a chip is sold in, written before it ("Mac Studio M3 Ultra 512GB", "MacBook Pro M4 Max"): the chip
 # and its memory are what the catalog knows; dropped from the front with the brand words.
 _MACS = re.compile(r"^(?:macstudio|macbookpro|macbookair|macbook|macmini|macpro|imac)(?=m\d)")
+# ... or after it ("M5 MacBook Pro 32GB", "M3 Ultra Mac Studio 512GB"): the chip is kept
+_MACS_AFTER = re.compile(r"^(?P<chip>m\d+(?:pro|max|ultra)?)(?:macstudio|macbookpro|macbookair|macbook|macmini|macpro|imac)$")
 # Counts in words ("dual 3090", "quad A100"), read as "2x 3090", "4x A100".
 _COUNT_WORDS = {"dual": 2, "twin": 2, "two": 2, "triple": 3, "three": 3, "quad": 4, "four": 4, "eight": 8}
 _COUNT_WORD = re.compile(r"^(?P<word>" + "|".join(_COUNT_WORDS) + r")\s+(?P<name>.+)$", re.IGNORECASE)
@@ -144,6 +146,7 @@ def _key(text: str) -> str:
     """Lowercase alphanumerics, brand words dropped from the front: "NVIDIA GeForce RTX-4090" -> "rtx4090"; a
     GeForce laptop suffix written as "laptop" ("RTX 4090 Mobile", "4090M" -> "rtx4090laptop", "4090laptop")."""
     key = _MACS.sub("", _BRANDS.sub("", _NOT_ALNUM.sub("", _clean(text).lower())))
+    key = _MACS_AFTER.sub(r"\g<chip>", key)
     key = _GRAPHICS.sub("", key)
     laptop = _LAPTOP.match(key)
     return f"{laptop.group('card')}laptop" if laptop else key

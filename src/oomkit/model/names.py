@@ -145,6 +145,16 @@ def _fp8(m, pub):
         return _MODELOPT_FP8, None
     if pub in _REDHAT:
         return _CT_FP8, None
+    if pub == "zai-org" and m.string.startswith("glm-4"):
+        # Z.ai's GLM-4.5 / 4.6 / 4.7 "-FP8" releases are llm-compressor's compressed-tensors FP8 per output channel,
+        # dynamic per-token activations, routers and lm_head left out (HabanaAI/vllm-hpu-extension#350: "GLM-4.5-MOE
+        # model uses the compressed tensor path for FP8 inference"; HabanaAI/vllm-fork#1837 dequantizes GLM4 FP8 by
+        # QuantizationStrategy.CHANNEL; zai-org/GLM-V#178: GLM-4.5V-FP8 fails in compressed_tensors.py
+        # process_weights_after_loading; kvcache-ai/ktransformers#1791 runs GLM 4.7 FP8 with per-channel MoE
+        # kernels): no 128 x 128 block, so no block-divisibility refusal under tensor parallelism
+        # (zai-org/GLM-4.5-Air-FP8 runs at TP 2 on 2 H100s). GLM-5's are block FP8 (catalog variant
+        # zai-org/GLM-5.1-FP8: weight_block_size [128, 128]).
+        return _CT_FP8_DYNAMIC, None
     return _FP8_BLOCK, None
 
 
@@ -205,8 +215,8 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(r"-nvfp4a16", "-NVFP4A16: compressed-tensors NVFP4 weights", _fixed(_CT_NVFP4A16)),
     # FP8 / FP4 by publisher: NVIDIA ModelOpt, RedHatAI llm-compressor, else the model maker's block FP8
     _Rule(r"-fp8(?:-kv)?", "-FP8: NVIDIA ModelOpt FP8 (nvidia), compressed-tensors FP8 (RedHatAI, Meta's Llama 4), "
-          "FBGEMM FP8 of the feed-forward layers but the first and last (Meta's Llama 3.1) or block FP8 (other model "
-          "makers')", _fp8),
+          "FBGEMM FP8 of the feed-forward layers but the first and last (Meta's Llama 3.1), compressed-tensors FP8 per "
+          "channel (Z.ai's GLM-4.x) or block FP8 (other model makers')", _fp8),
     _Rule(r"-(?:nv)?fp4", "-NVFP4 / -FP4: ModelOpt NVFP4 group 16 (nvidia) or compressed-tensors NVFP4 (RedHatAI)",
           _fp4),
     # AWQ / GPTQ (the makers' own, hugging-quants, TheBloke)
