@@ -17,7 +17,10 @@ The checks: tests/diagnose_heldout.py check_case; the garble pass as in sets 6 t
 
 from __future__ import annotations
 
+import pytest
+
 from oomkit.diagnose import diagnose
+from oomkit.diagnose.fixes import metal_budget
 from tests.diagnose_heldout import garble_tests, heldout_tests
 
 CASES, test_cases_are_cited_and_new, test_heldout_case = heldout_tests("heldout25.jsonl", minimum=8, fix_required=True)
@@ -87,3 +90,18 @@ def test_half_the_device_in_a_serving_engine_is_not_read_as_one_activation():
     msg = _case("comfyui-9801")["text"].split("\n")[-2]
     d = diagnose("(EngineCore_0 pid=94) ERROR 08-22 10:00:00 [core.py:700] " + msg + "\n")
     assert not any("half the device or more" in c for c in d.causes), d.causes
+
+
+@pytest.mark.parametrize(("printed_mb", "ram_gib"), [
+    (11453.25, 16),   # llama.cpp#4495, macOS 13-15 on a 16 GiB M1
+    (22906.50, 32),   # recommendedMaxWorkingSetSize on 32 GiB (memory.py apple_default_gpu_share's sources)
+    (51539.61, 64),
+    (12713.12, 16),   # macOS 26 on 16 GiB (antirez/ds4#893)
+])
+def test_a_printed_working_set_names_the_macs_ram(printed_mb, ram_gib):
+    _, ws, ram = metal_budget({"metal_working_set_bytes": int(printed_mb * 1e6)})
+    assert ram == ram_gib * GiB
+
+
+def test_a_raised_wired_limit_names_no_ram():
+    assert metal_budget({"metal_working_set_bytes": 84992 * 2**20})[2] is None

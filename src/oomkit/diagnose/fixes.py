@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..memory import MACOS_STEPPED, apple_default_gpu_share
 from .koboldcpp import as_koboldcpp
 from .lmstudio import as_lmstudio, model_key
 from .lmstudio import defaults as lms_defaults
@@ -1268,18 +1269,28 @@ def _llama_kv_total(d: Diagnosis) -> int | None:
 def metal_budget(buffers: dict[str, Any]) -> tuple[int | None, int | None, int | None]:
     """(model, working set, RAM) in bytes of a Metal log: the model's Metal bytes (its "Metal" model buffers;
     logread.py metal_model_bytes: ggml-metal's running total after the weights' 'data' buffer, ds4's mapped views),
-    the working set macOS lets the GPU keep resident (ggml-metal's recommendedMaxWorkingSetSize) and the RAM. Apple's
-    IOGPU driver sets that working set to 2/3 of RAM up to 32 GiB and 3/4 above, as ggml-metal prints it (11453.25 MB
-    on a 16 GiB M1, llama.cpp#4495; 22906.50 MB on 32 GiB; 51539.61 MB on 64 GiB): each is read from the other when
-    the log shows one."""
+    the working set macOS lets the GPU keep resident (ggml-metal's recommendedMaxWorkingSetSize) and the RAM. Each is
+    read from the other when the log shows one, by macOS's default share (memory.py apple_default_gpu_share, either
+    era): 11453.25 MB is a 16 GiB Mac on macOS 13-15 (llama.cpp#4495), 12713.12 MB one on macOS 26."""
     model = buffers.get("metal_model_bytes") or sum(
         v for k, v in (buffers.get("model") or {}).items() if str(k).startswith(("Metal", "MTL"))) or None
     ws, ram = buffers.get("metal_working_set_bytes"), buffers.get("metal_ram_bytes")
     if ws and not ram:
-        ram = round(ws * 3 / 2 / GiB) * GiB if ws * 3 / 2 <= 32.5 * GiB else round(ws * 4 / 3 / GiB) * GiB
+        ram = _mac_ram_for(ws)
     if ram and not ws:
-        ws = ram * 2 // 3 if ram <= 32 * GiB else ram * 3 // 4
+        ws = apple_default_gpu_share(ram, MACOS_STEPPED - 1)  # the older, smaller share: the log names no release
     return model, ws, ram
+
+
+# the unified memory sizes Apple sells (M1 to M5: 8 GiB up to the 512 GiB M3 Ultra)
+MAC_RAM_GIB = (8, 16, 18, 24, 32, 36, 48, 64, 96, 128, 192, 256, 512)
+
+
+def _mac_ram_for(ws: int) -> int | None:
+    """The Mac RAM whose default working set (on either macOS era) is within 1 % of `ws`; None for a set limit."""
+    best = min((abs(apple_default_gpu_share(g * GiB, macos) - ws), g * GiB)
+                for g in MAC_RAM_GIB for macos in (MACOS_STEPPED - 1, MACOS_STEPPED))
+    return best[1] if best[0] <= ws // 100 else None
 
 
 METAL_OS_HEADROOM = 8 * GiB  # of RAM left to macOS and the apps when the wired limit is raised
