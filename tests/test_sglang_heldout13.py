@@ -11,6 +11,7 @@ oomkit before this set's rule change, "after" with it.
 | | | | | KV tokens, end to end | 392,920 | 397,607 (+1.19 %) | same |
 | | | | | KV tokens from the printed free memory | 392,920 | 393,089 (+0.04 %) | same |
 | | | | | free after the pools | 12.70 GB | 12.78 GiB (+0.1 % of the GPU) | same |
+| | | | | free before the prefill capture | 12.59 GB | 12.78 GiB (+0.24 % of the GPU) | 12.76 GiB (+0.21 %) |
 | | | | | prefill graphs (breakable, 58 sizes to 8,192) | 1.71 GB | 1.67 GiB (-2.4 %) | same |
 | | | | | free after the prefill graphs | 10.88 GB | 11.11 GiB (+0.3 % of the GPU) | same |
 | | | | | decode graphs (36 sizes to 256) | 0.34 GB | 0.81 GiB (+138 %, strict xfail) | same |
@@ -36,15 +37,21 @@ oomkit before this set's rule change, "after" with it.
 | | | | | chunked prefill, max_running_requests, context_len | 8,192, 128, 524,288 | same | same |
 | | | | | free after start-up (available_gpu_mem) | 8.69 GB | 15.90 GiB (+5.2 % of the GPU, strict xfail) | same |
 
-Count, the rows above: 27 of 30 before, 28 of 30 after (the Qwen3-30B decode graphs and GLM-5.2's free memory
+Count, the rows above: 28 of 31 before, 29 of 31 after (the Qwen3-30B decode graphs and GLM-5.2's free memory
 after start-up stay strict xfails).
 
-The rule changed (engines/sglang/settings.py dp_attention_chunk, applied in layout.py after the fraction): with
+The rules changed. 1. engines/sglang/settings.py dp_attention_chunk, applied in layout.py after the fraction: with
 --enable-dp-attention SGLang divides chunked_prefill_size by dp_size (by 2 in 0.4.0-0.4.4) after the memory defaults
 are set from the undivided size (server_args.py __post_init__ to 0.5.2, _handle_data_parallelism 0.5.3-0.5.19,
 arg_groups/parallel_hook.py 0.5.23: "DP attention is enabled. The chunked prefill size is adjusted to ..."); oomkit
 printed and ran the undivided size. sglang#11208 prints 2,032 with DP2, half of a given 4,064 (no GPU class defaults
 to 4,064). The fraction oomkit derives is unchanged (it reads the undivided size, as SGLang does).
+2. engines/sglang/phases.py eager_registry_bytes (ERAS eager_registry, eager_registry_pool_tokens): from 0.5.14 the
+EagerRunner, built after the attention backend and before the first capture (model_runner_components/
+cuda_graph_setup.py capture_cuda_graphs), allocates an input registry of 48 B a token (input_ids, positions,
+out_cache_loc, 3 mrope rows, int64) and 16 B a request over max(max_total_num_tokens, chunked_prefill_size) tokens from
+0.5.15 (runner/eager_runner.py; chunked_prefill_size alone in 0.5.14): 18 MiB of the 0.11 GiB the t1 log loses
+between the pools and the prefill capture (12.70 -> 12.59); the rest (the runner's warm-up) is not traced.
 
 Not held, and why: sglang#11208's pool end to end (its flags are not in the excerpt: with 0.5.3rc0's GPU-class default,
 0.806 on a 186 GiB card with DP attention, oomkit gives 1,375,038 tokens, +2.7 %, and 33.60 GiB free after the pools
@@ -52,10 +59,7 @@ against 34.30; oomkit reads 0.5.3rc0 as 0.5.3, whose activation reserve gives 0.
 candidates are taken as their release); its capture (34.30 -> 33.74 GB, 0.56 GiB, at a cuda_graph_max_bs not in the
 excerpt). The TSK_043 file's other SGLang runs load experts with kt-kernel (--kt-method AMXINT4, refused since set 10),
 and its DeepSeek-R1-0528 GPU-only OOM is a vLLM 0.28.0 run. Between the pools and the prefill capture the t1 log loses
-0.11 GiB (12.70 -> 12.59) that oomkit does not charge: 0.5.18's EagerRunner, built before the graph runners
-(model_runner_components/cuda_graph_setup.py capture_cuda_graphs), sizes its input registry to max(max_total_num_tokens,
-chunked_prefill_size) tokens (runner/eager_runner.py: 48 B a token here, 18 MiB) and warms the kernels up; the rest is
-not traced.
+0.11 GiB (12.70 -> 12.59), of which oomkit now charges the EagerRunner's registry (18 MiB, rule 2 above).
 
 Searched and not held (corpus "issues": DP attention, Qwen3-Next / Nemotron-H Mamba pools, DeepSeek-V3.2 NSA, gpt-oss
 MXFP4, Qwen2.5-VL / Qwen3-VL, capture OOMs ("Capture cuda graph failed"); file search: "Mamba Cache is allocated.
@@ -367,3 +371,27 @@ def test_g52_pool_and_scheduler_figures():
 def test_g52_free_memory_after_start_up():
     p = fixture(G52)["printed"]
     assert_avail_mem(_g52(), "max_total_num_tokens=", p["available_gpu_mem_gb"], key="available_gpu_mem=")
+
+
+def test_q30_free_memory_before_the_prefill_capture():
+    # the EagerRunner's registry, 392,920 tokens x 48 B + 4,096 requests x 16 B = 18.0 MiB, between the pools and the
+    # first capture: 12.76 GiB free against 12.59 (was 12.78)
+    p = fixture(Q30)["printed"]
+    est = _q30()
+    assert_avail_mem(est, "Capture target prefill CUDA graph begin.", p["prefill_capture_begin_avail_gb"])
+    # triton's backend init allocates nothing oomkit counts; the registry spans oomkit's own pool (397,607 tokens)
+    ev = est.engine_view
+    assert ev["attention_backend_init_bytes"] == ev["max_total_num_tokens"] * 48 + ev["max_running_requests"] * 16
+
+
+def test_eager_registry_by_release():
+    # 0.5.13: no EagerRunner; 0.5.14: the chunk (or the pool with chunking off); 0.5.15+: the larger of the two
+    from oomkit.engines.sglang.phases import eager_registry_bytes  # test-local: the rule under test
+    from oomkit.engines.sglang.settings import parse_version  # test-local: the rule under test
+
+    kw = dict(max_total_tokens=392_920, chunked_prefill_size=8192, max_running=4096)
+    assert eager_registry_bytes(parse_version("0.5.13"), **kw) == 0
+    assert eager_registry_bytes(parse_version("0.5.14"), **kw) == 8192 * 48 + 4096 * 16
+    assert eager_registry_bytes(parse_version("0.5.14"), **dict(kw, chunked_prefill_size=-1)) == 392_920 * 48 + 4096 * 16
+    assert eager_registry_bytes(parse_version("0.5.18"), **kw) == 392_920 * 48 + 4096 * 16
+    assert eager_registry_bytes(parse_version("0.5.18"), **dict(kw, max_total_tokens=1000)) == 8192 * 48 + 4096 * 16

@@ -66,6 +66,7 @@ from .phases import (
     backend_init_bytes,
     capture_bs,
     cuda_graph_parts,
+    eager_registry_bytes,
     gb,
     multimodal_prefill_graphs,
     prefill_graph_bytes,
@@ -655,6 +656,11 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
         s.attention_backend, run.v, architecture=spec.architecture, sliding=sliding, mla=run.lay_all.mla,
         max_running=running or 0, heads_per_rank=(attn.n_heads // run.lay_all.attn_tp) if attn else 0,
         head_dim=attn.head_dim_k if attn else 0, context_len=run.context_len)
+    # the EagerRunner's input registry, after the backend and before the first capture (0.5.14+, phases.py)
+    init += eager_registry_bytes(run.v, max_total_tokens=pool.max_total_num_tokens if pool is not None else 0,
+                                 chunked_prefill_size=run.defaults.chunked_prefill_size, max_running=running or 0,
+                                 tokens_per_request=(s.speculative_num_draft_tokens or 1)
+                                 if spec_algorithm(s) in EAGLE_FAMILY else 1)
     pcg_sizes = prefill_graph_tokens(
         s, run.v, chunked_prefill_size=run.defaults.chunked_prefill_size, mla=run.lay_all.mla,
         multimodal=any(t.kind == "vision" for t in spec.towers)

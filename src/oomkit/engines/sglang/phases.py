@@ -415,6 +415,35 @@ def backend_init_bytes(backend: str | None, v: Version, *, architecture: str, sl
     return 0
 
 
+# The EagerRunner (0.5.14+: model_runner_components/cuda_graph_setup.py capture_cuda_graphs builds it after the
+# attention backend and before the graph runners, so the first capture's "begin ... avail mem" is read after it; it is
+# built whether or not graphs are captured). Its input registry (cuda_graph_buffer_registry.py build_eager_registry ->
+# build_decode_registry, torch.zeros at registration) holds, on the token axis, input_ids, positions and out_cache_loc
+# (int64 each) and mrope_positions (3 x int64), 48 B a token, and on the request axis req_pool_indices and seq_lens
+# (int64 each; seq_lens_cpu is on the host), 16 B a request. The token axis is max(prefill ceiling, max_running x
+# tokens a request): the ceiling is chunked_prefill_size in 0.5.14 (max_total_num_tokens with chunking off) and
+# max(max_total_num_tokens, chunked_prefill_size) from 0.5.15 (runner/eager_runner.py EagerRunner.__init__, wheels
+# 0.5.14-0.5.18 and 0.5.23 read), so from 0.5.15 it grows with the KV pool: 18 MiB for 392,920 tokens, 128 MiB for 2.8
+# million. Not counted: the mamba tracking slots (9 B a request with the extra-buffer strategy) and the warm-up's
+# workspaces (flashinfer autotune, cuBLAS).
+EAGER_TOKEN_BYTES = 48
+EAGER_REQUEST_BYTES = 16
+
+
+def eager_registry_bytes(v: Version, *, max_total_tokens: int, chunked_prefill_size: int, max_running: int,
+                         tokens_per_request: int = 1) -> int:
+    """The EagerRunner's input registry on each GPU (see above); 0 before 0.5.14."""
+    if not reached(v, "eager_registry"):
+        return 0
+    chunk = max(chunked_prefill_size, 0)
+    if reached(v, "eager_registry_pool_tokens"):
+        ceiling = max(max_total_tokens, chunk)
+    else:
+        ceiling = chunk if chunk > 0 else max_total_tokens
+    tokens = max(ceiling, max_running * max(tokens_per_request, 1))
+    return tokens * EAGER_TOKEN_BYTES + max_running * EAGER_REQUEST_BYTES
+
+
 # Prefill ("piecewise") CUDA graphs: model_runner.py init_piecewise_cuda_graphs runs after the decode capture
 # ("Capture piecewise CUDA graph begin/end ... mem usage=X GB", free memory before minus after
 # PiecewiseCudaGraphRunner, model_runner.py 0.5.10), outside mem_fraction_static. On by default from 0.5.10

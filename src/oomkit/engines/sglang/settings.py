@@ -224,6 +224,11 @@ ERAS = Eras({
     # (model_runner_components/cuda_graph_setup.py capture_decode_graph), and from 0.5.23 prints its bs list in the
     # end line, not the begin line
     "prefill_graph_first": (0, 5, 14),
+    # runner/eager_runner.py EagerRunner, built before the graph runners (0.5.14+ wheels read: 0.5.14-0.5.18, 0.5.23):
+    # its input registry is sized to the prefill ceiling, chunked_prefill_size in 0.5.14 (max_total_num_tokens with
+    # chunking off), max(max_total_num_tokens, chunked_prefill_size) from 0.5.15: see phases.py eager_registry_bytes
+    "eager_registry": (0, 5, 14),
+    "eager_registry_pool_tokens": (0, 5, 15),
     # --enable-symm-mem's symmetric-memory pool, preallocated once start-up has captured its CUDA graphs
     # (model_runner.py ModelRunner.prealloc_symmetric_memory_pool 0.5.9-0.5.15, pynccl_allocator.py
     # prealloc_symmetric_memory_pool 0.5.16-0.5.23): absent from the 0.5.8 wheel, present from 0.5.9 (see
