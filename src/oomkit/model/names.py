@@ -151,7 +151,11 @@ def _fp8(m, pub):
         # model uses the compressed tensor path for FP8 inference"; HabanaAI/vllm-fork#1837 dequantizes GLM4 FP8 by
         # QuantizationStrategy.CHANNEL; zai-org/GLM-V#178: GLM-4.5V-FP8 fails in compressed_tensors.py
         # process_weights_after_loading; kvcache-ai/ktransformers#1791 runs GLM 4.7 FP8 with per-channel MoE
-        # kernels): no 128 x 128 block, so no block-divisibility refusal under tensor parallelism
+        # kernels; vLLM's fused-MoE configs tuned on zai-org/GLM-4.6-FP8 carry no block_shape, which
+        # benchmarks/kernels/benchmark_moe.py writes into the file name from a config's weight_block_size:
+        # E=20,N=1536,device_name=NVIDIA_RTX_PRO_6000_Blackwell_Server_Edition,dtype=fp8_w8a8.json from
+        # vllm-project/vllm#29240, E=160,N=384,device_name=NVIDIA_B200,dtype=fp8_w8a8.json from #32958): no
+        # 128 x 128 block, so no block-divisibility refusal under tensor parallelism
         # (zai-org/GLM-4.5-Air-FP8 runs at TP 2 on 2 H100s). GLM-5's are block FP8 (catalog variant
         # zai-org/GLM-5.1-FP8: weight_block_size [128, 128]).
         return _CT_FP8_DYNAMIC, None
