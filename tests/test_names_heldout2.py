@@ -167,7 +167,8 @@ RESOLVED = [
      "ct-nvfp4-pack-quantized"),
     ("RedHatAI/Qwen3-4B-FP8-dynamic", "vllm-project/recipes#763", False, "qwen3", "Qwen/Qwen3-4B", 4.0,
      "ct-float-quantized"),
-    ("zai-org/GLM-4.5-Air-FP8", "fs:71320620122", False, "glm4moe", "zai-org/GLM-4.5-Air", 106, "fp8-block"),
+    # llm-compressor's channel FP8 (strategy: channel, dynamic per-token activations; fs:70428144645), not 128x128 blocks
+    ("zai-org/GLM-4.5-Air-FP8", "fs:70428144645", False, "glm4moe", "zai-org/GLM-4.5-Air", 106, "ct-float-quantized"),
     ("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-NVFP4", "fs:58724049396", False, "nemotron_h_moe",
      "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", 31.6, "modelopt-nvfp4"),
     ("tiiuae/Falcon3-7B-Instruct-GPTQ-Int4", "fs:28371477954", False, "llama", "tiiuae/Falcon3-7B-Instruct", 7,
