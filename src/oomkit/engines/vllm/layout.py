@@ -50,7 +50,7 @@ from .profile import (
     runner_state_bytes,
     runner_state_in_budget,
 )
-from .settings import VllmSettings, format_gib, gib_str
+from .settings import ERAS, VllmSettings, format_gib, gib_str, parse_version
 from .weights import ep_rank_of, offload_ignored, offloaded_bytes, weights_by_global_rank
 
 
@@ -179,6 +179,8 @@ def _with_blocks(ranks: list[_Rank], s: VllmSettings, r: Resolved) -> list[_Rank
 
 def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> VllmEstimate:
     spec, override_warnings = with_hf_overrides(spec, s.hf_overrides)
+    s, platform_warnings = _platform_overrides(s)
+    override_warnings = [*platform_warnings, *override_warnings]
     est = _estimate(spec, devices, s)
     if override_warnings:
         est = replace(est, warnings=(*est.warnings, *override_warnings))
@@ -192,6 +194,21 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> V
     warnings = tuple(w if not w.startswith("vLLM starts, then dies") else f"vLLM starts, then dies: {message}"
                      for w in est.warnings)
     return replace(est, error=message, engine_view=view, warnings=warnings)
+
+
+def _platform_overrides(s: VllmSettings) -> tuple[VllmSettings, list[str]]:
+    """What CudaPlatform.check_and_update_config changes in the configuration before the engine starts (settings.py
+    ERAS dp_forces_eager / dp_graphs): with data parallelism 0.8.0-0.9.0 turn CUDA graphs off (vllm#18567: "Data
+    Parallel: Forcing enforce eager to be True", and enforce_eager=True in the engine's config line)."""
+    if s.data_parallel_size <= 1 or s.enforce_eager:
+        return s, []
+    version = parse_version(s.engine_version)
+    if not ERAS.reached(version, "dp_forces_eager") or ERAS.reached(version, "dp_graphs"):
+        return s, []
+    return replace(s, enforce_eager=True), [
+        f"vLLM {s.engine_version} runs data parallelism without CUDA graphs (platforms/cuda.py: \"Data Parallel: "
+        "Forcing enforce eager to be True since DP is currently not supported with CUDA Graphs.\"); 0.9.1 "
+        "captures them"]
 
 
 def _post_kv_fixes(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings, est: VllmEstimate) -> list[str]:

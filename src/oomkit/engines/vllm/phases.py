@@ -211,10 +211,13 @@ def capture_sizes(spec: ModelSpec, s: VllmSettings, r: Resolved) -> tuple[int, .
         sizes = [1, 2, 4] + list(range(8, 257, 8))
         return tuple(x for x in sizes if x <= max(r.max_num_seqs, 1))
     top = s.max_cudagraph_capture_size
-    if top is None and r.version < (0, 9, 0):
+    if top is None and r.version < (0, 10, 0):
         # 0.8.x config.py VllmConfig._set_cudagraph_sizes (V1): [1, 2, 4] + range(8, 513, 8), cut at
         # max_num_batched_tokens only; --max-num-seqs does not shorten the list (vllm#17469: out of memory in
-        # capture_model "even i set ... max-num-seq =1"). From 0.9 the list is cuda_graph_sizes' (boundary approximate)
+        # capture_model "even i set ... max-num-seq =1"). 0.9.0-0.9.2 build the same list from
+        # SchedulerConfig.cuda_graph_sizes, whose default is [512] (config.py, read in the three sdists; vllm#20420
+        # captures 67 shapes at --max-num-seqs 2 on 0.9.2); 0.10.0 makes the default [min(max_num_seqs * 2, 512)]
+        # (SchedulerConfig.__post_init__, read in 0.10.0-0.11.0)
         top = 512
     if top is None:  # max_cudagraph_capture_size default (cuda_graph_sizes before 0.12)
         top = min(r.max_num_seqs * _decode_query_len(s, r) * 2, 512)

@@ -74,6 +74,12 @@ ERAS = Eras({
     # enqueue.cc finishPlan: ncclDevWorkStorageTypeArgs) an all-reduce's work rides in the kernel arguments
     "nccl_work_in_args": (0, 9, 0),
     "v1_only": (0, 11, 0),  # the V0 engine is gone
+    # platforms/cuda.py CudaPlatform.check_and_update_config: from 0.8.0 to 0.9.0 a data_parallel_size > 1 with CUDA
+    # graphs on sets enforce_eager ("Data Parallel: Forcing enforce eager to be True since DP is currently not
+    # supported with CUDA Graphs."); 0.9.1 does so only with VLLM_ALL2ALL_BACKEND=deepep_high_throughput (read in
+    # the 0.7.3, 0.8.0-0.8.5, 0.9.0, 0.9.1, 0.9.2 and 0.10.0 sdists; 0.7.3 has no such line)
+    "dp_forces_eager": (0, 8, 0),
+    "dp_graphs": (0, 9, 1),
     # engine/arg_utils.py get_batch_defaults: >= 70 GiB and not A100 -> 16384/8192 tokens, 1024 seqs
     "batch_by_memory": (0, 8, 5),
     # V1's default max_num_seqs: 1,024 on every GPU up to 0.8.3 (0.7.3 EngineArgs.__post_init__, 0.8.0-0.8.3
