@@ -172,10 +172,14 @@ def engine_env(pairs: list[str] | None) -> dict[str, str] | None:
     if not pairs:
         return None
     env = dict(os.environ)
+    given: dict[str, str] = {}
     for pair in pairs:
         key, eq, value = pair.partition("=")
         if not eq or not key:
             raise OomkitError(f"--env takes KEY=VALUE, got {pair!r}")
+        if key in given and given[key] != value:  # a variable has one value: which one was meant?
+            raise OomkitError(f"--env {key} given twice, as {given[key]!r} and {value!r}: give it once")
+        given[key] = value
         env[key] = value
     return env
 

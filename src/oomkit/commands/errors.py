@@ -6,6 +6,7 @@ import json
 
 from ..diagnose import errors_index
 from ..diagnose.text import render_index
+from ..engines.command import clip_repr
 from ..errors import OomkitError
 
 HELP = """\
@@ -36,7 +37,7 @@ def run(argv: list[str]) -> int:
         print(json.dumps(rows, indent=1))
         return 0
     if not rows:
-        print(f"no known message matches {' '.join(words)!r}")
+        print(f"no known message matches {clip_repr(' '.join(words))}")
         return 1
     print(render_index(rows))
     return 0

@@ -34,6 +34,7 @@ examples:
   oomkit fit --vram 24GiB -- vllm serve Qwen/Qwen3-14B --max-model-len 40960
 """
 
+_PLAN_ONLY = ("--markdown", "--limit", "--also")
 _OPTIONS = {**_plan_args.OPTIONS, "--env": True, "--engine-version": True, "-h": False, "--help": False}
 
 
@@ -48,6 +49,10 @@ def run(argv: list[str]) -> int:
                           "model.gguf -c 32768")
     if model is not None or engine_args:
         raise OomkitError(f"unexpected argument before --: {(model or engine_args[0])!r}")
+    for name in _PLAN_ONLY:  # plan's options fit shares the reader of, but not the use: said, not dropped
+        if opts.get(name):
+            raise OomkitError(f"{name} is an option of oomkit plan, not of fit (fit prints its one command as text "
+                              "or --json)")
     notes: list[str] = []  # said once the fit stands, so that a bad input's error stays one line
     result = fit(command, _plan_args.devices(opts, notes), _plan_args.goals(opts), env=engine_env(opts.get("--env")),
                  engine_version=opts.get("--engine-version"))

@@ -10,11 +10,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from ..errors import OomkitError
 from ..model import catalog, names
 
 KINDS = ("full", "sliding", "chunked", "latent", "recurrent", "moe")
+
+
+class _Once(argparse.Action):
+    """An option of one value: given twice with two values (`--kind moe --kind full`) it is refused naming both, as
+    the other commands refuse their own options given twice (argparse would take the last)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        before = getattr(namespace, self.dest, None)
+        if before is not None and before != values:
+            raise OomkitError(f"{option_string} given twice, as {before!r} and {values!r}: give it once")
+        setattr(namespace, self.dest, values)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,13 +38,14 @@ def _parser() -> argparse.ArgumentParser:
                "oomkit models qwen3-8b --names | oomkit models --explain RedHatAI/Qwen3-8B-FP8-dynamic",
     )
     p.add_argument("query", nargs="?", help="substring of a model's name, HF id, alias, Ollama tag or family")
-    p.add_argument("--family", help="only this family (llama, qwen, deepseek, gemma, ...)")
-    p.add_argument("--kind", choices=KINDS, help="only models with layers of this kind (or MoE)")
+    p.add_argument("--family", action=_Once, help="only this family (llama, qwen, deepseek, gemma, ...)")
+    p.add_argument("--kind", choices=KINDS, action=_Once, help="only models with layers of this kind (or MoE)")
     p.add_argument("--names", action="store_true",
                    help="under each model, every name it resolves from: HF ids, aliases, Ollama tags, quantized "
                         "variants, derivative repo names")
-    p.add_argument("--explain", metavar="NAME", help="how NAME is read: URL, quant tag, catalog entry, Ollama tag "
-                                                     "qualifiers or the derivative convention, and what it resolves to")
+    p.add_argument("--explain", metavar="NAME", action=_Once,
+                   help="how NAME is read: URL, quant tag, catalog entry, Ollama tag "
+                        "qualifiers or the derivative convention, and what it resolves to")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.error = _refuse  # type: ignore[method-assign]  # argparse's usage block + exit: one line and exit 2 instead
     return p

@@ -33,11 +33,15 @@ def run(argv: list[str]) -> int:
         print(HELP)
         return 0
     host, port, open_browser, hub = "127.0.0.1", 8000, False, False
+    given: dict[str, str] = {}
     i = 0
     while i < len(argv):
         name, eq, inline = argv[i].partition("=")
         if name in ("--host", "--port"):
             value, i = flag_value(argv, i, inline if eq else None, f"{name} expects a value")
+            if name in given and given[name] != value:  # one server listens at one address: which was meant?
+                raise OomkitError(f"{name} given twice, as {given[name]!r} and {value!r}: give it once")
+            given[name] = value
             if name == "--host":
                 host = value
             else:

@@ -14,6 +14,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -96,10 +97,11 @@ def _int_field(p: Mapping[str, Any], name: str, lo: int, hi: int) -> int | None:
         return None
     t = text.lower()
     mult = 1024 if t.endswith("k") else 1024 * 1024 if t.endswith("m") else 1  # "32k", "1M" (as the CLI)
-    try:
-        n = int(t.removesuffix("k") if mult == 1024 else t.removesuffix("m")) * mult
-    except ValueError:
-        raise InputError(f"{name} takes an integer, got {text!r}") from None
+    digits = t.removesuffix("k") if mult == 1024 else t.removesuffix("m")
+    # ASCII digits only, as the CLI's --ctx: int() would also read "8_192" and full-width or Arabic-Indic digits
+    if not re.fullmatch(r"[+-]?[0-9]+", digits):
+        raise InputError(f"{name} takes an integer, got {text!r}")
+    n = int(digits) * mult
     if not lo <= n <= hi:
         raise InputError(f"{name} must be between {lo} and {hi}, got {n}")
     return n
@@ -115,7 +117,7 @@ def _size_field(p: Mapping[str, Any], name: str, many: bool = False) -> str | No
         raise InputError(f"{name}: at most {MAX_DEVICES} devices")
     for x in parts:
         t = x.strip()
-        n = int(t) if t.isascii() and t.isdigit() else parse_size(t)  # '²'.isdigit() is True, int('²') fails
+        n = int(t) if t.isascii() and t.isdigit() else parse_size(t, name)  # '²'.isdigit() is True, int('²') fails
         if not 0 <= n <= MAX_DEVICE_BYTES:
             raise InputError(f"{name}: {x.strip()!r} is out of range (0 to 64 TiB)")
     return text

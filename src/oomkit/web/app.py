@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs
 
-from fastapi import FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr
@@ -169,6 +169,47 @@ def _params(request: Request) -> dict[str, str]:
     return {k: v for k, v in request.query_params.items() if v.strip()}
 
 
+async def _unique_fields(request: Request) -> None:
+    """A JSON body names each field once: `{"vram": "24GiB", "vram": "48GiB"}` is refused naming both values, where
+    the JSON reader would keep the last (the fields of an uploaded config are read as a config.json file is)."""
+    objects: list[list[tuple[str, Any]]] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        objects.append(items)
+        return dict(items)
+
+    try:
+        json.loads(await request.body(), object_pairs_hook=pairs)
+    except (ValueError, RecursionError):
+        return  # not JSON: the body's own reader refuses it
+    seen: dict[str, Any] = {}
+    for key, value in objects[-1] if objects else ():  # the outermost object is the last one read
+        if key in seen and seen[key] != value:
+            raise api.InputError(f"{key[:40]} given twice, as {str(seen[key])[:60]!r} and {str(value)[:60]!r}: "
+                                 "give it once", 400)
+        seen[key] = value
+
+
+_UNIQUE = [Depends(_unique_fields)]
+_TABLE_FIELDS = ("model", "engine", "quant", "kv_type", "parallel", "vram", "gpu", "engine_version", "command", "flags",
+                 "kind", "sizes", "kv_types", "ctx")
+
+
+def _strict_query(request: Request, names: tuple[str, ...]) -> None:
+    """An API query string holds each field once, and only the fields the operation takes: a key given twice with
+    two values (`vram=24GiB&vram=48GiB`) is refused naming both, as the CLI refuses an option given twice, and an
+    unknown key (`ctxx=8192`) is refused as the POST bodies refuse one, where FastAPI would take the last value or
+    answer as if the field were not given."""
+    seen: dict[str, str] = {}
+    for key, value in request.query_params.multi_items():
+        if key not in names:
+            raise api.InputError(f"unknown field {key[:40]!r} in the query string; {request.url.path} takes "
+                                 f"{', '.join(names)}", 400)
+        if key in seen and seen[key].strip() != value.strip():
+            raise api.InputError(f"{key} given twice, as {seen[key][:60]!r} and {value[:60]!r}: give it once", 400)
+        seen[key] = value
+
+
 def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastAPI:
     """The hub. hub=False (the default) keeps the server off the Hugging Face hub: names resolve from the catalog
     and oomkit's hub cache (HF_HUB_OFFLINE=1 for this process). hosts: the names requests must be addressed to
@@ -220,60 +261,71 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
     # The JSON API
 
     @app.get("/api/estimate", tags=["api"], summary="oomkit estimate --json")
-    def get_estimate(model: str | None = None, engine: str | None = None, ctx: str | None = None,
+    def get_estimate(request: Request, model: str | None = None, engine: str | None = None, ctx: str | None = None,
                      quant: str | None = None, kv_type: str | None = None, parallel: str | None = None,
                      vram: str | None = None, gpu: str | None = None, engine_version: str | None = None,
                      command: str | None = None, flags: str | None = None, cpu_only: str | None = None,
                      ram: str | None = None) -> Response:
+        _strict_query(request, api.ESTIMATE_FIELDS)
         return _json(api.estimate(dict(model=model, engine=engine, ctx=ctx, quant=quant, kv_type=kv_type,
                                        parallel=parallel, vram=vram, gpu=gpu, engine_version=engine_version,
                                        command=command, flags=flags, cpu_only=cpu_only, ram=ram)))
 
-    @app.post("/api/estimate", tags=["api"], summary="oomkit estimate --json (fields as a JSON body)")
+    @app.post("/api/estimate", tags=["api"], summary="oomkit estimate --json (fields as a JSON body)",
+              dependencies=_UNIQUE)
     def post_estimate(body: EstimateBody) -> Response:
         return _json(api.estimate(body.model_dump()))
 
     @app.get("/api/check", tags=["api"], summary="oomkit check --json")
-    def get_check(model: str | None = None, engine: str | None = None, ctx: str | None = None,
+    def get_check(request: Request, model: str | None = None, engine: str | None = None, ctx: str | None = None,
                   quant: str | None = None, kv_type: str | None = None, parallel: str | None = None,
                   vram: str | None = None, gpu: str | None = None, engine_version: str | None = None,
                   command: str | None = None, flags: str | None = None, cpu_only: str | None = None,
                   ram: str | None = None) -> Response:
+        _strict_query(request, api.ESTIMATE_FIELDS)
         return _json(api.check_fit(dict(model=model, engine=engine, ctx=ctx, quant=quant, kv_type=kv_type,
                                         parallel=parallel, vram=vram, gpu=gpu, engine_version=engine_version,
                                         command=command, flags=flags, cpu_only=cpu_only, ram=ram)))
 
     @app.get("/api/table", tags=["api"], summary="oomkit table --json")
-    def get_table(model: str | None = None, engine: str | None = None, quant: str | None = None,
+    def get_table(request: Request, model: str | None = None, engine: str | None = None, quant: str | None = None,
                   kv_type: str | None = None, parallel: str | None = None, vram: str | None = None,
                   gpu: str | None = None, engine_version: str | None = None, command: str | None = None,
                   flags: str | None = None, kind: str | None = None, sizes: str | None = None,
                   kv_types: str | None = None, ctx: str | None = None) -> Response:
+        _strict_query(request, _TABLE_FIELDS)
         return _json(api.table(dict(model=model, engine=engine, quant=quant, kv_type=kv_type, parallel=parallel,
                                     vram=vram, gpu=gpu, engine_version=engine_version, command=command, flags=flags,
                                     kind=kind, sizes=sizes, kv_types=kv_types, ctx=ctx)))
 
     @app.get("/api/models", tags=["api"], summary="oomkit models [QUERY] --json")
-    def get_models(q: str | None = None, family: str | None = None, kind: str | None = None) -> Response:
+    def get_models(request: Request, q: str | None = None, family: str | None = None,
+                   kind: str | None = None) -> Response:
+        _strict_query(request, ("q", "family", "kind"))
         return _json(api.models({"q": q, "family": family, "kind": kind}))
 
     @app.get("/api/gpus", tags=["api"], summary="oomkit gpus --json")
-    def get_gpus(processes: bool = _PROCESSES) -> Response:
+    def get_gpus(request: Request, processes: bool = _PROCESSES) -> Response:
+        _strict_query(request, ("processes",))
         return _json(api.gpus(processes))
 
     @app.get("/api/errors", tags=["api"], summary="oomkit errors [QUERY] --json")
-    def get_errors(q: str | None = None) -> Response:
+    def get_errors(request: Request, q: str | None = None) -> Response:
+        _strict_query(request, ("q",))
         return _json(api.errors({"q": q}))
 
-    @app.post("/api/plan", tags=["api"], summary="oomkit plan MODEL --json")
+    @app.post("/api/plan", tags=["api"], summary="oomkit plan MODEL --json",
+              dependencies=_UNIQUE)
     def post_plan(body: PlanBody) -> Response:
         return _json(api.plan_options(body.model_dump()))
 
-    @app.post("/api/fit", tags=["api"], summary="oomkit fit --json -- COMMAND")
+    @app.post("/api/fit", tags=["api"], summary="oomkit fit --json -- COMMAND",
+              dependencies=_UNIQUE)
     def post_fit(body: FitBody) -> Response:
         return _json(api.fit_command(body.model_dump()))
 
-    @app.post("/api/diagnose", tags=["api"], summary="oomkit diagnose - --json")
+    @app.post("/api/diagnose", tags=["api"], summary="oomkit diagnose - --json",
+              dependencies=_UNIQUE)
     def post_diagnose(body: DiagnoseBody) -> Response:
         return _json(api.diagnose_text(body.model_dump()))
 

@@ -159,6 +159,19 @@ _SWITCHES = _by_flag({
 # (tools/server: --cache-ram MiB, --ctx-checkpoints per slot), FFN weights kept on the CPU, and --no-op-offload,
 # which keeps the ops of host-resident weights on the CPU (ggml-backend.cpp ggml_backend_sched op_offload) and so
 # places compute buffers otherwise.
+# Options that change no memory and that llama.cpp still reads as numbers before it starts: common/arg.cpp gives each
+# an int handler (common_params_parse_ex calls it with std::stoi(value)) or reads it with std::stof / std::stoul in
+# its own handler (at b7140, 62ede36c), so `-t x` or `--temp warm` stops llama-server ("error while handling
+# argument") and is refused here as it would be, with what std::stoi / std::stof would have read
+_STOI_ONLY = frozenset({
+    "-t", "--threads", "-tb", "--threads-batch", "-n", "--predict", "--n-predict", "--keep", "--top-k",
+    "--repeat-last-n", "--port", "-to", "--timeout", "--threads-http", "--cache-reuse", "-td", "--threads-draft",
+    "-tbd", "--threads-batch-draft", "-ns", "--sequences", "--reasoning-budget",
+})
+_STOF_ONLY = frozenset({
+    "--temp", "--top-p", "--min-p", "--typical", "--repeat-penalty", "--presence-penalty", "--frequency-penalty",
+})
+
 _UNMODELLED = {
     "--lora": "LoRA adapter weights", "--lora-scaled": "LoRA adapter weights",
     "--control-vector": "control vector tensors", "--control-vector-scaled": "control vector tensors",
@@ -357,6 +370,12 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
             _ik_value(name, value)
         if name == "--override-kv" and value is not None:
             _kv_override(value)
+        # a pasted `--port ${PORT}` (llama-swap's macro, a shell variable) is a number filled in before llama.cpp
+        # reads it: unknown here, and no memory depends on it
+        if value is not None and "$" not in value and name in _STOI_ONLY:
+            stoi(name, value)
+        elif value is not None and "$" not in value and name in _STOF_ONLY:
+            stof(name, value)
         if name in _UNMODELLED and (value is None or value.strip() != "0"):
             typed = "" if value is None else f" {value}"
             opts["unmodelled"] = (*opts.get("unmodelled", ()), f"{name}{typed} ({_UNMODELLED[name]})")
