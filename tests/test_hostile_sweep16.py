@@ -18,12 +18,13 @@ Measured (2026-12-07) before this sweep's changes: 31 of the 68 broke the contra
 - the web API reading what the CLI refuses: `ctx=8_192` and full-width digits (int() takes both; --ctx does not);
 - unclear messages: a bad ram / reserve / headroom in the web API named "size:" rather than the field;
   `oomkit errors <100,000 characters>` echoed the whole query (now clipped, its length said);
-- four in code this sweep does not own (strict xfails below): `vllm serve A --model B` estimated B, where vLLM's
-  serve takes the positional A (or refuses both, in early releases); a GGUF path with a trailing slash read as the
-  file (open() fails: Not a directory); `diagnose` of "Tried to allocate 99999999999999999999999.00 GiB" explained as
+- four in other modules: a GGUF path with a trailing slash read as the file (open() fails: Not a directory; now
+  refused, model/resolve.py); the Python API's two Devices with one id (CUDA0 twice; now refused, request.py);
+  strict xfails below: `vllm serve A --model B` estimated B, where vLLM's serve takes the positional A (or refuses
+  both, in early releases); `diagnose` of "Tried to allocate 99999999999999999999999.00 GiB" explained as
   "2^64 - -107,...: a negative size printed unsigned" (diagnose/reader.py takes every size >= 2^63 for a wrapped
-  size_t, 2^64 and above too); the Python API's two Devices with one id (CUDA0 twice) answered.
-After: 27 of the 31 right, 4 strict xfails.
+  size_t, 2^64 and above too).
+After: 29 of the 31 right, 2 strict xfails.
 """
 
 from __future__ import annotations
@@ -231,8 +232,6 @@ def test_vllm_positional_model_wins_over_the_model_flag():
     assert rc == 2 or json.loads(out)["model"]["name"] == "Qwen3 8B", out[:300]
 
 
-@pytest.mark.xfail(strict=True, reason="model/resolve.py: 'm.gguf/' (a trailing slash) is read as the file m.gguf; "
-                   "open() and llama.cpp's fopen fail on it (ENOTDIR: Not a directory)")
 def test_a_gguf_path_with_a_trailing_slash(tmp_path):
     L.write(tmp_path / "m.gguf")
     rc, _, err = run_cli("estimate", str(tmp_path / "m.gguf") + "/", "--vram", "24GiB")
@@ -251,8 +250,6 @@ def test_diagnose_a_size_beyond_size_t():
     assert "2^64 - -" not in out, out[:600]
 
 
-@pytest.mark.xfail(strict=True, reason="request.py devices_from: two Devices with the id CUDA0 (24 GiB and 8 GiB) "
-                   "are answered as two devices of one name; llama.cpp and the reports key a device by its id")
 def test_python_api_devices_of_one_id():
     import oomkit
     from oomkit.memory import Device

@@ -100,6 +100,11 @@ def devices_from(vram: Any = None, gpu: str | None = None, devices: tuple[Device
         if len(devices) > MAX_DEVICES:
             raise HardwareError(f"devices: {len(devices):,} devices; oomkit takes 1 to {MAX_DEVICES:,}")
         devices = tuple(_checked_device(d) for d in devices)
+        ids = [d.id for d in devices]
+        if len(set(ids)) < len(ids):
+            # llama.cpp names each device once (CUDA0, CUDA1) and the reports key a device by its id
+            twice = next(i for i in ids if ids.count(i) > 1)
+            raise HardwareError(f"devices: two devices have the id {twice!r}; give each its own (CUDA0, CUDA1, ...)")
         from .hardware.catalog import with_facts  # lazy: only named GPUs need the catalog
 
         return tuple(with_facts(d) for d in devices)

@@ -143,6 +143,9 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
     if tag_formats:  # an engine that loads GGUF files: --quant bf16 names the BF16 GGUF, --quant awq none
         weight_format = _as_gguf_type(weight_format)
     if _exists(path):
+        if ref.endswith(("/", os.sep)) and not path.is_dir():
+            # pathlib drops the slash; open() and llama.cpp's fopen fail on "m.gguf/" (ENOTDIR)
+            raise ModelError(f"{ref}: Not a directory (a file named with a trailing slash): drop the slash")
         return _from_path(path, weight_format, default_format)
     ref = names.canonical_ref(ref)  # a hub URL is its repo name, not a folder
     lms = _LMS_VARIANT.fullmatch(ref)
