@@ -383,3 +383,13 @@ def test_the_sweep_counts():
     inputs = len(CASES) + 1 + 4 + 10 + 5 + 3
     assert len(CASES) == 45 and inputs == 68 and len({c[0] for c in CASES}) == len(CASES)
     assert set(STILL) <= {c[0] for c in CASES}
+
+
+def test_python_api_cache_type_in_upper_case_refused_as_the_command_is():
+    """`-ctk Q8_0` is refused (llama.cpp's kv_cache_type_from_str matches ggml_type_name exactly); the API's
+    cache_type_k="Q8_0" was answered as q8_0."""
+    import oomkit
+
+    with pytest.raises(oomkit.OomkitError, match=r"cache_type_k='Q8_0'.*give 'q8_0'"):
+        oomkit.estimate("qwen3:8b", engine="llama.cpp", vram="24GiB", cache_type_k="Q8_0")
+    assert oomkit.estimate("qwen3:8b", engine="llama.cpp", vram="24GiB", cache_type_v="q8_0", cache_type_k="q8_0")

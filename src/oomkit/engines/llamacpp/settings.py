@@ -13,6 +13,7 @@ from typing import Any
 
 from ...errors import OomkitError, SettingsError
 from ...flags import INT32_MAX, Limit
+from ...quant.ggml import KV_CACHE_TYPES
 from ..versions import NEWEST_WORDS, Eras, llamacpp_build_on
 from .lmstudio import as_runtime, known_range, runtime_build, runtime_name, runtime_version
 
@@ -312,6 +313,12 @@ class LlamaCppSettings:
     unmodelled: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        for name in ("cache_type_k", "cache_type_v", "cache_type_k_draft", "cache_type_v_draft"):
+            value = getattr(self, name)
+            # as -ctk Q8_0 is refused (args.py _cache_type): llama.cpp matches ggml's type names exactly
+            if isinstance(value, str) and value not in KV_CACHE_TYPES and value.lower() in KV_CACHE_TYPES:
+                raise SettingsError(f"{name}={value!r}: llama.cpp matches ggml's cache type names exactly "
+                                    f"(Unsupported cache type: {value}); give {value.lower()!r}")
         # `lms load` with --engine-version 2.44.0 / v2.44.0: LM Studio's llama.cpp runtime, not a llama.cpp build
         # (lmstudio.py); other programs take it only as lmstudio-2.44.0
         if self.program == "lmstudio" and isinstance(self.engine_version, str) and \
