@@ -20,7 +20,8 @@ context and buffers. Measured before -> after:
   KV 768.00 -> 192.00 MiB (printed 192.00), the output buffer 0.00 MiB before and after, the CUDA0 model buffer
   1097.52 -> 577.22 MiB (printed 577.22: no output copy of token_embd, position_embd on the CPU with the input
   layer); CUDA_Host compute 3.01 -> 5.01 MiB (printed 5.01: BERT's gathered position rows on the host), CUDA0
-  compute 28.00 against 25.01 printed, llama.cpp's reserved graph of an encoder (a strict xfail).
+  compute 28.00 -> 25.00 against 25.01 printed (build_bert before PR #12181: four rows beside the scores, and the
+  mask the device copies).
 
 The rule: settings.V_EMBED_PARALLEL_ONE 0.12.0 -> 0.3.7. server/sched.go processPending sets numParallel = 1 for a
 model without the completion capability ("Embedding models should always be loaded with parallel=1", 90ca84172, #6467,
@@ -199,11 +200,15 @@ def test_bge_host_compute_buffer():
     assert round(cb["CUDA_Host"] / MiB, 2) == _mib(p["CUDA_Host compute buffer size ="])
 
 
-@pytest.mark.xfail(strict=True, reason="CUDA0 compute buffer 25.01 MiB printed, oomkit 28.00: "
-                   "llama.cpp's reserved graph of a BERT encoder at 2048 cells (engines/llamacpp compute)")
 def test_bge_device_compute_buffer():
+    """CUDA0 compute 25.01 MiB printed (was 28.00): the vendored llama.cpp (b4779, d7cfe1ff) is before PR #12181, whose
+    build_bert (src/llama.cpp) makes V and its transposed copy, then K and its permuted copy, then Q, so at the
+    16 MiB of scores (16 heads x 512 x 512 floats) only the layer input, Q and the two copies (4 x 2 MiB) are alive
+    (compute.EARLY_BERT_GRAPHS), beside the 1 MiB mask the device's split copies (an encoder's layers read it:
+    compute_by_device). 25.00 MiB; the 0.01 left is the split's small input copies, not modelled."""
     p, cb = _load(BGE)["printed"], _bge()["compute_buffer_bytes"]
-    assert round(cb["CUDA0"] / MiB, 2) == _mib(p["CUDA0 compute buffer size ="])
+    assert round(abs(cb["CUDA0"] / MiB - _mib(p["CUDA0 compute buffer size ="])), 2) <= 0.01
+    assert round(cb["CUDA0"] / MiB, 2) == 25.00
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -148,6 +148,14 @@ EMBEDDING_GRAPHS = NO_CACHE_GRAPHS - {"dream", "llada", "llada-moe", "rnd1"}
 # src/models/bert.cpp (bert, jina-bert-v2/v3, nomic-bert, nomic-bert-moe): post-norm, the FFN reads the attention
 # norm's output and the layer input is freed by the residual add before it, one hidden-state row fewer below the FFN
 POST_NORM_ENCODERS = frozenset({"bert", "jina-bert-v2", "jina-bert-v3", "nomic-bert", "nomic-bert-moe"})
+# Before PR #12181 (e0dbec0b, b4881: KV_FIRST_GRAPH_UNTIL) build_bert in src/llama.cpp wrote its own attention for
+# the separate wq / wk / wv branch (LLM_ARCH_BERT, LLM_ARCH_JINA_BERT_V2; read at b4779, d7cfe1ff, the build Ollama
+# 0.6.1 vendors): the output ggml_cont_2d(kqv) is expanded from kqv = ggml_mul_mat(v, kq), so ggml_visit_parents
+# makes V and its transposed copy first (v = ggml_cont(ggml_transpose(Vcur))), then K and its permuted copy
+# (k = ggml_cont(ggml_permute(Kcur)), into V's freed block), then Q (into K's), then KQ: at the scores only the
+# layer input, Q and the two copies are alive, four hidden-state rows with the mask; the graph has no flash-attention
+# path. From b4881 build_attn expands Q, K and V first (llm_graph_context::build_attn, no-cache input)
+EARLY_BERT_GRAPHS = frozenset({"bert", "jina-bert-v2"})
 # src/models/minicpm3.cpp: the final norm is kept as res->t_embd and ggml_scale(cur, n_embd_base / n_embd) makes a
 # new row block for the lm head: the logits sit one row higher (measured: 77.50 MiB at 4K, 12K and 16K x 4; at 8K
 # scaled_head_swiglu_in_hole)
@@ -344,12 +352,13 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
     # the Q projection's width per layer (attn_q's rows: twice the heads' where a gate half rides along)
     q_width = {int(t.name.split(".")[1]): t.shape[-1] for t in spec.weights.tensors
                if fa_f16_copies and t.name.startswith("blk.") and t.name.endswith(".attn_q.weight")}
+    early_bert = spec.architecture in EARLY_BERT_GRAPHS and ctx.build < KV_FIRST_GRAPH_UNTIL
     for layer in run:
         a = layer.attention
         if spec.architecture in KPOOL_INDEXER_ARCHS:
             continue  # kpool_indexer_phase
         n_kv = cells.get(layer.index, 0)
-        kq = 0 if ctx.flash_attn else n_kv * T * a.n_heads * f32
+        kq = 0 if ctx.flash_attn and not early_bert else n_kv * T * a.n_heads * f32
         if spec.architecture in REL_POS_BIAS_GRAPHS:
             # the KQ scores, the bias rows and their copy above Q, K, the copied V, the layer input and the
             # embedding input row block, and the bucket input (n_kv x T int32) beside the mask. t5 on the CPU:
@@ -376,6 +385,9 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
                 # more (measured: 202.14 MiB at 8K x 2 without flash attention, 618.39 at 16K with a q4_0 K)
                 rows += 2 * _hc_streams(spec) + 1
             inner = T * f32 * (q + 2 * a.n_kv_heads * a.head_dim_k + a.n_heads * a.head_dim_v) + rows * resid
+            if early_bert:
+                # Q, the K and V copies and the layer input (EARLY_BERT_GRAPHS)
+                inner = T * f32 * (q + a.n_kv_heads * a.head_dim_k + a.n_kv_heads * a.head_dim_v) + resid
             if old and spec.architecture not in POST_NORM_ENCODERS and spec.architecture not in HC_GDN_ARCHS:
                 # K and V are copied into the cache before KQ (llm_build_kv: ggml_cpy, then views of the cache):
                 # Q, the KQV output and two hidden-state rows beside the scores
@@ -3869,7 +3881,12 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     resid = spec.n_embd * T * 4
     mask_in = p.inputs - resid  # the masks as the graph input (F32 before PR #23764 with flash attention)
     masks = mask_in // 2 if ctx.flash_attn and not ERAS.reached(ctx.build, "kq_mask_f16") else mask_in
-    attending = {placement.layer_device[layer.index] for layer in attention_layers(spec)
+    # the devices whose layers read the KQ mask; an encoder's layers too (NO_CACHE_GRAPHS: no cache, but the
+    # softmax of build_attn_mha, or of build_bert's own attention before b4881, reads the T x T mask, so the split
+    # copies it). ollama/ollama#9994 (bge-m3, b4779, CUDA): CUDA0 25.01 MiB with the 1 MiB mask
+    att_layers = [layer for layer in spec.trunk_layers if layer.attention is not None] \
+        if spec.architecture in NO_CACHE_GRAPHS else attention_layers(spec)
+    attending = {placement.layer_device[layer.index] for layer in att_layers
                  if layer.index < len(placement.layer_device)}
     cast_on = mask_cast_device(spec, ctx, placement)
     pp = pipeline_parallel(spec, placement, devices, s)
