@@ -393,3 +393,13 @@ def test_python_api_cache_type_in_upper_case_refused_as_the_command_is():
     with pytest.raises(oomkit.OomkitError, match=r"cache_type_k='Q8_0'.*give 'q8_0'"):
         oomkit.estimate("qwen3:8b", engine="llama.cpp", vram="24GiB", cache_type_k="Q8_0")
     assert oomkit.estimate("qwen3:8b", engine="llama.cpp", vram="24GiB", cache_type_v="q8_0", cache_type_k="q8_0")
+
+
+@pytest.mark.parametrize("blanked", ["[port]", "<port>", "%PORT%", "${PORT}", "{port}"])
+def test_a_blanked_out_number_in_a_pasted_command_is_taken(blanked):
+    """Users blank a value out before posting (llama.cpp#13329: `--port [port]`): filled in before llama.cpp reads
+    it, no memory depends on it; a plain word is still refused as std::stoi refuses it."""
+    rc, out, err = run_cli("estimate", "--vram", "24GiB", *_LLAMA, "--port", blanked)
+    assert rc == 0, err
+    rc, _, err = run_cli("estimate", "--vram", "24GiB", *_LLAMA, "--port", "http")
+    assert rc == 2 and "std::stoi" in err, err
