@@ -39,6 +39,7 @@ FLAGS: dict[str, tuple[str, str]] = {
     "--bnb-4bit-quant-type": ("bnb_4bit_quant_type", "str"),
     "--bnb-4bit-use-double-quant": ("bnb_4bit_use_double_quant", "bool"),
     "--expandable-segments": ("expandable_segments", "bool"),
+    "--exllama-version": ("exllama_version", "int"),
 }
 
 
@@ -135,6 +136,7 @@ OPTIONS = (
     Opt("bnb_4bit_quant_type", "--bnb-4bit-quant-type"),
     Opt("bnb_4bit_use_double_quant", "--bnb-4bit-use-double-quant", switch=("--bnb-4bit-use-double-quant", None)),
     Opt("expandable_segments", "--expandable-segments", switch=("--expandable-segments", None)),
+    Opt("exllama_version", "--exllama-version"),
 )
 _DEFAULTS = defaults(TransformersSettings)
 # oomkit's own options of the options form that take a value (commands/_model_args.py OPTIONS), so that walking a
@@ -203,6 +205,11 @@ def from_pretrained_snippet(model: str, settings: TransformersSettings) -> str:
             if s.bnb_4bit_use_double_quant:
                 bnb.append("bnb_4bit_use_double_quant=True")
         load.append(f"quantization_config=BitsAndBytesConfig({', '.join(bnb)})")
+    elif s.exllama_version is not None:
+        imports.append("GPTQConfig")
+        gptq = "use_exllama=False" if s.exllama_version == 0 else (
+            f"exllama_config={_py({'version': s.exllama_version})}")
+        load.append(f"quantization_config=GPTQConfig(bits=4, {gptq})")
 
     gen: list[str] = ["input_ids"]
     # settings.py _resolve_lengths: with a prompt and a max_length, the new tokens are what is left

@@ -25,7 +25,7 @@ from .transients import (
     reserved_for,
     transients,
 )
-from .weights import TOWER_PREFIX, placement_bytes, tensor_bytes
+from .weights import TOWER_PREFIX, exllama_scratch, placement_bytes, tensor_bytes
 
 # ---------------------------------------------------------------------------------------------------------
 # device_map placement (integrations/accelerate.py _get_device_map, get_balanced_memory, infer_auto_device_map)
@@ -214,7 +214,14 @@ def _cache_on(caches: list[LayerCache], placement: Placement, phase: str
 
 
 def _compute_on(tr: Transients, placement: Placement, phase: str) -> dict[int, int]:
-    """The working set: prefill on every device with layers, logits on the lm_head's device."""
+    """The working set: prefill on every device with layers, logits on the lm_head's device.
+
+    With the lm_head on another device than the input, the model's output comes back to the input's device:
+    accelerate's dispatch_model gives the whole model an AlignDevicesHook(io_same_device=True)
+    (hooks.py attach_align_device_hook_on_blocks, module_name == ""; 0.27.2 to 1.x), whose post_forward
+    `send_to_device(output, self.input_device, skip_keys=...)` copies the logits there (past_key_values skipped:
+    the models' _skip_keys_device_placement). So at the end of the prefill the input's device (the embedding's,
+    where generate's input_ids live) holds the returned logits beside its layers' cache."""
     out: dict[int, int] = {}
     layer_part = tr.prefill_layer if phase == "prefill" else tr.decode_layer
     far_part = tr.prefill_layer_far if phase == "prefill" else tr.decode_layer
@@ -223,6 +230,9 @@ def _compute_on(tr: Transients, placement: Placement, phase: str) -> dict[int, i
         # inputs_embeds stays on the embedding's device (transients.py)
         out[d] = max(out.get(d, 0), layer_part if d == placement.embed_device else far_part)
     out[placement.head_device] = max(out.get(placement.head_device, 0), logit_part)
+    src = placement.embed_device
+    if phase == "prefill" and src >= 0 and src != placement.head_device:
+        out[src] = max(out.get(src, 0), tr.returned_logits)
     return out
 
 
@@ -238,7 +248,8 @@ def _phase_on(caches: list[LayerCache], placement: Placement, tr: Transients, ph
     end = PhaseBytes(kv, rs, parts, comp)
     kv1, rs1, parts1 = _cache_on(caches, placement, "prefill")
     first = PhaseBytes(kv1, rs1, parts1, dict(comp))
-    first.comp[placement.head_device] = first.comp.get(placement.head_device, 0) + tr.first_step_logits
+    # the prefill's output lives on the input's device (_compute_on: accelerate sends it there)
+    first.comp[placement.embed_device] = first.comp.get(placement.embed_device, 0) + tr.first_step_logits
     for c in caches:
         if legacy_tuple(r, c):
             d = placement.layer_device[c.index]
@@ -432,6 +443,11 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: TransformersSettin
     tr = transients(spec, s, r, caches)
 
     w_by, w_tensors = _weights_on(weights, placement)
+    # the GPTQ kernels' scratch: one set of buffers per GPU, allocated after loading and kept (weights.exllama_scratch)
+    scratch = exllama_scratch(spec, s, r, placement.layer_device)
+    for d, b in scratch.items():
+        w_by[d] = w_by.get(d, 0) + b
+        w_tensors.setdefault(d, []).append(b)
     phases = {phase: _phase_on(caches, placement, tr, phase, r, w_by) for phase in ("prefill", "decode")}
     peak_phase = _peak_phase(phases, w_by, len(devices))
     p = _per_device_peak((phases[peak_phase], *(v for k, v in phases.items() if k != peak_phase)), w_by)
@@ -439,11 +455,18 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: TransformersSettin
     host = Usage(id="CPU", name="host", weights_bytes=w_by.get(-1, 0), kv_cache_bytes=p.kv.get(-1, 0),
                  recurrent_state_bytes=p.rs.get(-1, 0), compute_bytes=p.comp.get(-1, 0))
     warnings = _warnings(spec, devices, s, r, placement)
+    if scratch:
+        version = 1 if s.exllama_version is None else s.exllama_version
+        warnings.append(f"GPTQ ExLlama v{version} kernel buffers: {max(scratch.values()) / 2**20:,.0f} MiB on each GPU "
+                        "with GPTQ layers (counted with the weights); transformers takes version 1 unless the "
+                        "checkpoint's quantization_config.exllama_config names one (--exllama-version)")
 
     def dn(d: int) -> str:
         return "cpu" if d < 0 else devices[d].id
 
     view = _engine_view(devices, r, caches, tr, placement, w_by, peak_phase, allocated, reserved, dn)
+    if scratch:
+        view["exllama_scratch_bytes"] = {dn(d): b for d, b in sorted(scratch.items())}
     w_by_layer = per_layer_sum((t.layer, b) for t, b in weights)
     layer_uses = tuple(
         LayerUse(index=c.index, kind=c.kind, device=dn(placement.layer_device[c.index]),

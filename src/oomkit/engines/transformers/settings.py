@@ -103,6 +103,7 @@ class TransformersSettings:
         "residual_length": Limit(0, INT32_MAX, "--residual-length"),
         "logits_to_keep": Limit(0, INT32_MAX, "--logits-to-keep"),
         "prefill_chunk_size": Limit(1, INT32_MAX, "--prefill-chunk-size"),
+        "exllama_version": Limit(0, 2, "--exllama-version"),
     }
 
     max_length: int | None = None  # prompt + max_new_tokens (GenerationConfig.max_length); None: the trained context
@@ -129,6 +130,10 @@ class TransformersSettings:
     bnb_4bit_quant_type: str = "fp4"  # BitsAndBytesConfig default
     bnb_4bit_use_double_quant: bool = False
     expandable_segments: bool = False  # PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+    # a GPTQ checkpoint's ExLlama kernel, GPTQConfig(exllama_config={"version": N}) or the checkpoint's config.json
+    # quantization_config.exllama_config; 0: use_exllama=False. None: version 1, transformers' GPTQConfig default where
+    # the config names none (weights.exllama_scratch)
+    exllama_version: int | None = None
     engine_version: str = NEWEST
 
     def to_dict(self) -> dict[str, Any]:
@@ -298,6 +303,10 @@ def resolve(spec: ModelSpec, s: TransformersSettings) -> Resolved:
         raise OomkitError("prefill_chunk_size must be positive")
     if s.load_in_4bit and s.load_in_8bit:
         raise OomkitError("You can't pass `load_in_4bit`and `load_in_8bit` as True at the same time")
+    if s.exllama_version not in (None, 0, 1, 2):
+        # utils/quantization_config.py GPTQConfig.post_init (4.38.2)
+        raise OomkitError(f"Only supported versions are in [ExllamaVersion.ONE, ExllamaVersion.TWO] - not recognized "
+                          f"version {s.exllama_version} (--exllama-version 0 turns the kernels off)")
     return Resolved(version=v, dtype=dtype, dtype_bytes=FLOAT_BYTES[dtype], prompt=prompt, new=new,
                     max_length=prompt + new, batch=batch, impl=impl, backend=backend, nbits=nbits, static=static,
                     offload=impl.startswith("offloaded"), max_cache_len=max_cache_len, keep=keep,

@@ -41,6 +41,9 @@ class Transients:
     decode_logits: int
     # before 4.42, the prefill's [B, T, V] float32 logits, alive through the first decode step (legacy_tuple)
     first_step_logits: int = 0
+    # the prefill's logits as the model returns them ([B, T, V] float32 before 4.45, [B, keep, V] in the model dtype
+    # from 4.45): what accelerate copies onto the input's device when the lm_head sits on another (layout._compute_on)
+    returned_logits: int = 0
 
 
 def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: list[LayerCache]) -> Transients:
@@ -134,15 +137,17 @@ def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: li
     V = spec.n_vocab
     if r.version < ERAS["logits_to_keep"]:
         pre_logits = B * r.prompt * V * (dt + 4) + B * V * 4
+        returned = B * r.prompt * V * 4
     else:
         pre_logits = B * r.keep * V * dt + B * V * 4
+        returned = B * r.keep * V * dt
     pre_logits += B * T * spec.n_embd * dt
     dec_logits = B * V * (dt + 4)
     # generate's loop variable `outputs` keeps the prefill's ModelOutput, its float32 logits of every prompt token
     # included, until the first decode step's forward returns (4.42.0 added `del outputs`: "Otherwise a reference
     # to outputs is kept which keeps the logits alive in the next iteration"; 4.38.2 greedy_search / sample have none)
     first = B * r.prompt * V * 4 if r.version < ERAS["cache_object_in_generate"] else 0
-    return Transients(pre_layer, pre_far, pre_logits, dec_layer, dec_logits, first)
+    return Transients(pre_layer, pre_far, pre_logits, dec_layer, dec_logits, first, returned)
 
 
 def legacy_tuple(r: Resolved, c: LayerCache) -> bool:

@@ -195,3 +195,62 @@ def buffer_bytes(spec: ModelSpec, r: Resolved) -> list[tuple[TensorSpec, int]]:
         out.append((TensorSpec(name="token_embd.causal_mask_buffer", shape=(positions, positions), dtype="bool",
                                nbytes=positions * positions), positions * positions))
     return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# GPTQ's ExLlama kernels: scratch allocated once per device after loading
+
+# qlinear_exllamav2.py QuantLinear.scratch_space_fixed(max_input_len=2048, max_batch_size=8) (auto-gptq 0.7.1)
+EXLLAMA_V2_MAX_INPUT_LEN = 2048
+EXLLAMA_V2_MAX_BATCH = 8
+# transformers loads GPTQ through optimum and auto-gptq before 5.0 (quantizers/quantizer_gptq.py, 4.38.2:
+# GPTQQuantizer.from_dict(...).convert_model / post_init_model); 5.0 loads it through gptqmodel only, whose kernels'
+# scratch is not modelled
+_AUTO_GPTQ_BEFORE = (5, 0, 0)
+
+
+def _gptq_linears(spec: ModelSpec) -> list[tuple[int, int, int]]:
+    """(layer, in_features, out_features) of every 4-bit GPTQ linear of the decoder (the ExLlama kernels take 4 bits
+    only: auto-gptq utils/import_utils.py dynamically_import_QuantLinear); the bits read back from the stored layout
+    (qweight in*bits/8 x out bytes plus scales, zeros and g_idx: under one bit a weight more)."""
+    out = []
+    for t in spec.weights.tensors:
+        if (t.dtype == "gptq" and len(t.shape) == 2 and t.layer is not None and t.layer < spec.n_trunk_layers
+                and 8 * t.nbytes // t.n_elements == 4):
+            out.append((t.layer, t.shape[0], t.shape[1]))
+    return out
+
+
+def exllama_scratch(spec: ModelSpec, s: TransformersSettings, r: Resolved,
+                    layer_device: tuple[int, ...]) -> dict[int, int]:
+    """Bytes the ExLlama kernels of a 4-bit GPTQ checkpoint allocate on each GPU once the model is loaded, beside the
+    weights and for good: optimum gptq/quantizer.py GPTQQuantizer.post_init_model (1.17.1) calls auto-gptq's
+    modeling/_utils.py autogptq_post_init (0.7.1), which sizes one set of buffers per device from the QuantLinear
+    modules on it:
+
+    - version 1 (qlinear_exllama.py): `temp_dq`, float16 of the largest `qweight.numel() * 8` (in x out), and
+      `temp_state`, float16 max_input_len x max_inner_outer_dim: 1 x 1 without act-order (desc_act false; act-order
+      checkpoints, 2048 x the widest in / out, are not read here);
+    - version 2 (qlinear_exllamav2.py): one `ExLlamaV2DeviceTensors` scratch of the largest
+      `scratch_space_fixed()`, `temp_dq_size()` (in x out x 2 + 128) plus `temp_fwd_size(2048, 8)` (out x 2048 x 8
+      x 4 + 128), allocated (`torch.empty(scratch_bytes // 2, dtype=torch.half)`) when post_init takes the first
+      slice.
+
+    Which version: transformers' GPTQConfig (utils/quantization_config.py post_init, 4.38.2) takes
+    exllama_config {"version": 1} unless the checkpoint's config.json or the caller names one
+    (TransformersSettings.exllama_version); use_exllama=False (0) loads the cuda-old kernel, which keeps none."""
+    version = 1 if s.exllama_version is None else s.exllama_version
+    if not version or r.version >= _AUTO_GPTQ_BEFORE:
+        return {}
+    out: dict[int, int] = {}
+    for layer, n_in, n_out in _gptq_linears(spec):
+        d = layer_device[layer]
+        if d < 0:
+            continue  # on the CPU optimum refuses the ExLlama kernels (post_init_model: "Found modules on cpu/disk")
+        if version == 1:
+            b = n_in * n_out * 2 + 2  # temp_dq and the 1 x 1 temp_state
+        else:
+            padded = n_out + (-n_out % 32)
+            b = (n_in * padded * 2 + 128) + (padded * EXLLAMA_V2_MAX_INPUT_LEN * EXLLAMA_V2_MAX_BATCH * 4 + 128)
+        out[d] = max(out.get(d, 0), b)
+    return out
