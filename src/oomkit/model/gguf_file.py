@@ -60,7 +60,7 @@ from .spec import (
     shared_kv_sources,
 )
 
-_BLK = re.compile(r"^blk\.(\d+)\.")
+_BLK = re.compile(r"^(?:enc\.|dec\.)?blk\.(\d+)\.")  # T5: enc.blk.N / dec.blk.N are layer N (tn(..., i))
 
 
 def read_gguf_spec(path: str | Path, name: str | None = None, ik_types: bool = False) -> ModelSpec:
