@@ -20,11 +20,11 @@ Measured (2026-12-07) before this sweep's changes: 31 of the 68 broke the contra
   `oomkit errors <100,000 characters>` echoed the whole query (now clipped, its length said);
 - four in other modules: a GGUF path with a trailing slash read as the file (open() fails: Not a directory; now
   refused, model/resolve.py); the Python API's two Devices with one id (CUDA0 twice; now refused, request.py);
-  strict xfails below: `vllm serve A --model B` estimated B, where vLLM's serve takes the positional A (or refuses
-  both, in early releases); `diagnose` of "Tried to allocate 99999999999999999999999.00 GiB" explained as
+  `vllm serve A --model B` estimated B, where vLLM's serve takes the positional A from 0.8.3 and refuses both
+  before (now as vLLM does, engines/vllm/args.py and config.py); a strict xfail below: `diagnose` of "Tried to allocate 99999999999999999999999.00 GiB" explained as
   "2^64 - -107,...: a negative size printed unsigned" (diagnose/reader.py takes every size >= 2^63 for a wrapped
   size_t, 2^64 and above too).
-After: 29 of the 31 right, 2 strict xfails.
+After: 30 of the 31 right, 1 strict xfail.
 """
 
 from __future__ import annotations
@@ -223,13 +223,13 @@ def test_errors_clips_a_long_query_in_its_answer():
 # ---- known gaps in code this sweep does not own ----
 
 
-@pytest.mark.xfail(strict=True, reason="vllm/entrypoints/cli/serve.py ServeSubcommand.cmd: the positional model_tag "
-                   "takes precedence over --model (early releases refuse both); oomkit estimates --model's "
-                   "Qwen3-4B (4.02B params) for `vllm serve Qwen/Qwen3-8B --model Qwen/Qwen3-4B`, not Qwen3-8B")
 def test_vllm_positional_model_wins_over_the_model_flag():
     rc, out, err = run_cli("estimate", "--vram", "80GiB", "--json", *_VLLM, "--model", "Qwen/Qwen3-4B")
     assert rc in (0, 2), err
-    assert rc == 2 or json.loads(out)["model"]["name"] == "Qwen3 8B", out[:300]
+    assert rc == 0 and json.loads(out)["model"]["name"] == "Qwen3 8B", out[:300]
+    # 0.6.x-0.8.2 refuse the pair (scripts.py serve / cli/serve.py ServeSubcommand.cmd: ValueError)
+    rc, _, err = run_cli("estimate", "--vram", "80GiB", "--engine-version", "0.8.2", *_VLLM, "--model", "Qwen/Qwen3-4B")
+    assert rc == 2 and "positional argument instead of via the `--model` option" in err, err
 
 
 def test_a_gguf_path_with_a_trailing_slash(tmp_path):

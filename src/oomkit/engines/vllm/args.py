@@ -217,14 +217,16 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
     args = _dotted(args)
     opts: dict[str, Any] = {}
     model: str | None = None
+    model_flag: str | None = None  # the --model value
+    positional = False  # whether `model` is the positional model_tag
     unknown: list[str] = []
     i = 0
     while i < len(args):
         arg = args[i]
         i += 1
         if not arg.startswith("-") or arg == "-" or re.fullmatch(r"-\d+(\.\d+)?", arg):
-            if model is None:
-                model = arg  # the positional model_tag of `vllm serve`
+            if not positional:
+                model, positional = arg, True  # the positional model_tag of `vllm serve`
             else:
                 unknown.append(arg)
             continue
@@ -257,9 +259,12 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
             opts["release_flags"] = (*opts.get("release_flags", ()), flag)
         _apply(flag, value, opts)
         if flag == "--model":
-            model = value
+            model_flag = value  # beside a positional model (`vllm serve A --model B`): config.resolve decides
+            model = model if positional else value
     if unknown:
         raise OomkitError(f"{PROG}: error: unrecognized arguments: {' '.join(unknown)}")
+    if positional and model_flag is not None:
+        opts["model_flag_beside_tag"] = model_flag
     if model is not None and _GGUF_REPO.fullmatch(model) and not model.lower().endswith(".gguf") \
             and not os.path.exists(model):
         # vLLM reads a GGUF from a .gguf file (model_loader's GGUF loader: "... is not a file"), not from a hub repo

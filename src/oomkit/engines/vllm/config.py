@@ -489,6 +489,12 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     version = parse_version(s.engine_version)
     check_model_release(spec, version)
     warnings: list[str] = _release_flags(s, version)
+    if s.model_flag_beside_tag:
+        if version < ERAS["serve_tag_over_model_flag"]:
+            raise OomkitError("With `vllm serve`, you should provide the model as a positional argument instead of "
+                              f"via the `--model` option. (vLLM {s.engine_version})")
+        warnings.append(f"--model {s.model_flag_beside_tag[:80]} is not used: vllm serve's positional model takes "
+                        "precedence (entrypoints/cli/serve.py, 0.8.3 on)")
     v1 = version >= ERAS["v1_default"] if s.use_v1 is None else s.use_v1
     if spec.architecture == "mllama":
         if version > MLLAMA_LAST:

@@ -281,9 +281,8 @@ def check(spec: ModelSpec, quantization: str | None) -> list[str]:
 #   0.9.2, quantization/utils/fp8_utils.py validate_fp8_block_shape from 0.10.x; read in 0.8.5.post1, 0.9.2, 0.24.0
 #   and 0.27.1, the same checks and words; block FP8 came in 0.6.6 with DeepSeek-V3).
 # Only a TP-split slice is checked here: at TP 1 every published checkpoint loads (its whole matrices are blocks).
-# Shared experts are not checked: zai-org/GLM-4.6-FP8 (block [128, 128], vllm-project/vllm#29240's tuned
-# block_shape=[128,128] MoE configs) runs at TP 8 with --enable-expert-parallel on 8 RTX PRO 6000 (the PR's
-# command), although its shared expert's 1536 rows split into 192 a rank.
+# Shared experts are not checked here: no log shows their refusal (zai-org/GLM-4.6-FP8, once read as the example of
+# a block-FP8 shared expert split into 192 rows a rank at TP 8, is llm-compressor's channel FP8: model/names.py).
 _COLUMN = ("attn_q", "attn_k", "attn_v", "attn_q_b", "attn_kv_b", "ffn_gate", "ffn_up")
 _ROW = ("attn_output", "ffn_down")
 _EXPERTS = ("ffn_gate_exps", "ffn_up_exps", "ffn_down_exps")

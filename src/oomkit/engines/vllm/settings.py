@@ -40,6 +40,10 @@ ERAS = Eras({
     # intermediate padded to 64 only ("pad the intermediate size to be a multiple of 2 * mxfp4_block")
     "mxfp4_marlin": (0, 10, 1),
     "v1_default": (0, 8, 0),  # VLLM_USE_V1 defaults to 1
+    # entrypoints/cli/serve.py ServeSubcommand.cmd: "If model is specified in CLI (as positional arg), it takes
+    # precedence" (0.8.3 on, read in 0.8.3, 0.9.0, 0.11.0, 0.34.0); before (scripts.py serve 0.6.x, cli/serve.py
+    # 0.7.3-0.8.2) a --model beside the positional model_tag is a ValueError
+    "serve_tag_over_model_flag": (0, 8, 3),
     # model_executor/models/deepseek_v2.py: the latent cache of MLA (DeepseekV2MLAAttention: kv_lora_rank +
     # qk_rope_head_dim, one head), announced with 0.7.1 ("MLA" for DeepSeek V2/V3 in its release notes). Before,
     # DeepseekV2Attention caches K and V of every head: Attention(num_local_heads, qk_head_dim,
@@ -359,6 +363,9 @@ class VllmSettings:
     # abbreviations that name flags of different releases and read alike (args.parse_args): (as typed, its candidate
     # flags joined by spaces), matched against the chosen release's parser in config.resolve
     abbreviations: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    # `vllm serve A --model B`: the --model value typed beside the positional model (config.resolve: refused up to
+    # 0.8.2, ignored for the positional from 0.8.3)
+    model_flag_beside_tag: str = field(default="", compare=False)
     # flags of the command that change memory in a way oomkit does not count, each with what it changes
     # ("--enable-lora (LoRA adapter slots)"): said in the estimate's warnings (EngineModule.estimate), never dropped
     unmodelled: tuple[str, ...] = ()
