@@ -1,9 +1,11 @@
 """Held-out vLLM start-up logs, fifteenth set (tests/fixtures/engine_logs/vllm/heldout15/): Qwen2-7B-Instruct on one
 A100 80GB at two utilisations on 0.10.1.1 (the two single-GPU logs of dennislee22/vLLM-benchmarking that no test
-cites; its TP2 and multi-node logs are tests/test_startup_heldout3.py's), and a multimodal MoE on 0.19.0
+cites; its TP2 and multi-node logs are tests/test_startup_heldout3.py's), a multimodal MoE on 0.19.0
 (google/gemma-4-26B-A4B with --enforce-eager on an A100 80GB, myoceane.fr, whose gpt-oss-20b section alone
-tests/test_startup_heldout3.py cites). Each URL and number was grepped in tests/ first; the printed figures were
-recorded before oomkit was run on them, and none was used to fit a constant. "Before" is oomkit at 04b769b0.
+tests/test_startup_heldout3.py cites), and GLM-4.7 in ModelOpt NVFP4 at TP 4 on four RTX PRO 6000 Max-Q on 0.15.1,
+which dies in the sampler warm-up after its CUDA graphs at the default 0.90 and starts at 0.80
+(AlexGS74/glm47-nvfp4-sm120). Each URL and number was grepped in tests/ first; the printed figures were recorded
+before oomkit was run on them, and none was used to fit a constant. "Before" is oomkit at 04b769b0; no rule moved.
 Limits: weights 3 % of the printed load, the KV budget 3 % of the GPU's memory, tokens 3 %.
 
 | source | release | GPU, model, flags | figure | printed | before |
@@ -20,6 +22,28 @@ Limits: weights 3 % of the printed load, the KV budget 3 % of the GPU's memory, 
 | myoceane.fr Gemma-4-26B-A4B | 0.19.0 (assumed) | A100 80GB, 131,072, --enforce-eager, util 0.9 | weights | 48.5 GiB | 48.50 (+0.00 %) |
 | | | | available KV | 21.5 GiB | 21.63 (+0.16 %) |
 | | | | verdict | starts | starts |
+| AlexGS74/glm47-nvfp4-sm120 | 0.15.1 | 4 x RTX PRO 6000 Max-Q, TP 4, ModelOpt NVFP4 | weights per rank | 47.11 GiB | 46.80 (-0.65 %) |
+| | | | available KV (the 0.90 run, see below) | 31.99 GiB | 31.75 (-0.25 %) |
+| | | | KV tokens, FP8 cache | 729,248 | 361,824 with auto (strict xfail); 723,664 (-0.77 %) with fp8 given |
+| | | | CUDA graphs | 51 PIECEWISE + 51 FULL | same |
+| | | | verdict at 0.80 | starts | starts |
+| | | | verdict at 0.90 | dies in the sampler warm-up | starts (strict xfail) |
+
+17 of 19 printed figures agree before (the 0.5 run prints the same 14.2488 GiB load); the two that do not are
+strict xfails, neither closable in the files this set
+may change:
+1. vLLM 0.14+ turns --kv-cache-dtype auto into the checkpoint's ModelOpt kv_cache_quant_algo (utils/torch_utils.py
+   resolve_kv_cache_dtype_string from engine/arg_utils.py create_engine_config, read in the 0.14.0, 0.16.0, 0.17.0,
+   0.20.0, 0.24.0 and 0.34.0 sdists; absent in 0.13.0): FP8 for this checkpoint. The model spec oomkit builds keeps no
+   kv_cache_quant_algo (quant/hf_formats.py _modelopt), so the vLLM engine cannot see it: half the tokens.
+2. The death at 0.90: "Tried to allocate 1.74 GiB ... of which 1.69 GiB is free" in the warm-up (1,024 rows x
+   151,552: the 12 B sort buffers, 1.73 GiB). oomkit leaves 12.40 GiB free before the 5.49 GiB warm-up, so about
+   7 GiB a rank is held after the KV cache that it does not count; the report elides the OOM message's
+   reserved-but-unallocated figure that would say whether the profile's 6.8 GiB peak stayed cached in PyTorch's
+   allocator or the graphs took it.
+
+The GLM-4.7 report abridges its log: its healthy-run block is headed "GPU mem: 0.80", but 31.99 GiB of KV beside 47.11
+GiB of weights exceeds 0.80 x 94.97 GiB, so the KV lines are read as the 0.90 run's (printed before it died).
 
 Both dennislee22 logs print "Using FlashInfer for top-p & top-k sampling" (the README installs flashinfer-python
 beside vLLM; 0.10.1.1's v1/sample/ops/topk_topp_sampler.py TopKTopPSampler takes it wherever FlashInfer >= 0.2.3
@@ -63,8 +87,15 @@ TOKENS_LIMIT = 0.03
 QWEN7_025 = "qwen2-7b-a100-80gb-v0.10.1.1-util025-16384-dennislee22"
 QWEN7_05 = "qwen2-7b-a100-80gb-v0.10.1.1-util05-16384-dennislee22"
 GEMMA4 = "gemma-4-26b-a4b-a100-80gb-v0.19.0-eager-131072-myoceane"
+GLM47 = "glm-4.7-nvfp4-4x-rtx-pro-6000-tp4-v0.15.1-sampler-warmup-glm47-nvfp4-sm120"
 MODELS = {QWEN7_025: "Qwen/Qwen2-7B-Instruct", QWEN7_05: "Qwen/Qwen2-7B-Instruct",
           GEMMA4: "google/gemma-4-26B-A4B"}
+# Salyut1/GLM-4.7-NVFP4's hf_quant_config is not in the report: a uniform ModelOpt NVFP4 (16-value blocks), lm_head
+# in bf16, kv_cache_quant_algo FP8 (what its 512 B a layer a token on a rank shows)
+GLM47_NVFP4 = {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16, "kv_cache_quant_algo": "FP8",
+               "exclude_modules": ["lm_head"]}
+# GLM-4.7's KV bytes a token on one of four ranks in an FP8 cache: 92 layers x 2 KV heads x 128 x (K + V) x 1 B
+GLM47_KV_BYTES_RANK = 92 * 2 * 128 * 2
 
 
 def estimate(stem: str):
@@ -151,6 +182,83 @@ def test_sort_sampler_without_flashinfer():
     fi = estimate(QWEN7_025).engine_view
     delta = first(sort, "activation_peak_bytes") - first(fi, "activation_peak_bytes")
     assert delta == 256 * 152064 * (36 - 12)  # 256 rows x the vocabulary x (sort buffers - FlashInfer's)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# AlexGS74/glm47-nvfp4-sm120: GLM-4.7 in ModelOpt NVFP4 at TP 4 on four RTX PRO 6000 Max-Q, 0.15.1
+
+
+def _glm47(util: float = 0.9, **kw):
+    fx = fixture(GLM47)
+    _, _, s = parse_args(fx["argv"])
+    s = replace(s, engine_version=fx["engine_version"], gpu_memory_utilization=util, **kw)
+    return ENGINE.estimate(spec_of("zai-org/GLM-4.7", GLM47_NVFP4), gpus("RTX PRO 6000 Max-Q", 4), s)
+
+
+def test_glm47_command_and_defaults():
+    fx = fixture(GLM47)
+    _, _, s = parse_args(fx["argv"])
+    for key, value in fx["settings"].items():
+        assert getattr(s, key) == value, key
+    v, printed = _glm47().engine_view, fx["printed"]
+    # "warming up sampler with 1024 dummy requests", "compile range (1, 8192)": the >= 70 GiB serve defaults
+    assert (v["max_num_seqs"], v["max_num_batched_tokens"]) == (printed["max_num_seqs"],
+                                                               printed["max_num_batched_tokens"])
+    # "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 51/51", "(decode, FULL): 51/51"
+    assert (v["cudagraph_piecewise_graphs"], v["cudagraph_full_graphs"]) == (
+        printed["cudagraph_piecewise_graphs"], printed["cudagraph_full_graphs"])
+
+
+def test_glm47_weights_per_rank():
+    est = _glm47()
+    printed = fixture(GLM47)["printed"]["model_loading_gib"] * GiB
+    err = (first(est.engine_view, "model_loading_bytes") - printed) / printed
+    assert abs(err) < WEIGHTS_LIMIT, f"{err:+.2%}"  # 46.80 GiB against 47.11: -0.65 %
+
+
+def test_glm47_budget_at_0_9():
+    """The report's KV lines fit its 0.90 run only (the fixture's note): 31.75 GiB against 31.99 printed."""
+    est = _glm47()
+    printed = fixture(GLM47)["printed"]["available_kv_cache_gib"] * GiB
+    err = (first(est.engine_view, "available_kv_cache_bytes") - printed) / est.devices[0].memory_bytes
+    assert abs(err) < KV_LIMIT, f"available KV {err:+.2%} of the GPU"  # -0.25 %
+
+
+def test_glm47_fp8_cache_tokens():
+    """With the FP8 cache the checkpoint asks for given as --kv-cache-dtype fp8: 723,664 tokens for 729,248; the
+    printed budget over one rank's 47,104 B a token gives the printed tokens (16-token blocks)."""
+    est, fx = _glm47(kv_cache_dtype="fp8"), fixture(GLM47)["printed"]
+    got = est.engine_view["kv_cache_tokens"]
+    assert abs(got - fx["kv_cache_tokens"]) / fx["kv_cache_tokens"] < TOKENS_LIMIT, got  # -0.77 %
+    assert est.kv_bytes_per_token == 4 * GLM47_KV_BYTES_RANK
+    blocks = int(fx["available_kv_cache_gib"] * GiB) // (16 * GLM47_KV_BYTES_RANK)
+    assert abs(blocks * 16 - fx["kv_cache_tokens"]) / fx["kv_cache_tokens"] < 0.001, blocks * 16
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "vLLM 0.14+ resolves --kv-cache-dtype auto from a ModelOpt checkpoint's kv_cache_quant_algo (utils/torch_utils.py "
+    "resolve_kv_cache_dtype_string, called by engine/arg_utils.py create_engine_config; absent in 0.13.0): FP8 here, "
+    "729,248 tokens printed. oomkit's ModelSpec keeps no kv_cache_quant_algo (quant/hf_formats.py _modelopt drops "
+    "it), so the vLLM engine takes the model dtype: 361,824 tokens (-50 %)"))
+def test_glm47_auto_cache_dtype_follows_the_checkpoint():
+    est, fx = _glm47(), fixture(GLM47)["printed"]
+    got = est.engine_view["kv_cache_tokens"]
+    assert abs(got - fx["kv_cache_tokens"]) / fx["kv_cache_tokens"] < TOKENS_LIMIT, got
+
+
+def test_glm47_starts_at_0_8():
+    est = _glm47(0.8)
+    assert starts(est), (est.engine_view.get("error"), died(est))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "at 0.90 vLLM dies in the sampler warm-up after the graphs (1.74 GiB asked, 1.69 GiB free of 94.97); oomkit "
+    "leaves 12.40 GiB free after 2.40 GiB of graphs and before the 5.49 GiB warm-up (1,024 rows x 151,552 x 38 B), "
+    "6.91 GiB after it: about 7 GiB held outside the budget after the KV cache is not modelled (the report elides "
+    "the OOM message's reserved figures)"))
+def test_glm47_dies_in_sampler_warmup_at_0_9():
+    est = _glm47()
+    assert died(est) == fixture(GLM47)["printed"]["util_090"]["phase"], died(est)
 
 
 @pytest.mark.parametrize("path", sorted(HERE.glob("*.json")), ids=lambda p: p.stem)
