@@ -46,8 +46,8 @@ from ...memory import Device
 from ...model.spec import ModelSpec
 from ...units import MiB
 from ..versions import Eras
-from .backends import cpu_repack, metal_devices, opencl_buffers
-from .compute import compute_by_device
+from .backends import cpu_repack, metal_devices, opencl_buffers, vulkan_unpadded
+from .compute import compute_by_device, device_auto_fa_off
 from .kv import Cache, kv_caches, recurrent_bytes_by_layer, resolve_context
 from .mtp import mtp_context_on, mtp_dry_run
 from .projector import projector_memory
@@ -253,22 +253,38 @@ def _dry_run(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     rs = recurrent_bytes_by_layer(spec, ctx, s)
     placement = place_layers(spec, devices, s)
     if devices:
-        weights = opencl_buffers(spec, devices, s, placement, model_buffers(spec, devices, s, placement))
+        # each device buffer type's own tensor sizes, as the load takes them (Vulkan's unpadded ggml_nbytes,
+        # backends.vulkan_unpadded); Metal's mapped range is not among them, the dry run mapping nothing
+        weights = vulkan_unpadded(spec, devices, s, model_buffers(spec, devices, s, placement), placement)
+        weights = opencl_buffers(spec, devices, s, placement, weights)
     else:
         unmapped = replace(s, mmap=False)
         weights, _ = cpu_repack(spec, devices, unmapped, model_buffers(spec, devices, unmapped, placement), placement)
     state = state_by_device(caches, rs, placement, s)
+    # the dry run's context resolves -fa auto as the load's does (llama_context's constructor in both)
+    ctx = device_auto_fa_off(spec, ctx, placement, devices, s)
     # in a search only whether the whole model fits matters: the layer splits the fit tries after that take no replay
     compute = {} if floor else compute_by_device(spec, ctx, caches, placement, devices, s, rough=rough)
     return memory_breakdown(weights, state, compute, len(devices), cpu_twice=blas_shares_cpu_buffer(devices, s))
 
 
 def free_memory(d: Device) -> int | None:
-    """What ggml_backend_dev_memory reports free: the measured figure, else the size less the runtime."""
+    """What ggml_backend_dev_memory reports free: the measured figure, else the size less the runtime.
+
+    An Apple GPU (its size the Metal working set, backends.metal_devices) is read whole: ggml-metal gives free =
+    recommendedMaxWorkingSetSize - MTLDevice.currentAllocatedSize (ggml-metal-device.m ggml_metal_device_get_memory,
+    b7140), and the Metal runtime's own memory is not in that allocated size. The fit's logs print the working set
+    less a few MiB, not less a runtime: "18185 MiB of free device memory" on an Apple M5 whose working set is
+    19069.67 MB = 18186 MiB (github.com/ontouchstart/rabbit-holes ggml-gpt-oss-20b-GGUF-curl.md, b8164); 9822 MiB
+    self and "will leave 6510" on an M4 Pro of 17179.89 MB = 16384 MiB, 51 less (github.com/alekseybb197/local-llm
+    macbook-pro-m4-24.md, b8999). The layout counts the runtime beside the buffers all the same
+    (programs.with_runtime_reserve, 512 MiB), so a command fitted there keeps the margin less that."""
     if d.free_bytes is not None:
         return d.free_bytes
     if d.memory_bytes is None:
         return None
+    if d.id.startswith(("MTL", "Metal")):
+        return d.memory_bytes
     return max(d.memory_bytes - GPU_RUNTIME_RESERVE, 0)
 
 
