@@ -27,17 +27,31 @@ What it takes, by release (settings.ERAS spec_*; the wheels named there read):
   profile counts them and the memory they free stays outside the pool; the draft's "Memory pool end" line, printed
   by its alloc_memory_pool before init_lm_head, still has them (layout.py _Run.draft_copies).
 
+A DeepSeek-sparse-attention model's draft (DeepseekV32ForCausalLM, GlmMoeDsaForCausalLM: configs/model_config.py
+_config_draft_model makes it DeepseekV3ForCausalLMNextN, which is_deepseek_dsa still reads as DSA; 0.5.13.post1 read)
+gets a DSATokenToKVPool of its next-n layer (model_runner_kv_cache_mixin.py _init_pools, layer_num=
+num_effective_layers = num_nextn_predict_layers): the MLA latent row (calculate_mla_kv_cache_dim: 656 B in fp8) and
+the indexer's 132 B key row, over the target's token count (memory_pool_config shared). Its weights keep eh_proj whole
+on every rank: models/deepseek_nextn.py DeepseekModelNextN builds it as an nn.Linear (ReplicatedLinear with quark),
+as do glm4_moe_nextn.py, glm4_moe_lite_nextn.py, qwen3_5_mtp.py / qwen3_next_mtp.py (fc), mimo_v2_nextn.py,
+bailing_moe_nextn.py and longcat_flash_nextn.py (0.5.13.post1 read). Of the draft's CUDA graphs
+(eagle_draft_cuda_graph_runner.py, captured when speculative_num_steps > 1, "Capture draft cuda graph begin/end")
+only a DSA draft's attention state is counted (graph_bytes: its speculative_num_steps - 1 DeepseekSparseAttnBackends'
+token-wide page tables, phases.py dsa_graph_state); the draft-extend graphs (eagle_worker_v2.py captures them for
+triton, trtllm_mla, trtllm_mha and tokenspeed_mla only, not DSA) and the per-graph rest are not.
+
 Not sized here: a separate draft model (EAGLE / EAGLE3 / STANDALONE with its own --speculative-draft-model-path: its
-config is not read), the draft's CUDA graphs (eagle_draft_cuda_graph_runner.py), the draft of a DSA model (its
-indexer cache), of a hybrid sliding-window model and under pipeline parallelism."""
+config is not read), the draft of a hybrid sliding-window model and under pipeline parallelism."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ...model.spec import ModelSpec
+from ...quant.dtypes import FLOAT_BYTES, float_bytes
 from ..versions import Version
 from .kv import CacheLayout, cache_layout, kv_pools
+from .phases import DSA_BACKENDS, dsa_graph_state
 from .settings import SGLangSettings, algorithm, reached, speculative_params
 from .weights import rank_weights
 
@@ -48,6 +62,7 @@ _SELF_PATH_ARCHS = frozenset({"deepseek2", "deepseek_v32", "glm4moe", "glm_moe_d
 
 # the next-n block's vocabulary-sized copies (model/tensors.py _NEXTN_VOCAB_COPIES): set_embed_and_head frees them
 _SHARED_COPIES = (".nextn.embed_tokens.weight", ".nextn.shared_head_head.weight")
+_WHOLE = (".nextn.eh_proj.weight",)  # the next-n projection of [embedding; hidden] (fc in Qwen3-Next / Qwen3.5)
 
 
 @dataclass(frozen=True)
@@ -80,13 +95,17 @@ def draft_worker(spec: ModelSpec, s: SGLangSettings, v: Version) -> Draft | None
         return None
     layers = spec.layers[spec.n_trunk_layers:]
     lay = cache_layout(spec, s, layers)
-    if lay.swa_layers or lay.mamba_layers or any(la.attention is not None and la.attention.index_head_dim
-                                                 for la in layers):
+    if lay.swa_layers or lay.mamba_layers:
         return None
     ids = {la.index for la in layers}
     tensors = tuple(t for t in spec.weights.tensors
                     if t.layer in ids and not t.name.endswith(_SHARED_COPIES))
-    w, _ = rank_weights(spec, s, lay, tensors, towers=False)
+    w, _ = rank_weights(spec, s, lay, tuple(t for t in tensors if not t.name.endswith(_WHOLE)), towers=False)
+    # eh_proj (fc): a plain nn.Linear, whole on every rank and never quantized online (see the module's notes); a
+    # float checkpoint's loads in the model dtype
+    src = float_bytes(spec.weights.format)
+    w += sum(t.nbytes * FLOAT_BYTES[lay.model_dtype] // src if src else t.nbytes
+             for t in tensors if t.name.endswith(_WHOLE))
     # the next-n model's own VocabParallelEmbedding and ParallelLMHead, shaped like the target's (vocab-parallel)
     vocab = tuple(t for t in spec.weights.tensors if t.layer is None and t.name.startswith(("token_embd", "output.")))
     embed = [t for t in vocab if t.name.startswith("token_embd")]
@@ -128,3 +147,19 @@ def pool_bytes(draft: Draft, s: SGLangSettings, tokens: int) -> tuple[int, int]:
     """(K bytes, V bytes) of the draft's pool (its own MHATokenToKVPool / MLATokenToKVPool of the draft's layers)."""
     subs = kv_pools(draft.pool_lay, s, tokens)
     return sum(p.k_bytes for p in subs), sum(p.v_bytes for p in subs)
+
+
+def graph_bytes(draft: Draft, s: SGLangSettings, v: Version, sizes: tuple[int, ...] | list[int], context_len: int,
+                page_size: int, dsa: bool, hip: bool = False) -> int:
+    """The draft decode graphs' attention state counted here (see the module's notes): a DSA draft's
+    DeepseekSparseAttnMultiStepBackend, speculative_num_steps - 1 backends whose init_cuda_graph_state gets
+    max_num_token = max_bs x eagle_topk (eagle_draft_cuda_graph_runner.py EAGLEDraftCudaGraphRunner.__init__, the
+    target's capture sizes: get_batch_sizes_to_capture over the shared req_to_token pool; 0.5.13.post1 read); the
+    indexer's scores reuse the target graphs' pool. 0 without DSA, with one step or without CUDA graphs."""
+    if not dsa or hip or s.disable_cuda_graph or draft.num_steps <= 1 or not sizes:
+        return 0
+    if (s.attention_backend or "") not in DSA_BACKENDS:
+        return 0
+    tables, _ = dsa_graph_state(v, sizes, draft.eagle_topk, context_len, draft.num_draft_tokens, page_size,
+                                speculative=True, backends=draft.num_steps - 1)
+    return tables

@@ -39,6 +39,7 @@ from ..versions import Version
 from .args import flag_of
 from .cluster import node_totals, rank_name
 from .draft import Draft, draft_worker
+from .draft import graph_bytes as draft_graph_bytes
 from .draft import pool_bytes as draft_pool_bytes
 from .draft import pool_tokens as draft_pool_tokens
 from .kv import (
@@ -644,11 +645,16 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
     gpu_mib = capacity_mib(s, [d.memory_bytes for d in run.devs])  # get_device_memory_capacity: the smallest GPU
     hip = _is_hip(run.devs[0])
     attn = next((la.attention for la in spec.trunk_layers if la.attention is not None), None)
+    dsa = any(la.attention is not None and la.attention.index_head_dim for la in spec.trunk_layers)
     parts = cuda_graph_parts(max_bs, s, run.v, spec.n_vocab, run.context_len, run.lay_all.page_size, sliding, rows,
                              layers=len(run.layer_stages[0]), gpu_mib=gpu_mib, hip=hip,
                              heads_per_rank=(attn.n_heads // run.lay_all.attn_tp) if attn else 0,
-                             v_head_dim=(attn.kv_lora_rank if run.lay_all.mla else attn.head_dim_v) if attn else 0)
+                             v_head_dim=(attn.kv_lora_rank if run.lay_all.mla else attn.head_dim_v) if attn else 0,
+                             dsa=dsa)
     sizes = list(capture_bs(max_bs, run.v, rows, s=s, gpu_mib=gpu_mib, hip=hip))
+    # the draft worker's decode graphs, after the target's captures (draft.py graph_bytes)
+    dcg = draft_graph_bytes(run.draft, s, run.v, sizes, run.context_len, run.lay_all.page_size, dsa, hip) \
+        if run.draft is not None and pool is not None else 0
     kv = (pool.kv_bytes + pool.state_bytes + run.draft_kv) if pool is not None else 0
     w0 += run.draft_weights  # the draft's weights are resident beside the target's from here on (draft.py)
     total = run.devs[0].memory_bytes
@@ -676,7 +682,7 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
     cg, pcg = parts.total, pcg + moved
     prefill_first = reached(run.v, "prefill_graph_first")
     symm = symm_mem_prealloc_bytes(s, run.v)  # --enable-symm-mem: after both captures, the target's ranks only
-    phases = startup_phases(total, run.overhead, w0, kv, req_bytes or 0, cg, init, pcg, prefill_first, symm)
+    phases = startup_phases(total, run.overhead, w0, kv, req_bytes or 0, cg, init, pcg, prefill_first, symm, dcg)
     lines = []
     w_target, dw = run.stages[0].weights_bytes, run.draft_weights
     draft_load = []
@@ -714,7 +720,12 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
         lines += _capture_lines(run.v, begin, cg, pcg, sizes, list(pcg_sizes))
         if symm:
             lines.append(f"Pre-allocating symmetric memory pool with {symm // GiB} GiB")
-        short = max(0, init + cg + pcg + symm - end)
+        if dcg:  # eagle_worker_v2.py EagleDraftWorker.init_cuda_graphs
+            left = begin - cg - pcg - symm
+            lines += [f"Capture draft cuda graph begin. This can take up to several minutes. avail mem={gb(left)} GB",
+                      f"Capture draft cuda graph end. Time elapsed: N s. mem usage={gb(dcg)} GB. avail mem="
+                      f"{gb(left - dcg)} GB."]
+        short = max(0, init + cg + pcg + symm + dcg - end)
         if pool_short and reached(run.v, "pool_short_warning"):
             lines.append(f"KV pool holds {pool.max_total_num_tokens} tokens, fewer than --context-length "
                          f"{run.context_len}. One full-length request cannot fit, so long requests will be refused "
@@ -722,13 +733,15 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
                          "memory taken before the pool is sized.")
         chunk = (f"chunked_prefill_size={run.defaults.chunked_prefill_size}, "
                  if reached(run.v, "sched_line_chunk") else "")
-        avail = f", available_gpu_mem={gb(begin - cg - pcg - symm)} GB" if reached(run.v, "sched_line_avail") else ""
+        avail = f", available_gpu_mem={gb(begin - cg - pcg - symm - dcg)} GB" if reached(run.v, "sched_line_avail") else ""
         lines.append(f"max_total_num_tokens={pool.max_total_num_tokens}, {chunk}max_prefill_tokens="
                      f"{s.max_prefill_tokens}, max_running_requests={running}, context_len={run.context_len}{avail}")
     return {"phases": [p.to_dict() for p in phases], "cuda_graph_bs": sizes if cg else [],
             "attention_backend_init_bytes": init, "capture_begin_avail_bytes": begin,
             "cuda_graph_bytes": cg, "cuda_graph_parts_bytes": {"logits": parts.logits, "index_tables":
-                                                                 parts.index_tables, "rest": parts.rest},
+                                                                 parts.index_tables, "rest": parts.rest,
+                                                                 "dsa_scores": parts.dsa_scores},
+            "draft_cuda_graph_bytes": dcg,
             "prefill_cuda_graph_tokens": list(pcg_sizes), "prefill_cuda_graph_bytes": pcg,
             "symm_mem_prealloc_bytes": symm, "cuda_graph_short_bytes": short, "log": "\n".join(lines)}
 
@@ -918,8 +931,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
         warnings += [x for x in st.labels if x not in warnings]
     draft = draft_worker(spec, s, v) if algo else None
     if algo and draft is None and spec.n_nextn_layers > 0 and s.speculative_draft_model_path in (None, s.model_path):
-        warnings.append("the next-n draft worker is not sized for this model or layout (DSA, sliding-window or "
-                        "hybrid layers, or pipeline parallelism): its weights and KV pool are not counted")
+        warnings.append("the next-n draft worker is not sized for this model or layout (sliding-window or hybrid "
+                        "layers, or pipeline parallelism): its weights and KV pool are not counted")
     pools, error = init_memory_pool(spec, s, stages, pre_free, gpu_mib, draft)
     pool = pools[0] if error is None and all(p is not None for p in pools) else None
     draft_tokens = draft_k = draft_v = 0
@@ -937,7 +950,9 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
                         f"{(draft_k + draft_v) / GiB:.2f} GiB"
                         + ("; both counted before the target's pool is sized" if draft.profiled else
                            "; both taken from the (1 - mem_fraction_static) share after the target's pool")
-                        + "); its CUDA graphs are not")
+                        + ("); of its CUDA graphs only the sparse-attention backends' tables"
+                           if any(la.attention is not None and la.attention.index_head_dim for la in spec.trunk_layers)
+                           else "); its CUDA graphs are not"))
     if error:
         warnings.append(f"SGLang would not start: {error}")
     if not known and s.kv_cache_memory_bytes is None:
@@ -971,13 +986,15 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
     view.update(_phase_view(spec, s, run, req_bytes, running, pool_short, rows))
     if view["capture_begin_avail_bytes"] is not None:
         view["available_gpu_mem_bytes"] = (view["capture_begin_avail_bytes"] - view["cuda_graph_bytes"]
-                                           - view["prefill_cuda_graph_bytes"] - view["symm_mem_prealloc_bytes"])
+                                           - view["prefill_cuda_graph_bytes"] - view["symm_mem_prealloc_bytes"]
+                                           - view["draft_cuda_graph_bytes"])
     short = view.get("cuda_graph_short_bytes") or 0
     if short:
         # init_attention_backend, then cuda_graph_runner.py's capture, run on what the pool left: past it, SGLang stops
         # with a CUDA OOM ("Capture cuda graph failed: CUDA out of memory"). The GPUs then hold the missing bytes beyond
         # their memory (fits is false)
-        init, cg, pcg = view["attention_backend_init_bytes"], view["cuda_graph_bytes"], view["prefill_cuda_graph_bytes"]
+        init, pcg = view["attention_backend_init_bytes"], view["prefill_cuda_graph_bytes"]
+        cg = view["cuda_graph_bytes"] + view["draft_cuda_graph_bytes"]  # the draft's graphs named with the target's
         # --enable-symm-mem's pool comes last (settings.py symm_mem_prealloc_bytes): what the phases before it lacked
         symm = view["symm_mem_prealloc_bytes"]
         rest = short - symm

@@ -128,6 +128,7 @@ CG_PER_GRAPH_LAYER = int(0.408 * MiB)
 LOGITS_BYTES = 4  # float32
 FLASHINFER_INT_WORKSPACE = 8 * MiB
 CUSTOM_MASK_BACKENDS = frozenset({"flashinfer", "triton", "aiter"})
+DSA_BACKENDS = frozenset({"nsa", "dsa"})  # DeepseekSparseAttnBackend (0.5.13.post1 prints "dsa", "nsa" an alias)
 # triton_backend.py init_cuda_graph_state (0.4.3.post4, 0.4.4, 0.4.6.post5, 0.4.9, 0.5.5, 0.5.10 read) also keeps the
 # split-K decode partials for max_bs requests: float32 (max_bs, heads, max_kv_splits, v_head_dim) and their
 # (max_bs, heads, max_kv_splits) log-sum-exp (up to 0.4.4 one buffer of v_head_dim + 1: the same bytes), heads and
@@ -333,17 +334,52 @@ class GraphMemory:
     logits: int
     index_tables: int
     rest: int
+    dsa_scores: int = 0  # DeepSeek sparse attention: the indexer's scores of the largest graph (dsa_graph_state)
 
     @property
     def total(self) -> int:
-        return self.logits + self.index_tables + self.rest
+        return self.logits + self.index_tables + self.rest + self.dsa_scores
+
+
+# DeepSeek sparse attention (the nsa / dsa backend, CUDA; layers/attention/nsa_backend.py 0.5.3 and 0.5.10,
+# dsa_backend.py 0.5.13.post1 and 0.5.18 read) keeps, for the graphs of each DeepseekSparseAttnBackend, token-wide
+# tables where the paged backends keep a page a row:
+# - init_cuda_graph_state: decode_cuda_graph_metadata["page_table"], int32, max_num_tokens rows (max_bs x
+#   num_tokens_per_bs: the draft tokens a request for the target-verify graphs, eagle_topk for the draft's) of
+#   context_len + speculative_num_draft_tokens columns ("fake page_table for sparse_prefill"; ERAS
+#   dsa_table_per_token_row: max_bs rows of context_len in 0.5.3; dsa_wide_table_spec_only: left out from 0.5.18
+#   without speculative decoding);
+# - _build_forward_metadata_cuda_graph, once per captured size, kept in decode_cuda_graph_metadata[bs]:
+#   real_page_table = _transform_table_1_to_real(page_table_1) = page_table_1[:, ::page_size] // page_size, a new
+#   int32 tensor of the size's rows and ceil(columns / page_size) pages;
+# - the indexer's scores in each captured forward (nsa/dsa_indexer.py _get_topk_paged: deep_gemm.fp8_paged_mqa_logits,
+#   float32, rows x max_seq_len = block_tables.shape[1] x page_size), freed inside the graph: the largest graph's
+#   stay in the graph pool every graph shares (captured largest first; the draft's runner captures into the same
+#   global pool, cuda_graph_runner.py get_global_graph_memory_pool, so its smaller scores reuse them).
+def dsa_graph_state(v: Version, sizes: tuple[int, ...] | list[int], tokens_per_bs: int, context_len: int,
+                    draft_tokens: int, page_size: int, *, speculative: bool, backends: int = 1) -> tuple[int, int]:
+    """(the tables, the indexer's scores) one DSA graph runner holds over `backends` attention backends (the
+    draft's multi-step backend builds speculative_num_steps - 1; see above)."""
+    if not sizes:
+        return 0, 0
+    top, page = max(sizes), max(page_size, 1)
+    if reached(v, "dsa_table_per_token_row"):
+        rows, cols = top * tokens_per_bs, max(context_len, 1) + (draft_tokens if speculative else 0)
+    else:
+        rows, cols = top, max(context_len, 1)
+    wide = 4 * rows * cols if speculative or not reached(v, "dsa_wide_table_spec_only") else 0
+    pages = -(-cols // page)
+    compact = 4 * pages * sum(bs * tokens_per_bs for bs in sizes) if page > 1 else 0
+    scores = LOGITS_BYTES * top * tokens_per_bs * pages * page
+    return backends * (wide + compact), scores
 
 
 def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, context_len: int, page_size: int,
                      sliding: bool = False, pool_size: int | None = None, *, layers: int, gpu_mib: int | None = None,
-                     hip: bool = False, heads_per_rank: int = 0, v_head_dim: int = 0) -> GraphMemory:
+                     hip: bool = False, heads_per_rank: int = 0, v_head_dim: int = 0, dsa: bool = False) -> GraphMemory:
     """The decode capture's memory on one rank; layers: the decoder layers that rank runs (its pipeline stage's);
-    heads_per_rank, v_head_dim: the triton backend's split-K partials (0: not counted)."""
+    heads_per_rank, v_head_dim: the triton backend's split-K partials (0: not counted); dsa: DeepSeek sparse
+    attention's layers (dsa_graph_state, with the nsa / dsa backend on CUDA)."""
     sizes = capture_bs(max_bs, v, pool_size, s=s, gpu_mib=gpu_mib, hip=hip)
     if s.disable_cuda_graph or not sizes:
         return GraphMemory(0, 0, 0)
@@ -370,7 +406,14 @@ def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, con
         tables = wrappers * (tables + FLASHINFER_INT_WORKSPACE * len(sizes))
     if (s.attention_backend or "") in CUSTOM_MASK_BACKENDS:
         tables += top * max(context_len, 1)  # cuda_graph_custom_mask, uint8, once
-    return GraphMemory(logits, tables, CG_PER_GRAPH_LAYER * len(sizes) * max(layers, 1))
+    scores = 0
+    if dsa and (s.attention_backend or "") in DSA_BACKENDS and not hip:
+        tokens = (s.speculative_num_draft_tokens or 1) if s.speculative_algorithm else 1
+        if s.enable_two_batch_overlap or not reached(v, "capture_align_tokens"):
+            tokens = 1  # capture_bs's num_tokens_per_bs
+        tables, scores = dsa_graph_state(v, sizes, tokens, context_len, s.speculative_num_draft_tokens or 0,
+                                         page_size, speculative=bool(s.speculative_algorithm))
+    return GraphMemory(logits, tables, CG_PER_GRAPH_LAYER * len(sizes) * max(layers, 1), scores)
 
 
 def cuda_graph_bytes(max_bs: int, s: SGLangSettings, v: Version, vocab: int, context_len: int, page_size: int = 1,
@@ -601,10 +644,10 @@ class Phase:
 
 def startup_phases(total: int | None, overhead: int, weights: int, pool: int, req_to_token: int, cuda_graphs: int,
                    backend_init: int = 0, prefill_graphs: int = 0, prefill_first: bool = False,
-                   symm_mem: int = 0) -> tuple[Phase, ...]:
+                   symm_mem: int = 0, draft_graphs: int = 0) -> tuple[Phase, ...]:
     """The phases in SGLang's order: the prefill graphs after the decode graphs up to 0.5.10, before them from 0.5.14
-    (settings.py ERAS prefill_graph_first); --enable-symm-mem's preallocated pool after both captures, last
-    (settings.py symm_mem_prealloc_bytes)."""
+    (settings.py ERAS prefill_graph_first); --enable-symm-mem's preallocated pool after both captures (settings.py
+    symm_mem_prealloc_bytes); the draft worker's graphs last (draft.py graph_bytes)."""
     steps = [("CUDA context and distributed init", overhead, False), ("weights", weights, True),
              ("KV cache pool", pool, True), ("req_to_token pool", req_to_token, False),
              ("attention backend init", backend_init, False), ("CUDA graph capture", cuda_graphs, False)]
@@ -613,6 +656,8 @@ def startup_phases(total: int | None, overhead: int, weights: int, pool: int, re
                      ("prefill CUDA graph capture", prefill_graphs, False))
     if symm_mem:
         steps.append(("symmetric memory pool", symm_mem, False))
+    if draft_graphs:
+        steps.append(("draft CUDA graph capture", draft_graphs, False))
     out, free = [], total
     for name, n, inside in steps:
         free = None if free is None else free - n

@@ -134,6 +134,15 @@ ERAS = Eras({
     # dsa_layer_skips_topk is False): the index keys of shared-indexer layers are no longer allocated nor priced
     # (0.5.17 keeps them on every layer; 0.5.18 is the first wheel with skip_topk_layers)
     "dsa_shared_index_k_elided": (0, 5, 18),
+    # DeepSeek sparse attention's decode-graph page table (nsa_backend.py / dsa_backend.py init_cuda_graph_state,
+    # decode_cuda_graph_metadata["page_table"], int32, a column per token): max_bs rows of context_len in 0.5.3,
+    # max_num_tokens rows (max_bs x num_tokens_per_bs) of context_len + speculative_num_draft_tokens in 0.5.10 and
+    # 0.5.13.post1 (0.5.4-0.5.9 not read; the first of them is taken)
+    "dsa_table_per_token_row": (0, 5, 4),
+    # dsa_backend.py init_cuda_graph_state (0.5.18 read; 0.5.14-0.5.17 not): dsa_drop_wide_page_table, the wide
+    # table left out on CUDA with pages over 1 when the fused top-k v2 kernel serves the decode (SGLANG_DSA_FUSE_TOPK,
+    # SGLANG_OPT_USE_TOPK_V2 and --dsa-topk-backend sgl-kernel, the defaults) and no speculative decoding
+    "dsa_wide_table_spec_only": (0, 5, 18),
     # A prompt as long as max_req_input_len = min(context_len - 1, max_total_num_tokens - 1) - 5 is aborted
     # (managers/utils.py validate_input_length: "Input length (N tokens) exceeds the maximum allowed length (M tokens)",
     # truncated instead with --allow-auto-truncate; 0.4.3.post4 is the first release read with it). 0.4.0's scheduler
