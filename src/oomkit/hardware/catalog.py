@@ -127,6 +127,13 @@ _PLURAL = re.compile(r"(?<=\d)s$", re.IGNORECASE)
 # Windows names the Lunar Lake iGPU with its memory in brackets: "Intel(R) Arc(TM) 140V GPU (16GB)"
 _BRACKET_SIZE = re.compile(r"\s*\((?P<size>\d+(?:\.\d+)?\s*(?:gb|gib|g))\)\s*$", re.IGNORECASE)
 _GRAPHICS = re.compile(r"(?<=.)(?:graphics|gpu)$")
+# the bridge written after the cards ("2x RTX 3090 NVLink", "RTX 3090 with NVLink", "2x A6000 NVLink bridge"; the
+# r/LocalLLaMA post 1t6susj's "4x RTX 3090 with NVLink bonded between GPU pairs"): how the cards talk, not a card;
+# each card keeps its own memory (NVLink pools nothing for the engines: vLLM and SGLang shard by
+# --tensor-parallel-size, llama.cpp by --tensor-split), so the words are dropped and the device's NVLink fact stays
+# the card's own (_nvlink: unknown for a GeForce card). "H100 NVL" / "H200 NVL" are cards of their own ("nvl", not
+# "nvlink").
+_NVLINK = re.compile(r"(?<=.)(?:with|w|over|via|and|plus)?nvlink(?:ed|bridged?|bridge)?$")
 # the memory size written between the model and its form factor ("H100 80GB SXM5", "A100 80GB PCIe", as the
 # datasheets title them): read as written after it ("H100 SXM5 80GB")
 _MID_SIZE = re.compile(r"^(?P<head>.*?\S)\s+(?P<size>\d+(?:\.\d+)?\s*(?:gb|gib))\s+(?P<tail>[a-z].*)$", re.IGNORECASE)
@@ -147,7 +154,7 @@ def _key(text: str) -> str:
     GeForce laptop suffix written as "laptop" ("RTX 4090 Mobile", "4090M" -> "rtx4090laptop", "4090laptop")."""
     key = _MACS.sub("", _BRANDS.sub("", _NOT_ALNUM.sub("", _clean(text).lower())))
     key = _MACS_AFTER.sub(r"\g<chip>", key)
-    key = _GRAPHICS.sub("", key)
+    key = _GRAPHICS.sub("", _NVLINK.sub("", key))
     laptop = _LAPTOP.match(key)
     return f"{laptop.group('card')}laptop" if laptop else key
 
