@@ -156,13 +156,27 @@ def metal_mapped(spec: ModelSpec, devices: tuple[Device, ...], s, weights: Model
     return replace(weights, by_device={**weights.by_device, **{d: _device_range(spec, ts) for d, ts in per.items()}})
 
 
+METAL_ALIGNMENT = 32  # ggml-metal.cpp ggml_backend_metal_buffer_type_{shared,private}_get_alignment
+
+
 def vulkan_unpadded(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBuffers,
                     placement: Placement) -> ModelBuffers:
     """A Vulkan device's weights take their own bytes: ggml_backend_vk_buffer_type_get_alloc_size returns
     ggml_nbytes (ggml/src/ggml-vulkan/ggml-vulkan.cpp), without the padded last row ggml-cuda gives a quantized
     tensor whose rows are not a multiple of 512 (weights.gpu_alloc_size). The HilbertRaum RTX 3090 log at b9849
     (Qwen3-30B-A3B Q4_K_M, experts of 768-element rows): Vulkan0 17524.42 MiB, 17524.43 with CUDA's padding."""
-    if not devices or infer_backend(devices, s.backend).name != "vulkan":
+    backend = infer_backend(devices, s.backend).name if devices else None
+    if backend == "metal" and not s.mmap:
+        # Metal without the mapped file (--no-mmap): the weights go to the device's own MTL0 buffer type, whose
+        # get_alloc_size is ggml_nbytes (ggml-metal.cpp ggml_backend_metal_buffer_type_get_alloc_size: extra
+        # bytes only for MUL_MAT_ID / FLASH_ATTN_EXT / CUMSUM / ARGSORT results, never for a weight) at its
+        # alignment of 32 (ggml_backend_metal_buffer_type_shared_get_alignment), read at b7140; no row padding.
+        # ontouchstart/rabbit-holes' llama-server log at b8193 (gpt-oss-20b, --n-cpu-moe 12 --no-mmap, Apple M5):
+        # MTL0 model buffer 6095.68 MiB, 6095.70 with ggml-cuda's padded rows
+        local = _device_weights(spec, devices, s, placement, lambda t: round_up(t.nbytes, METAL_ALIGNMENT),
+                                local_only=True)
+        return replace(weights, by_device={**weights.by_device, **local})
+    if backend != "vulkan":
         return weights
     local = _device_weights(spec, devices, s, placement, lambda t: t.nbytes, local_only=True)
     return replace(weights, by_device={**weights.by_device, **local})

@@ -2955,9 +2955,15 @@ def metal_dense_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache],
     if not all(f"{p}ffn_gate.weight" in names and f"{p}ffn_down.weight" in names for p in prefix):
         return None
     T = min(ctx.n_ctx, ctx.n_ubatch)
+    # from b7057 each FLASH_ATTN_EXT result takes ggml-metal's extra bytes over the cache's cells
+    # (compute_graphs.metal_fa_extra_bytes), which decide whether a pulled-up block fits a freed hole. The b8054
+    # llama-server log of Qwen2.5-3B Q4_K_M on an Apple M4 (4 slots in 4096 unified cells,
+    # tests/test_llamacpp_heldout20_logs.py) prints MTL0 300.75 MiB, 304.75 without them; the two heldout19 runs
+    # (b8040, b10262) are the same either way
+    n_kv = caches[0].cells if ctx.build >= compute_graphs.METAL_FA_EXTRA_BUILD and caches else 0
     return _replayed(compute_graphs.dense_metal_graph, spec, T, reserved_outputs(ctx, s), masks,
                      not ERAS.reached(ctx.build, "kq_mask_f16"),
-                     ctx.build >= compute_graphs.METAL_REORDER_STORES_BUILD, align=METAL_ALIGN)
+                     ctx.build >= compute_graphs.METAL_REORDER_STORES_BUILD, n_kv, align=METAL_ALIGN)
 
 
 def _stream_ubatch(ctx: Context) -> int:
@@ -3805,10 +3811,52 @@ def sycl_refused_moe_host(spec: ModelSpec, ctx: Context, caches: list[Cache], pl
     refused = sycl_refused_weights(spec, devices, s)
     if not refused:
         return 0
-    T = min(ctx.n_ctx, ctx.n_ubatch)
     layers = [la for la in spec.trunk_layers if la.ffn is not None and la.ffn.is_moe
               and la.index < len(placement.layer_device) and 0 <= placement.layer_device[la.index] < len(devices)
               and all(f"blk.{la.index}.ffn_{n}_exps.weight" in refused for n in ("up", "gate", "down"))]
+    return _host_expert_block_bytes(spec, ctx, caches, layers, mask_elem=4)
+
+
+def metal_repacked_moe_host(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                            devices: tuple[Device, ...], s: LlamaCppSettings) -> int:
+    """The CPU compute buffer beside a Metal device when the expert weights of offloaded MoE layers are kept on the
+    CPU (--n-cpu-moe, --cpu-moe, -ot exps=CPU) in CPU_REPACK. Metal has no host buffer type, so the CPU layers'
+    weights take the CPU's extra buffer types (repack.repack_applies); that buffer is not host memory, and
+    ggml_backend_sched_backend_id_from_cur offers a weight's op to a higher backend only when
+    `ggml_backend_buffer_is_host(src->buffer)` (ggml/src/ggml-backend.cpp), so ggml-metal's offload_op
+    (ggml_backend_metal_device_offload_op: MUL_MAT / MUL_MAT_ID of 32 rows or more, read at b7140) never sees the
+    experts' products: they stay on the CPU with the expert block between them, as sycl_refused_moe_host's SYCL
+    build refuses it, and the CPU buffer holds that block above the graph inputs (_host_expert_block_bytes).
+    ontouchstart/rabbit-holes' llama-server log at b8193 (gpt-oss-20b MXFP4 on an Apple M5, --n-cpu-moe 12
+    --no-mmap, 4 slots in 32768 unified cells, -ub 512): CPU compute 144.77 MiB printed = the inputs' 77.27 +
+    3 x 22.5 MiB (up, gate and the SWIGLU_OAI rows, 2880 x 4 a token); 77.27 without the block. 0 where no such
+    layer is offloaded or the experts stay in a host buffer (not repacked: then Metal's offload_op takes them)."""
+    if not devices or infer_backend(devices, s.backend).name != "metal" or not (
+            s.override_tensor or s.cpu_moe or s.n_cpu_moe):
+        return 0
+    build = ctx.build
+    if not repack_applies(devices, s.no_host, s.repack, s.backend, build):
+        return 0
+    isa = "neon" if s.cpu_isa == "avx2" else s.cpu_isa  # an Apple chip's CPU (backends.cpu_repack)
+    on_cpu = {t.name: t for t in model_buffers(spec, devices, s, placement).cpu_tensors}
+
+    def repacked(name: str) -> bool:
+        t = on_cpu.get(name)
+        return t is not None and repackable(t, isa, build)
+
+    layers = [la for la in spec.trunk_layers if la.ffn is not None and la.ffn.is_moe
+              and la.index < len(placement.layer_device) and 0 <= placement.layer_device[la.index] < len(devices)
+              and all(repacked(f"blk.{la.index}.ffn_{n}_exps.weight") for n in ("up", "gate", "down"))]
+    mask_elem = 2 if ctx.flash_attn and ERAS.reached(build, "kq_mask_f16") else 4
+    return _host_expert_block_bytes(spec, ctx, caches, layers, mask_elem=mask_elem)
+
+
+def _host_expert_block_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache], layers: list[LayerSpec],
+                             mask_elem: int) -> int:
+    """The host buffer's peak when the expert block of offloaded MoE `layers` (separate up / gate / down experts)
+    runs on the CPU, replayed through ggml-alloc as sycl_refused_moe_host describes; `mask_elem` the bytes of a KQ
+    mask element as the host's graph input holds it. 0 without such a layer or attention."""
+    T = min(ctx.n_ctx, ctx.n_ubatch)
     att = attention_layers(spec)
     if not layers or not att:
         return 0
@@ -3821,8 +3869,12 @@ def sycl_refused_moe_host(spec: ModelSpec, ctx: Context, caches: list[Cache], pl
     order = sorted((c for c in caches if c.layers), key=lambda c: first not in c.layers)
     g = compute_graphs._Graph()
     add = g.add
-    tokens, pos = add(T * 4), add(T * 4)
-    cache_inputs = [[add(T * 8), add((n_embd_v if v_trans else 1) * T * 8), add(c.cells * T * 4)] for c in order]
+    tokens = add(T * 4)
+    if ERAS.reached(ctx.build, "embd_input"):  # the unread embeddings input beside the token ids (PR #18550)
+        add(resid)
+    pos = add(T * 4)
+    cache_inputs = [[add(T * 8), add((n_embd_v if v_trans else 1) * T * 8), add(c.cells * T * mask_elem)]
+                    for c in order]
     out_ids = add(T * 4)
     n_inputs = len(g.nodes)
     embd = add(resid, tokens)  # GET_ROWS of the host's token embeddings
@@ -3987,6 +4039,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     out[-1] = max(out[-1], cuda_f32_down_exps_host(spec, ctx, placement, devices, s))  # a refused down product
     out[-1] = max(out[-1], opencl_refused_down_exps_host(spec, ctx, placement, devices, s, out[-1]))  # its host split
     out[-1] = max(out[-1], sycl_refused_moe_host(spec, ctx, caches, placement, devices, s))  # gpt-oss's FFN on the host
+    out[-1] = max(out[-1], metal_repacked_moe_host(spec, ctx, caches, placement, devices, s))  # repacked experts
     m2 = mamba2_offload_device_bytes(spec, ctx, placement, devices, s)
     if m2 is not None:  # a partly offloaded Mamba-2 model's pp graph on the device, replayed
         out[placement.output_device] = m2

@@ -2500,17 +2500,40 @@ def metal_graph_optimize(g: OpGraph, stores_safe: bool) -> list[int]:
 
 
 def dense_metal_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, mask_cast: bool,
-                      stores_safe: bool) -> tuple[int, list[Node]]:
+                      stores_safe: bool, n_kv: int = 0) -> tuple[int, list[Node]]:
     """dense_metal_op_graph's split in the order metal_graph_optimize gives it, its inputs at its head in first-use
-    order (ggml_backend_sched's copies), as ggml-alloc places it."""
-    g = dense_metal_op_graph(spec, T, n_outputs, masks, mask_cast)
+    order (ggml_backend_sched's copies), as ggml-alloc places it; `n_kv` the cache cells FLASH_ATTN_EXT reads when
+    its result takes ggml-metal's extra bytes (metal_fa_extra_bytes), 0 where it does not."""
+    g = dense_metal_op_graph(spec, T, n_outputs, masks, mask_cast, n_kv)
     order = metal_graph_optimize(g, stores_safe)
     inputs = sorted(g.inputs)
     return 0, _hoisted(_reordered(g.nodes, inputs + [i for i in order if i not in g.inputs]),
                        set(range(len(inputs))), [0])
 
 
-def dense_metal_op_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, mask_cast: bool) -> OpGraph:
+# PR #17143 ("metal : make the FA extra sizes consistent", 2606b0ad, b7057): from it ggml-metal sizes every
+# FLASH_ATTN_EXT result with its padding, block-mask and temporary scratch ("always reserve ... to avoid graph
+# reallocations"); before it the scratch only for the vector kernel (a handful of tokens), not a reserve's ubatch
+METAL_FA_EXTRA_BUILD = 7057
+_METAL_FA_NQPTG, _METAL_FA_NCPSG = 8, 64  # ggml-metal-impl.h OP_FLASH_ATTN_EXT_NQPTG / _NCPSG (not the vec kernel's)
+
+
+def metal_fa_extra_bytes(a: Attention, T: int, n_kv: int, n_stream: int = 1) -> int:
+    """The bytes ggml-metal's get_alloc_size adds to a FLASH_ATTN_EXT result of T tokens over n_kv cells
+    (ggml/src/ggml-metal/ggml-metal-ops.cpp at llama.cpp@62ede36c, b7140, the matrix kernel of T >= 20):
+    ggml_metal_op_flash_attn_ext_extra_pad, NCPSG times K's and V's nb1 x ne2 x ne3 (an F16 cache cell of
+    n_kv_heads x head_dim, times the n_kv_heads of the permuted view) and the F16 mask row; _extra_blk, one byte per (NQPTG tokens, NCPSG cells) block of the mask, padded
+    to 32; _extra_tmp, the 32 workgroups' partial results of min(T, 32) tokens (F32, head_dim_v + 2 a head)."""
+    k_row, v_row = 2 * a.n_kv_heads * a.head_dim_k, 2 * a.n_kv_heads * a.head_dim_v  # nb11, nb21: an F16 cell
+    pad = _METAL_FA_NCPSG * (k_row * a.n_kv_heads * n_stream + v_row * a.n_kv_heads * n_stream + 2 * T * n_stream)
+    blk = -(-T // _METAL_FA_NQPTG) * -(-n_kv // _METAL_FA_NCPSG) * n_stream
+    blk = -(-blk // 32) * 32
+    tmp = F32 * min(T, 32) * a.n_heads * n_stream * 32 * (a.head_dim_v + 2)
+    return pad + blk + tmp
+
+
+def dense_metal_op_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, mask_cast: bool,
+                         n_kv: int = 0) -> OpGraph:
     """The split of a Metal device that runs a whole Llama / Qwen2 / Qwen3 graph with flash attention (src/models/
     llama.cpp, qwen2.cpp, qwen3.cpp with build_attn and build_ffn of src/llama-graph.cpp) node by node as
     ggml_build_forward_expand orders it, each node's op and memory recorded for the reorder. Per layer: the attention norm (RMS_NORM, MUL); Q, V, K as
@@ -2558,7 +2581,8 @@ def dense_metal_op_graph(spec: ModelSpec, T: int, n_outputs: int, masks: int, ma
             op("PERMUTE", 0, op("VIEW", 0, writes=(kv, il)), writes=(kv, il))
         if fa_mask < 0:  # the mask as FLASH_ATTN_EXT reads it, made where the first layer first reads it
             fa_mask = op("CPY", masks, mask) if mask_cast else mask
-        o = vop("RESHAPE", op("FLASH_ATTN_EXT", a.n_heads * a.head_dim_v * T * F32, qp, fa_mask,
+        extra = metal_fa_extra_bytes(a, T, n_kv) if n_kv else 0
+        o = vop("RESHAPE", op("FLASH_ATTN_EXT", a.n_heads * a.head_dim_v * T * F32 + extra, qp, fa_mask,
                               reads=(("k", il), ("v", il))))
         o = op("MUL_MAT", resid, o)  # wo
         r = resid
