@@ -15,6 +15,7 @@ import io
 import json
 import os
 import re
+import shlex
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -213,8 +214,16 @@ def _own_options() -> set[str]:
 
 def _engine_flags(text: str) -> list[str]:
     """Engine flags as typed; an oomkit option among them (--json, --plot FILE, --env ...) is refused: the fields
-    are the only way to set those, and some would write or read files of the server."""
-    argv = _split(text, "flags")
+    are the only way to set those, and some would write or read files of the server. Split as the shell splits the
+    CLI's own arguments (shlex), not as a pasted command line, whose reader drops a leading `NAME=value` as an
+    environment assignment: an Ollama user's `num_ctx=32768` was dropped without a word where the CLI refuses it."""
+    try:
+        argv = shlex.split(text.replace("\r\n", "\n"))
+    except ValueError as e:
+        raise InputError(f"flags: cannot split it into arguments ({e})", 400) from None
+    if argv and not argv[0].startswith("-"):  # the CLI's parser would blame the option before it
+        raise InputError(f"flags: {argv[0][:60]!r} is not an engine flag: flags start with '-' (e.g. -fa on); the "
+                         "context goes in the context field", 400)
     own = _own_options()
     for a in argv:
         if a == "--" or a.partition("=")[0] in own:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt, StrictStr
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
+from ..diagnose.text import render as said
 from ..errors import OomkitError
 from ..report import check as check_report
 from . import api, kvpage, pages
@@ -141,6 +143,14 @@ class _HostCheck:
 
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+_OFF_HUB = "this server stays off the hub: start it with `oomkit serve --hub` to read hub models"
+# model/hub.py's offline miss: "... (HF_HUB_OFFLINE=1 keeps oomkit off the hub); unset HF_HUB_OFFLINE to look it up"
+_OFFLINE_ADVICE = re.compile(r" ?\(HF_HUB_OFFLINE=1 keeps oomkit off the hub\); unset HF_HUB_OFFLINE to (look it up|read it)"
+                             r"| and HF_HUB_OFFLINE=1 keeps oomkit off the hub; unset HF_HUB_OFFLINE to (look it up|read it)")
+# units.parse_size's refusal names the CLI's option ("--vram 24: 24 what? ..."); a page names its field
+_PAGE_FIELDS = {"--vram": "VRAM per GPU", "--ram": "host memory"}
+_CLI_SIZE = re.compile(r"^(--vram|--ram) (?=\S+: \S+ what\?)")
+_CLI_VRAM = re.compile(r" with --vram SIZE\b")  # hardware/catalog.py's unknown GPU: "give its memory with --vram SIZE"
 
 
 class _TooLarge(Exception):
@@ -225,8 +235,14 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
     def error_text(exc: BaseException) -> str:
         text = _one_line(str(exc))
         if not hub and "HF_HUB_OFFLINE" in text:
-            text += " (this server stays off the hub: start it with `oomkit serve --hub` to read hub models)"
+            # the CLI's advice (unset HF_HUB_OFFLINE) is the terminal user's; this server's user starts it with --hub
+            text = f"{_OFFLINE_ADVICE.sub('', text)} ({_OFF_HUB})"
         return text
+
+    def page_error_text(exc: BaseException) -> str:
+        """error_text in the words of a page: its fields, not the CLI's options."""
+        text = _CLI_VRAM.sub(" in the VRAM field (or pick a GPU from the list)", error_text(exc))
+        return _CLI_SIZE.sub(lambda m: f"{_PAGE_FIELDS[m.group(1)]} ", text)
 
     @app.exception_handler(OomkitError)
     async def _oomkit_error(request: Request, exc: OomkitError) -> JSONResponse:
@@ -339,7 +355,7 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
         try:
             return fn(), None
         except OomkitError as exc:
-            return None, error_text(exc)
+            return None, page_error_text(exc)
         except RecursionError:
             return None, "the input is nested too deeply to read"
 
@@ -417,7 +433,8 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
         if not text:
             return page(lambda: pages.diagnose_page(None, None, None))
         answer, err = attempt(lambda: api.diagnose_text({"text": text}))
-        return page(lambda: pages.diagnose_page(text, answer and answer.data(), err), 400 if err else 200)
+        return page(lambda: pages.diagnose_page(text, answer and answer.data(), err, answer and said(answer.obj)),
+                    400 if err else 200)
 
     @app.post("/diagnose", response_class=HTMLResponse, include_in_schema=False)
     async def diagnose_post(request: Request) -> HTMLResponse:
@@ -425,7 +442,8 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
         form = parse_qs(raw.decode("utf-8", errors="replace"), keep_blank_values=True, max_num_fields=20)
         text = (form.get("text") or [""])[-1]
         answer, err = await run_in_threadpool(attempt, lambda: api.diagnose_text({"text": text}))
-        return HTMLResponse(pages.diagnose_page(text, answer and answer.data(), err), 400 if err else 200)
+        return HTMLResponse(pages.diagnose_page(text, answer and answer.data(), err, answer and said(answer.obj)),
+                            400 if err else 200)
 
     @app.get("/errors", response_class=HTMLResponse, include_in_schema=False)
     def errors_page(request: Request) -> HTMLResponse:
@@ -469,6 +487,10 @@ def with_command(p: dict[str, Any]) -> dict[str, Any]:
     which to edit, in one line, rather than the CLI's "not both"."""
     if not p.get("command"):
         return p
+    if p.get("flags"):  # the CLI would say "give either MODEL with options, or an engine command after --"
+        raise api.InputError("the engine flags field and the pasted command both give flags: put them in the command "
+                             "(the command is what is estimated), or clear the command box to estimate from the "
+                             "fields", 400)
     out = {k: v for k, v in p.items() if k != "engine"}
     try:
         read = pages.form_from_request({"command": p["command"]}, api.command_request(p["command"]))

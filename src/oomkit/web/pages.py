@@ -7,6 +7,7 @@ so its URL is the thing to share. No logic here beyond layout: the figures are t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from html import escape
 from typing import Any
@@ -14,6 +15,8 @@ from urllib.parse import quote, urlencode
 
 from ..accuracy import error_band
 from ..check import CheckResult, DeviceCheck
+from ..diagnose.text import STAGE_WORDS
+from ..diagnose.text import _number as diag_number
 from ..engines.base import all_engines, get_engine
 from ..engines.command import join_command
 from ..errors import OomkitError
@@ -27,7 +30,7 @@ from ..report.plan import usage_text as usage
 from ..report.render import host_fit
 from ..units import GiB, MiB
 from . import svg
-from .api import MAX_COMMAND_CHARS, MAX_FIELD_CHARS, MAX_LOG_BYTES
+from .api import MAX_COMMAND_CHARS, MAX_FIELD_CHARS, MAX_LOG_BYTES, refuse_path
 from .static import CSS
 
 NAV = (("/", "calculator", "Calculator"), ("/limits", "limits", "Limits & context"), ("/plan", "plan", "Plan / fit"),
@@ -55,6 +58,24 @@ def layout(title: str, active: str, body: str, status_note: str = "") -> str:
 
 def error_box(message: str | None) -> str:
     return f'<div class="error" role="alert"><b>Cannot answer:</b> {e(message)}</div>' if message else ""
+
+
+_DID_YOU_MEAN = re.compile(r"unknown (model|GPU) '[^']*'.*?did you mean ([^?]+)\?")
+
+
+def did_you_mean(message: str | None, params: Mapping[str, Any], path: str, keys: Iterable[str]) -> str:
+    """The names an unknown model's or GPU's message offers ("did you mean A, B, C?"), each a link to the same page
+    with that name in its field (not where a pasted command named the model: the command is what is read)."""
+    m = _DID_YOU_MEAN.search(message or "")
+    if not m:
+        return ""
+    name = "model" if m.group(1) == "model" else "gpu"
+    if name == "model" and params.get("command"):
+        return ""
+    keys = (*keys, name)
+    links = " · ".join(f'<a href="{e(link(path, {**params, name: x.strip()}, keys))}">{e(x.strip())}</a>'
+                       for x in m.group(2).split(",") if x.strip())
+    return f'<p class="note" id="did-you-mean">Did you mean: {links}</p>'
 
 
 def not_found_page(path: str) -> str:
@@ -315,7 +336,7 @@ def _small(n: int | float) -> str:
 def calculator_page(params: Mapping[str, Any], est: MemoryEstimate | None, req: Any, error: str | None,
                     check_text: str | None = None) -> str:
     shown = form_from_request(params, req)
-    body = [calculator_form(shown), error_box(error)]
+    body = [calculator_form(shown), error_box(error), did_you_mean(error, params, "/", CALC_KEYS)]
     if check_text:
         body.append(f'<div class="card"><h2>On this machine</h2><pre id="check">{e(check_text)}</pre></div>')
     if est is not None:
@@ -348,7 +369,7 @@ def limits_page(params: Mapping[str, Any], data: dict | None, error: str | None)
                         if params.get("command") else []))
     if params.get("command"):  # the tables of a pasted command (from the calculator): said, and kept by the form
         form += f'<p class="note" id="for-command">For the command <code>{e(params["command"])}</code></p>'
-    body = [form, error_box(error)]
+    body = [form, error_box(error), did_you_mean(error, params, "/limits", params)]
     if data is not None:
         kvs = [k for k in data["kv_types"] if k not in data["kv_errors"]]
         m = data["model"]
@@ -410,7 +431,7 @@ def plan_page(params: Mapping[str, Any], plan_obj: Any, fit_obj: Any, error: str
                       field("min_ctx", "context each sequence needs", params, "8192"),
                       field("concurrency", "sequences at once", params, "1"),
                       field("quant", "keep this weight format", params, "any"))
-    body = [form, error_box(error)]
+    body = [form, error_box(error), did_you_mean(error, params, "/plan", PLAN_KEYS)]
     if plan_obj is not None:
         body.append(plan_body(plan_obj))
     body.append('<h2>Fit my command</h2><form class="card grid" method="get" action="/plan" data-need="fit_command">'
@@ -426,6 +447,7 @@ def plan_page(params: Mapping[str, Any], plan_obj: Any, fit_obj: Any, error: str
     return layout("Plan the settings, fit a command", "plan", "".join(body))
 
 
+PLAN_KEYS = ("model", "engine", "gpu", "vram", "min_ctx", "concurrency", "quant")
 TIERS = {1: "all on the GPU", 2: "part in system RAM", 3: "bigger hardware"}
 
 
@@ -475,6 +497,11 @@ def _saves(n: int | None) -> str:
     return b(n)
 
 
+def _from(value: Any) -> Any:
+    """A changed flag's value before, as `oomkit fit` prints it: unset is the engine's default, not a blank."""
+    return "the engine's default" if value is None else value
+
+
 def fit_body(fit_obj: Any) -> str:
     f = fit_obj.to_dict()["fit"]
     out = ['<div class="card">']
@@ -488,7 +515,7 @@ def fit_body(fit_obj: Any) -> str:
     if f.get("changes"):
         out.append('<div class="scroll"><table><tr><th class="l">flag</th><th class="l">from</th><th class="l">to</th>'
                    '<th>saves</th><th class="l">why</th></tr>'
-                   + "".join(f'<tr><td class="l">{e(c.get("flag"))}</td><td class="l">{e(c.get("from"))}</td>'
+                   + "".join(f'<tr><td class="l">{e(c.get("flag"))}</td><td class="l">{e(_from(c.get("from")))}</td>'
                              f'<td class="l">{e(c.get("to"))}</td><td>{_saves(c.get("saves_bytes"))}</td>'
                              f'<td class="l wrap">{e(c.get("why"))}</td></tr>' for c in f["changes"])
                    + "</table></div>")
@@ -518,7 +545,8 @@ def fit_body(fit_obj: Any) -> str:
 ECHO_CHARS = 256 * 1024
 
 
-def diagnose_page(text: str | None, d: dict | None, error: str | None) -> str:
+def diagnose_page(text: str | None, d: dict | None, error: str | None, said: str | None = None) -> str:
+    """said: `oomkit diagnose`'s text for the same log (diagnose.text.render)."""
     shown, cut = text, ""
     if text is not None and len(text) > ECHO_CHARS:
         shown = text[-ECHO_CHARS:]  # its end: where a crash prints its error
@@ -530,8 +558,9 @@ def diagnose_page(text: str | None, d: dict | None, error: str | None) -> str:
             + '<div><button type="submit">Diagnose</button></div></form>' + cut)
     body = [form, error_box(error)]
     if d is not None:
-        items = [("program", e(d.get("engine") or "not recognised")),
-                 ("stage", f'<b id="stage">{e(d["stage"])}</b>'), ("confidence", e(d["confidence"]))]
+        stage = f'<b id="stage">{e(d["stage"])}</b>: {e(STAGE_WORDS.get(d["stage"], d["stage"]))}'
+        items = [("program", e(d.get("engine") or "not recognised")), ("stage", stage),
+                 ("confidence", e(d["confidence"]))]
         for k in ("engine_version", "host", "backend"):
             if d.get(k):
                 items.append((k.replace("_", " "), e(d[k])))
@@ -541,9 +570,16 @@ def diagnose_page(text: str | None, d: dict | None, error: str | None) -> str:
             items.append(("at line", e(d["line"])))
         if d.get("evidence"):
             items.append(("evidence", f"<code>{e(d['evidence'])}</code>"))
+        # what `oomkit diagnose` prints beyond these, in its words: the phase, the engine's buffers, oomkit's
+        # prediction beside the printed figures, every message seen
+        for label, lines in _said_lines(said):
+            items.append((label, "<br>".join(e(x) for x in lines)))
         body.append('<div class="card">' + dl(items))
-        if d.get("numbers"):
-            body.append("<h3>Numbers</h3>" + dl((k, _view_value(k, v)) for k, v in d["numbers"].items()))
+        if d.get("numbers"):  # each as the CLI writes it (448 KiB free is "458,752 bytes", not "0 MiB")
+            body.append('<h3>Numbers</h3><ul id="numbers">'
+                        + "".join(f'<li data-key="{e(k)}"'
+                                  f'{f" data-bytes={chr(34)}{v}{chr(34)}" if k.endswith("_bytes") else ""}>'
+                                  f"{e(diag_number(k, v))}</li>" for k, v in d["numbers"].items()) + "</ul>")
         if d.get("settings"):
             body.append("<h3>Settings in force</h3>" + dl((k, _view_value(k, v)) for k, v in d["settings"].items()))
         if d.get("causes"):
@@ -561,8 +597,41 @@ def diagnose_page(text: str | None, d: dict | None, error: str | None) -> str:
                 saves = f" <span class=tag>saves {b(fx['saves_bytes'])}</span>" if fx.get("saves_bytes") else ""
                 body.append(f"<li>{e(fx['summary'])}{saves}{extra}</li>")
             body.append("</ol>")
+        body.append(_estimate_link(d))
         body.append("</div>")
     return layout("Diagnose an out-of-memory error", "diagnose", "".join(body))
+
+
+# the lines of `oomkit diagnose`'s text the page's own fields do not hold, by their label
+_SAID = {"phase": "phase", "buffers": "engine's buffers", "oomkit": "oomkit's figures", "seen": "messages seen"}
+
+
+def _said_lines(said: str | None) -> list[tuple[str, list[str]]]:
+    out: list[tuple[str, list[str]]] = []
+    for line in (said or "").splitlines():
+        head = line[:10].strip()
+        if head in _SAID:
+            out.append((_SAID[head], [line[10:].strip()]))
+        elif not head and out and out[-1][0] == _SAID["oomkit"]:  # the prediction's figures, one a line
+            out[-1][1].append(line.strip())
+    return out
+
+
+def _estimate_link(d: dict) -> str:
+    """Back to the calculator for the model the log names, with its engine: where to try the fixes' flags."""
+    settings = d.get("settings") or {}
+    model = (d.get("prediction") or {}).get("model") or settings.get("ollama_model") or settings.get("model")
+    engines = {x.name for x in all_engines()}
+    engine = next((x for x in (d.get("engine"), d.get("host")) if x in engines), None)
+    if not isinstance(model, str) or engine is None:
+        return ""
+    try:
+        refuse_path(model)  # a path in the log (`--model /data/Qwen`) names no model this hub can read
+    except OomkitError:
+        return ""
+    href = link("/", {"model": model, "engine": engine}, ("model", "engine"))
+    return (f'<p class="note" id="to-estimate">Estimate <a href="{e(href)}">{e(model)} with {e(engine)}</a> and '
+            "try a fix's flags there (engine flags field).</p>")
 
 
 def errors_page(q: str | None, rows: list[dict]) -> str:
