@@ -209,6 +209,20 @@ def test_a_vllm_log_shows_its_phase_as_the_cli_does(client):
     assert phase in html.unescape(client.post("/diagnose", data={"text": row["text"]}).text)
 
 
+def test_oomkits_figures_beside_the_log_as_the_cli_prints_them(client):
+    """A vLLM 0.x log on an RTX 3090 with its weights, KV memory and KV tokens printed: `oomkit diagnose` sets oomkit's
+    prediction beside each printed figure; the page showed none of them."""
+    from oomkit.diagnose.text import render
+
+    row = _corpus("vllm-offload-profiles-3090-sampler-warmup")
+    answer = api.diagnose_text({"text": row["text"]})
+    figures = [x.strip() for x in render(answer.obj).splitlines() if x.startswith(" " * 10) and "printed" in x]
+    assert len(figures) == len(answer.data()["prediction"]["figures"]) == 3
+    page = html.unescape(client.post("/diagnose", data={"text": row["text"]}).text)
+    assert all(f in page for f in figures)
+    assert "printed vs predicted" in page
+
+
 def test_an_ollama_memory_refusal_leads_back_to_the_estimate(client):
     """ollama/ollama#10920's `ollama run deepseek-v2.5`: "model requires more system memory (164.8 GiB) than is
     available (13.4 GiB)". The page had no way back to the model's estimate."""

@@ -608,12 +608,15 @@ _SAID = {"phase": "phase", "buffers": "engine's buffers", "oomkit": "oomkit's fi
 
 def _said_lines(said: str | None) -> list[tuple[str, list[str]]]:
     out: list[tuple[str, list[str]]] = []
+    under = ""  # the label of the line above an indented one
     for line in (said or "").splitlines():
         head = line[:10].strip()
         if head in _SAID:
             out.append((_SAID[head], [line[10:].strip()]))
-        elif not head and out and out[-1][0] == _SAID["oomkit"]:  # the prediction's figures, one a line
+        elif not head and under == "oomkit":  # the prediction's figures, one a line
             out[-1][1].append(line.strip())
+            continue
+        under = head if line[:1].strip() else ""
     return out
 
 
