@@ -125,6 +125,16 @@ def test_a_typo_offers_the_names_as_links_that_keep_the_rest(client):
     assert _href(plan, "did-you-mean")[0] == "/plan?model=qwen3%3A8b&gpu=RTX+4090"
 
 
+def test_the_fit_form_and_the_kv_page_offer_the_names_too(client):
+    r = client.get("/plan", params={"fit_command": "ollama run llama3.1:8b", "fit_gpu": "RTX 4600"})
+    offered = _href(r.text, "fit-did-you-mean")
+    assert r.status_code == 400 and offered[0] == "/plan?fit_command=ollama+run+llama3.1%3A8b&fit_gpu=RTX+4060"
+    fixed = client.get(offered[0])
+    want = api.fit_command({"command": "ollama run llama3.1:8b", "gpu": "RTX 4060"}).data()["fit"]["command"]
+    assert fixed.status_code == 200 and html.escape(want) in fixed.text
+    assert _href(client.get("/kv", params={"model": "qwen3:8bb"}).text, "did-you-mean")[0] == "/kv?model=qwen3%3A8b"
+
+
 def test_a_hub_id_typo_offline_gives_one_piece_of_advice(client):
     """The page said both "unset HF_HUB_OFFLINE to look it up" (the terminal's advice, which a hub user cannot
     follow) and "start it with `oomkit serve --hub`"."""

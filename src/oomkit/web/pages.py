@@ -63,19 +63,20 @@ def error_box(message: str | None) -> str:
 _DID_YOU_MEAN = re.compile(r"unknown (model|GPU) '[^']*'.*?did you mean ([^?]+)\?")
 
 
-def did_you_mean(message: str | None, params: Mapping[str, Any], path: str, keys: Iterable[str]) -> str:
+def did_you_mean(message: str | None, params: Mapping[str, Any], path: str, keys: Iterable[str],
+                 gpu_field: str = "gpu", ident: str = "did-you-mean") -> str:
     """The names an unknown model's or GPU's message offers ("did you mean A, B, C?"), each a link to the same page
     with that name in its field (not where a pasted command named the model: the command is what is read)."""
     m = _DID_YOU_MEAN.search(message or "")
     if not m:
         return ""
-    name = "model" if m.group(1) == "model" else "gpu"
-    if name == "model" and params.get("command"):
+    name = "model" if m.group(1) == "model" else gpu_field
+    if name == "model" and (params.get("command") or gpu_field != "gpu"):
         return ""
     keys = (*keys, name)
     links = " · ".join(f'<a href="{e(link(path, {**params, name: x.strip()}, keys))}">{e(x.strip())}</a>'
                        for x in m.group(2).split(",") if x.strip())
-    return f'<p class="note" id="did-you-mean">Did you mean: {links}</p>'
+    return f'<p class="note" id="{ident}">Did you mean: {links}</p>'
 
 
 def not_found_page(path: str) -> str:
@@ -441,7 +442,9 @@ def plan_page(params: Mapping[str, Any], plan_obj: Any, fit_obj: Any, error: str
                            "llama-server -m qwen3:8b -c 131072 -fa on", 2)
                 + field("fit_vram", "VRAM per GPU", params, "24GiB")
                 + field("fit_gpu", "or GPUs", params, "RTX 4060")
-                + '<div><button type="submit">Fit it</button></div></form>' + error_box(fit_error))
+                + '<div><button type="submit">Fit it</button></div></form>' + error_box(fit_error)
+                + did_you_mean(fit_error, params, "/plan", (*PLAN_KEYS, "fit_command", "fit_vram"), "fit_gpu",
+                               "fit-did-you-mean"))
     if fit_obj is not None:
         body.append(fit_body(fit_obj))
     return layout("Plan the settings, fit a command", "plan", "".join(body))
