@@ -357,3 +357,24 @@ def test_nvlink_after_a_card_is_dropped():
     e = json.loads(out)["estimate"]
     assert [(d["name"], d["memory_bytes"] // 2**20) for d in e["devices"]] == [("NVIDIA GeForce RTX 3090", 24576)] * 2
     assert e["fits"] is False, e["warnings"]
+
+
+# ---- SkyPilot's and Modal's accelerator spec NAME:COUNT (hardware/catalog.py _COUNT_LOOSE) ----
+
+def test_the_accelerator_spec_name_colon_count():
+    from oomkit.hardware.catalog import devices_for_names  # the catalog, as --gpu reads it
+
+    # vllm-project/vllm#6689: "works well on A100-80GB:8" and "the 8B model on L4:1"
+    for text, n, name, mib in (("A100-80GB:8", 8, "NVIDIA A100-SXM4-80GB", 81920), ("L4:1", 1, "NVIDIA L4", 23034),
+                               ("H100:8", 8, "NVIDIA H100 80GB HBM3", 81559),
+                               ("RTX 4090:2, RTX 3090:1", 3, None, None)):
+        got = devices_for_names(text)
+        assert len(got) == n, text
+        if name:
+            assert {(d.name, d.memory_bytes // 2**20) for d in got} == {(name, mib)}, text
+    # a device index is no count ("cuda:0" names no card), and no count is below one
+    rc, _, err = run_cli("check", "Qwen/Qwen3-8B", "--gpu", "cuda:0")
+    assert rc == 2 and "unknown GPU 'cuda:0'" in err
+    rc, _, err = run_cli("check", "Qwen/Qwen3-8B", "--gpu", "H100:0")
+    assert rc == 2 and "GPU count must be at least 1" in err
+

@@ -53,9 +53,12 @@ _SIZE = re.compile(r"^(?P<base>.*?)[\s_-]*(?P<gb>\d+(?:\.\d+)?)\s*(?:gb|gib|g)$"
 # "2x H100", "2 x H100", "2*H100" (the space after x keeps "7900 XTX" a name)
 _NEGATIVE_SIZE = re.compile(r"\s-$")
 _COUNT = re.compile(r"^(?P<n>\d+)\s*(?:[x×]\s+|\*\s*)(?P<name>.+)$", re.IGNORECASE)
-# the tighter forms "8xH100", "H100x8", "H100 x 8", tried only when the whole text is no catalog name
+# the tighter forms "8xH100", "H100x8", "H100 x 8", tried only when the whole text is no catalog name, and the
+# accelerator spec of SkyPilot and Modal, NAME:COUNT ("A100-80GB:8" and "L4:1" in vllm-project/vllm#6689, written by
+# a SkyPilot maintainer; `sky launch --gpus H100:8`)
 _COUNT_LOOSE = (re.compile(r"^(?P<n>\d+)\s*[x×](?P<name>.+)$", re.IGNORECASE),
-                re.compile(r"^(?P<name>.+?)\s*[x×*]\s*(?P<n>\d+)$", re.IGNORECASE))
+                re.compile(r"^(?P<name>.+?)\s*[x×*]\s*(?P<n>\d+)$", re.IGNORECASE),
+                re.compile(r"^(?P<name>.+?)\s*:\s*(?P<n>\d+)$"))
 # Data-centre parts that come with NVLink (NVIDIA: SXM boards, H100/H200/H800/H20, Grace-Hopper and Blackwell
 # systems, A100/A800) or Infinity Fabric links (AMD Instinct MI200/MI300): what SGLang's distributed start-up
 # costs depends on it (NCCL's NVLS/NVLink buffers).
