@@ -469,6 +469,7 @@ def _estimate_eras_abc(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...]
     if launch.runner == "ollama":
         runner = _replace_kv(runner, _ollama_engine_kv(spec, launch, num_parallel), used_devs)
         runner = _siglip_reserve(spec, launch, runner, used_devs, own["runner_layers"], g.block_count)
+        runner = _engine_host_graph(spec, launch, runner, used_devs, own["runner_layers"], g)
     elif launch.runner == "llama":
         runner = _patched_output_buffer(spec, launch, ls, runner)
         runner = _hip_cublas_pool(spec, launch, ls, runner, used_devs)
@@ -478,19 +479,20 @@ def _estimate_eras_abc(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...]
 
 def _siglip_reserve(spec: ModelSpec, launch: Launch, runner: MemoryEstimate, devs: tuple[Device, ...],
                     n_gpu_layers: int, blocks: int) -> MemoryEstimate:
-    """The Ollama engine's graph on the GPU that holds gemma3's vision tower, where the scheduler's old estimate
-    decided (v0.7.1 until its measured layout). runner/ollamarunner/runner.go reserveWorstCaseGraph (fe623c2cf,
-    v0.7.1) encodes a 2048 x 2048 image: mmStore.getMultimodal(..., reserve=true) reserves the SigLIP encoder's
-    graph on the same scheduler before the text batch's, and ggml-alloc keeps the larger buffer. The tower goes
-    with the output layer (ml/backend/ggml New), so with every layer offloaded the last GPU's buffer is the larger
-    of the two; model/models/gemma3/model_vision.go and ml/nn/attention.go's cache-less branch are v0.12.3's
-    (graph.py siglip_vision_graph) from v0.7.1 but for the order of two Forward calls, without the conv bias
-    (v0.12.7) or the flash branch (v0.13.2). take0a/mcp docs/ollama.md (v0.9.6, gemma3:27b on a Radeon 780M):
-    "compute graph" backend=ROCm0 1.1 GiB, the text batch's 565.0 MiB (memory.graph.full) below it."""
+    """The runner's graph on the GPU that holds gemma3's vision tower (v0.7.1 on).
+    runner/ollamarunner/runner.go reserveWorstCaseGraph (fe623c2cf, v0.7.1) encodes a 2048 x 2048 image:
+    mmStore.getMultimodal(..., reserve=true) reserves the SigLIP encoder's graph on the same scheduler before the
+    text batch's, and ggml-alloc keeps the larger buffer. The tower goes with the output layer (ml/backend/ggml
+    New), so with every layer offloaded the last GPU's buffer is the larger of the two; model/models/gemma3
+    model_vision.go and ml/nn/attention.go's cache-less branch are v0.12.3's (graph.py siglip_vision_graph) from
+    v0.7.1 but for the order of two Forward calls, the conv bias from v0.12.7 and the flash branch from v0.13.2.
+    take0a/mcp docs/ollama.md (v0.9.6, gemma3:27b on a Radeon 780M): "compute graph" backend=ROCm0 1.1 GiB, the
+    text batch's 565.0 MiB (memory.graph.full) below it."""
     if launch.version < V_MM_WORST_CASE or not devs or n_gpu_layers < blocks + 1 \
             or "compute_buffer_bytes" not in runner.engine_view:
         return runner
-    vision = own_siglip_graph(spec, True, False, False)
+    v = launch.version
+    vision = own_siglip_graph(spec, True, launch.flash_attention and v >= V_VISION_SDPA, v >= V_CONV2D_BIAS)
     dev = devs[-1].id
     compute = dict(runner.engine_view["compute_buffer_bytes"])
     if vision is None or vision <= compute.get(dev, 0):
@@ -499,6 +501,26 @@ def _siglip_reserve(spec: ModelSpec, launch: Launch, runner: MemoryEstimate, dev
     compute[dev] = vision
     usage = tuple(replace(u, compute_bytes=u.compute_bytes + delta) if u.id == dev else u for u in runner.devices)
     return replace(runner, devices=usage, engine_view=dict(runner.engine_view, compute_buffer_bytes=compute))
+
+
+def _engine_host_graph(spec: ModelSpec, launch: Launch, runner: MemoryEstimate, devs: tuple[Device, ...],
+                       n_gpu_layers: int, g: GgufView) -> MemoryEstimate:
+    """The Ollama engine's CPU compute buffer with every layer on the GPUs, where the scheduler's old estimate
+    decided (v0.7.1 until the measured layout): ml/backend/ggml New (v0.7.1-v0.11.5 at least) gives the scheduler
+    the CPU backend with the CPU's own buffer type and no op offload (ggml_backend_sched_new(..., op_offload false)), so the CPU computes only the
+    input layer's token_embd get_rows, num_batch x n_embd F32 (the scale after it in place), and there is no
+    llama.cpp <GPU>_Host compute buffer. take0a/mcp docs/ollama.md (v0.9.6, gemma3:27b on a Radeon 780M):
+    "compute graph" backend=CPU buffer_type=CPU 10.5 MiB = 512 x 5376 x 4 (it was llama.cpp's ROCm_Host 26.51 MiB);
+    the same rule as _add_input_layer's for the measured layout."""
+    if launch.new_estimates or launch.version < V_MM_WORST_CASE or not devs or n_gpu_layers < g.block_count + 1 \
+            or "compute_buffer_bytes" not in runner.engine_view:
+        return runner
+    compute = dict(runner.engine_view["compute_buffer_bytes"])
+    removed = sum(compute.pop(k) for k in [k for k in compute if k == "CPU" or k.endswith("_Host")])
+    rows = _reserve_batch(spec, launch).num_batch * g.embedding * 4
+    compute["CPU"] = rows
+    host = replace(runner.host, compute_bytes=max(0, runner.host.compute_bytes - removed) + rows)
+    return replace(runner, host=host, engine_view=dict(runner.engine_view, compute_buffer_bytes=compute))
 
 
 # 1a19df1f3 (v0.11.5, the ggml update that brought add_id): ml/backend/ggml New creates BF16 `*_exps.bias` as F32
