@@ -9,7 +9,11 @@ command: model, context (KV cache + recurrent state) and compute per device, as 
 1. If every device keeps its margin (--fit-target, 1024 MiB each) with the command as given: nothing changes.
 2. Context: only when the user gave no -c and the trained context is above -fitc (4096). A second dry run at
    -fitc and a straight line between the two; the context is rounded down to a multiple of 256. With one
-   device that is the end when the total fits; several devices reserve (nd + 1) x a layer's share first.
+   device that is the end when the total fits, with no dry run at the context picked: a cache capped between
+   the two contexts (SWA or chunked attention, min(n_ctx, n_swa x n_seq + n_ubatch) cells) holds more there
+   than the line between its two sizes, which under-reads the load by that much (Llama 4 Scout with four
+   sequences: 3.5 GiB at 1391872; tests/test_llamacpp_fit_consistency.py). Several devices reserve (nd + 1) x a
+   layer's share first.
 3. Layers, only when -ngl, -ts and -ot were not given: devices are filled back to front with whole layers by
    false position (the last device holds the output layer); for MoE models with every expert tensor on the CPU
    first ("dense-only" layers), then those are turned into full layers front to back, and one more layer may
