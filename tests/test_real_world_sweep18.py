@@ -377,4 +377,3 @@ def test_the_accelerator_spec_name_colon_count():
     assert rc == 2 and "unknown GPU 'cuda:0'" in err
     rc, _, err = run_cli("check", "Qwen/Qwen3-8B", "--gpu", "H100:0")
     assert rc == 2 and "GPU count must be at least 1" in err
-
