@@ -169,6 +169,20 @@ def test_a_size_without_a_unit_names_the_pages_field(client):
         "--vram 24: 24 what?")
 
 
+@pytest.mark.parametrize("p", [{"model": "llama3.1:8b", "here": "1", "cpu_only": "1", "ctx": "8192"},
+                               {"model": "llama3.1:8b", "here": "1", "ctx": "8192"}])
+def test_checking_this_machine_gives_one_verdict(client, p):
+    """"Check against this machine" with no GPU ticked: `oomkit check --cpu-only` said "FITS with 1,058 MiB left" (the
+    available RAM) while the verdict above it said "Fits in the host's 23.59 GiB, with 2.77 GiB left" (all of it).
+    The verdict is now check's own, with the same margin, and says what it was checked against."""
+    page = client.get("/", params=p).text
+    said = html.unescape(re.search(r'<pre id="check">(.*?)</pre>', page, re.S).group(1))
+    m = re.search(r"verdict: \D*([\d,]+) MiB", said)  # FITS with N MiB left / DOES NOT FIT by N MiB / ... N MiB left
+    margin = _verdict_bytes(page)
+    assert m and f"{abs(margin) / (1 << 20):,.0f}" == m.group(1)
+    assert ("checked against this machine&#x27;s available RAM" in page) == ("cpu_only" in p)
+
+
 def test_fit_names_an_unset_flag_as_the_cli_does(client):
     """`oomkit fit --gpu "2x RTX 3090" -- vllm serve <70B>` prints `quantization: the engine's default ->
     bitsandbytes`; the page's table showed an empty "from" cell."""

@@ -396,7 +396,8 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
         if p.get("here") and not (p.get("vram") or p.get("gpu")):  # with cpu_only: this machine's RAM
             answer, err = attempt(lambda: api.check_fit(p))
             return page(lambda: pages.calculator_page(p, answer and answer.obj.estimate, answer and answer.request,
-                                                      err, answer and check_report.text(answer.obj)),
+                                                      err, answer and check_report.text(answer.obj),
+                                                      answer and answer.obj),
                         400 if err else 200)
         answer, err = attempt(lambda: api.estimate(p))
         return page(lambda: pages.calculator_page(p, answer and answer.obj, answer and answer.request, err),

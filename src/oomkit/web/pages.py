@@ -189,7 +189,9 @@ def calculator_form(params: Mapping[str, Any], action: str = "/", button: str = 
             + field("ram", "host memory (CPU only)", params, "64GiB; default: this server's")
             + '<div><label class="check"><input type="checkbox" name="here" value="1"'
             + (" checked" if params.get("here") else "")
-            + '> or check against this machine\'s free GPU memory (with no GPU: its RAM)</label></div>'
+            # oomkit check's rule: a machine without a GPU is checked against the reference card, its RAM only with
+            # --cpu-only (the "no GPU" box above)
+            + '> or check against this machine\'s free GPU memory (its RAM with &ldquo;no GPU&rdquo; ticked)</label></div>'
             + field("flags", "engine flags (e.g. flash attention)", params, "-fa on -ngl 99", wide=True)
             + textarea("command", "…or paste a whole engine command (it fills the form)", params.get("command"),
                        "llama-server -hf unsloth/Qwen3-8B-GGUF:Q4_K_M -c 32768 -fa on", 2)
@@ -260,6 +262,21 @@ def verdict(est: MemoryEstimate, req: Any = None) -> str:
     return f'<div class="verdict bad" id="verdict">Does not fit: {b(-worst)} short on the fullest GPU</div>'
 
 
+def checked_verdict(r: CheckResult) -> str:
+    """The verdict of `oomkit check` against this machine (the calculator's "check against this machine"): its
+    margin, on what it was checked against (the free GPU memory, the RAM with no GPU ticked, or the reference
+    card where the machine has no GPU), not the estimate's own against the devices' whole memory."""
+    on = ("this machine's available RAM" if r.hardware == "cpu" else f"the reference card {r.reference}"
+          if r.hardware == "reference" else "this machine's free GPU memory")
+    m = r.margin_bytes
+    if r.fits:
+        return f'<div class="verdict ok" id="verdict">Fits, with {b(m)} left (checked against {e(on)})</div>'
+    if r.engine_refuses:
+        return (f'<div class="verdict bad" id="verdict">Does not fit: {e(r.estimate.engine)} {e(r.refusal_kind)}, '
+                f'with {b(m)} left (checked against {e(on)})</div>')
+    return f'<div class="verdict bad" id="verdict">Does not fit: {b(-m)} short (checked against {e(on)})</div>'
+
+
 def _size_notes(req: Any) -> tuple[str, ...]:
     gpu = req.opts.get("--gpu") if req is not None else None
     return size_notes(gpu) if gpu else ()
@@ -271,10 +288,10 @@ def assumed(req: Any) -> str:
     return "".join(f'<p class="note assumed">Assumed: {e(n)}</p>' for n in _size_notes(req))
 
 
-def estimate_body(est: MemoryEstimate, req: Any) -> str:
+def estimate_body(est: MemoryEstimate, req: Any, checked: CheckResult | None = None) -> str:
     m = est.model
     kinds = ", ".join(f"{n} {k}" for k, n in m.kinds().items())
-    out = [verdict(est, req), assumed(req), '<div class="stats">']
+    out = [checked_verdict(checked) if checked is not None else verdict(est, req), assumed(req), '<div class="stats">']
     for label, value, ident in (("total", est.total_bytes, "total"), ("weights", est.weights_bytes, "weights"),
                                 ("KV cache", est.kv_cache_bytes, "kv"), ("compute", est.compute_bytes, "compute")):
         out.append(f'<div class="stat" id="stat-{ident}"><b>{b(value)}</b><span>{e(label)}</span></div>')
@@ -335,7 +352,7 @@ def _small(n: int | float) -> str:
 
 
 def calculator_page(params: Mapping[str, Any], est: MemoryEstimate | None, req: Any, error: str | None,
-                    check_text: str | None = None) -> str:
+                    check_text: str | None = None, checked: CheckResult | None = None) -> str:
     shown = form_from_request(params, req)
     body = [calculator_form(shown), error_box(error), did_you_mean(error, params, "/", CALC_KEYS)]
     if check_text:
@@ -343,7 +360,7 @@ def calculator_page(params: Mapping[str, Any], est: MemoryEstimate | None, req: 
     if est is not None:
         # the same inputs: a pasted command goes along whole (its flags too, which the form's fields do not hold);
         # plan takes a model, not a command: the model and engine read from it
-        body.append(f'<div class="card">{estimate_body(est, req)}<p class="note">Same inputs: '
+        body.append(f'<div class="card">{estimate_body(est, req, checked)}<p class="note">Same inputs: '
                     f'<a href="{e(link("/limits", params, CALC_KEYS))}">limits and context tables</a> · '
                     f'<a href="{e(link("/kv", params, CALC_KEYS))}">the KV cache explained</a> · '
                     f'<a href="{e(link("/plan", shown, ("model", "engine", "vram", "gpu")))}">plan the best settings'
