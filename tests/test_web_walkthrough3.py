@@ -247,6 +247,26 @@ def test_oomkits_figures_beside_the_log_as_the_cli_prints_them(client):
     assert "printed vs predicted" in page
 
 
+def test_a_fix_is_followed_back_to_the_estimate(client):
+    """The vLLM log's sampler warm-up failure (max_model_len 8192 in its arguments) offers --max-num-seqs 128: the fix
+    links to the calculator with the log's model, engine and context and the fix's flags, whose figures are the
+    CLI's for `oomkit estimate meta-llama/Llama-3.1-8B-Instruct --engine vllm --ctx 8192 --max-num-seqs 128`."""
+    row = _corpus("vllm-offload-profiles-3090-sampler-warmup")
+    d = api.diagnose_text({"text": row["text"]}).data()
+    assert d["settings"]["max_model_len"] == 8192
+    page = client.post("/diagnose", data={"text": row["text"]}).text
+    fixes = [html.unescape(h) for h in re.findall(r'class="fix-estimate" href="([^"]+)"', page)]
+    flags = [" ".join(f["flags"]) for f in d["fixes"] if f.get("flags")]
+    assert len(fixes) == len(flags) and flags[0] == "--max-num-seqs 128"
+    assert fixes[0] == "/?model=meta-llama%2FLlama-3.1-8B-Instruct&engine=vllm&ctx=8192&flags=--max-num-seqs+128"
+    r = client.get(fixes[0])
+    want = api.estimate({"model": "meta-llama/Llama-3.1-8B-Instruct", "engine": "vllm", "ctx": "8192",
+                         "flags": "--max-num-seqs 128"}).data()
+    assert r.status_code == 200 and want["settings"]["max_num_seqs"] == 128
+    assert _total(r.text) == want["total_bytes"]
+    assert 'value="--max-num-seqs 128"' in r.text  # the fix stands in the flags field, to change
+
+
 def test_an_ollama_memory_refusal_leads_back_to_the_estimate(client):
     """ollama/ollama#10920's `ollama run deepseek-v2.5`: "model requires more system memory (164.8 GiB) than is
     available (13.4 GiB)". The page had no way back to the model's estimate."""

@@ -604,12 +604,18 @@ def diagnose_page(text: str | None, d: dict | None, error: str | None, said: str
             body.append("<h3>Settings in force</h3>" + dl((k, _view_value(k, v)) for k, v in d["settings"].items()))
         if d.get("causes"):
             body.append("<h3>Causes</h3><ul>" + "".join(f"<li>{e(c)}</li>" for c in d["causes"]) + "</ul>")
+        back = _estimate_params(d)
         if d.get("fixes"):
             body.append('<h3>Fixes</h3><ol id="fixes">')
             for i, fx in enumerate(d["fixes"]):
                 extra = ""
                 if fx.get("flags"):
-                    extra += f"<pre>{e(' '.join(map(str, fx['flags'])))}</pre>"
+                    flags = " ".join(map(str, fx["flags"]))
+                    extra += f"<pre>{e(flags)}</pre>"
+                    if back:  # the same model and context with the fix's flags, in the calculator
+                        href = link("/", {**back, "flags": flags}, (*back, "flags"))
+                        extra += f'<a class="fix-estimate" href="{e(href)}">estimate it with this fix</a>'
+
                 if fx.get("env"):
                     extra += "<pre>" + e(" ".join(f"{k}={v}" for k, v in fx["env"].items())) + "</pre>"
                 if fx.get("command"):
@@ -617,7 +623,12 @@ def diagnose_page(text: str | None, d: dict | None, error: str | None, said: str
                 saves = f" <span class=tag>saves {b(fx['saves_bytes'])}</span>" if fx.get("saves_bytes") else ""
                 body.append(f"<li>{e(fx['summary'])}{saves}{extra}</li>")
             body.append("</ol>")
-        body.append(_estimate_link(d))
+        if back:
+            href = link("/", back, back)
+            ctx = f" at {int(back['ctx']):,} tokens" if back.get("ctx") else ""
+            body.append(f'<p class="note" id="to-estimate">Estimate <a href="{e(href)}">{e(back["model"])} with '
+                        f'{e(back["engine"])}{e(ctx)}</a>: the model and context the log names, on the hardware you '
+                        "give there.</p>")
         body.append("</div>")
     return layout("Diagnose an out-of-memory error", "diagnose", "".join(body))
 
@@ -640,21 +651,25 @@ def _said_lines(said: str | None) -> list[tuple[str, list[str]]]:
     return out
 
 
-def _estimate_link(d: dict) -> str:
-    """Back to the calculator for the model the log names, with its engine: where to try the fixes' flags."""
+def _estimate_params(d: dict) -> dict[str, str]:
+    """The calculator's fields for the model a log names, with its engine and the context it ran with (the engine's
+    own context setting, as the log printed it): where a fix's flags can be tried. Empty where the log names no
+    model the hub reads (a path: `--model /data/Qwen`)."""
     settings = d.get("settings") or {}
     model = (d.get("prediction") or {}).get("model") or settings.get("ollama_model") or settings.get("model")
-    engines = {x.name for x in all_engines()}
+    engines = {x.name: x for x in all_engines()}
     engine = next((x for x in (d.get("engine"), d.get("host")) if x in engines), None)
     if not isinstance(model, str) or engine is None:
-        return ""
+        return {}
     try:
-        refuse_path(model)  # a path in the log (`--model /data/Qwen`) names no model this hub can read
+        refuse_path(model)
     except OomkitError:
-        return ""
-    href = link("/", {"model": model, "engine": engine}, ("model", "engine"))
-    return (f'<p class="note" id="to-estimate">Estimate <a href="{e(href)}">{e(model)} with {e(engine)}</a> and '
-            "try a fix's flags there (engine flags field).</p>")
+        return {}
+    out = {"model": model, "engine": engine}
+    ctx = settings.get(engines[engine].context_field)
+    if isinstance(ctx, int) and not isinstance(ctx, bool) and ctx > 0:
+        out["ctx"] = str(ctx)
+    return out
 
 
 def errors_page(q: str | None, rows: list[dict]) -> str:
