@@ -87,6 +87,7 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
                                     "buffers llama.cpp loads (a slower host-to-GPU copy)",
                             env=(("GGML_CUDA_NO_PINNED", "1"),))]
     computed[:0] = _backend_twice(d)
+    computed[:0] = _vulkan_overread(d)
     if any(c.startswith("the Vulkan device is an APU") for c in d.causes):
         # reader.py RADV_UMA_CAUSE: an APU's buffers are GTT pages of system memory, bounded by the kernel's
         # amdgpu.gttsize (MiB) and TTM's ttm.pages_limit (4 KiB pages, half of RAM by default)
@@ -272,6 +273,48 @@ def _vllm_offload_ignored(d: Diagnosis) -> list[Fix]:
                         f"Runner', which in {rel} installs no weight offloader (vllm#51396), so the {gb:g} GiB meant "
                         "for host memory stayed on the GPU; the V1 runner offloads them",
                 env=(("VLLM_USE_V2_MODEL_RUNNER", "0"),))]
+
+
+def vulkan_overread(buffers: dict[str, Any]) -> list[tuple[str, str, int, int]]:
+    """The Vulkan devices llama.cpp's load lines list with more free memory than the card has ("using device Vulkan1
+    (NVIDIA RTX A2000 12GB) ... - 19491 MiB free", llama.cpp llama_model_load_from_file_impl from
+    ggml_backend_vk_get_device_memory, the device-local heap's budget from VK_EXT_memory_budget): the catalog's
+    memory of a discrete card is its ceiling, so a budget above it counts memory the card does not have (on Windows
+    the driver's budget takes in shared GPU memory, system RAM), and llama.cpp sizes its split of the layers by it
+    (llama-model.cpp: each device's share in proportion to its free memory). -> [(device, name, free, card)]"""
+    from ..hardware import catalog  # lazy: the GPU catalog loads only when a log lists its devices
+
+    out = []
+    names = buffers.get("device_names") or {}
+    for dev, free in (buffers.get("device_free") or {}).items():
+        if not str(dev).startswith("Vulkan") or not isinstance(free, int):
+            continue
+        spec = catalog.lookup(str(names.get(dev, "")))
+        card = getattr(spec, "memory_bytes", None) if spec is not None else None
+        if spec is None or spec.unified_memory or not isinstance(card, int) or card <= 0:
+            continue  # an APU's or an unknown device's budget has no card memory to set against
+        if free > card + max(512 << 20, card // 20):  # past rounding (GB / GiB, a driver's reserve): a twentieth
+            out.append((str(dev), spec.name, free, card))
+    return out
+
+
+VULKAN_OVERREAD_CAUSE = "reports {free} MiB free, more than the {card} the card has"
+
+
+def _vulkan_overread(d: Diagnosis) -> list[Fix]:
+    over = vulkan_overread(d.buffers)
+    if not over:
+        return []
+    dev, name, free, card = over[0]
+    cuda = " (for an NVIDIA card, the CUDA backend reads its dedicated memory)" if "NVIDIA" in name else ""
+    if (d.host or d.engine) == "lmstudio":
+        return [Fix(summary=f"{dev} ({name}) was sized from {free // 2**20} MiB free, more than its {_g(card)}: "
+                            "switch that card to LM Studio's CUDA llama.cpp runtime (it reads the card's own memory), "
+                            "or set Split Strategy / GPU Offload so that card gets no more than its "
+                            f"{_g(card)}{cuda}")]
+    return [Fix(summary=f"-ts / --tensor-split giving {dev} ({name}) no more than its {_g(card)}: llama.cpp split the "
+                        f"layers by the {free // 2**20} MiB free it read, which counts memory the card does not have"
+                        f"{cuda}", flags=("-ts",))]
 
 
 def _backend_twice(d: Diagnosis) -> list[Fix]:
@@ -1137,7 +1180,23 @@ def _vllm_weights(d: Diagnosis) -> list[Fix]:
     tp = d.settings.get("tensor_parallel_size") or d.settings.get("tp_ranks_seen") or 1
     pp = d.settings.get("pipeline_parallel_size") or d.settings.get("pp_ranks_seen") or 1
     now = f" (the log shows {pp} x {tp} workers)" if tp * pp > 1 else ""
-    return [Fix(summary=f"the weights (and the repacked copy a quantization makes after loading) do not fit{on}: "
+    first: list[Fix] = []
+    per, util = d.numbers.get("weights_per_gpu_bytes"), _vllm_util(d)
+    if isinstance(per, int) and isinstance(total, int) and total > 0:
+        # vLLM shards the weights over --tensor-parallel-size GPUs (model_executor/layers/linear.py: each rank loads
+        # 1/TP of every column- or row-parallel tensor; config ParallelConfig.tensor_parallel_size defaults to 1 in
+        # every release, whatever CUDA_VISIBLE_DEVICES lists): the smallest power of two whose share leaves a fifth
+        # of the budget (total x gpu_memory_utilization) to the KV cache and activations
+        whole, n = per * tp, 2 * tp
+        while whole / n > 0.8 * util * total and n < 64:
+            n *= 2
+        seen = d.settings.get("visible_devices")
+        k = len(str(seen).split(",")) if seen else None
+        vis = (f"; {k} GPUs are visible but vLLM's tensor_parallel_size defaults to 1, so all of it went to one"
+               if k and k > 1 and tp == 1 else "")
+        first = [Fix(summary=f"--tensor-parallel-size {n} (from {tp}): the weights ({_g(whole)} in all) split over "
+                             f"{n} GPUs, {_g(whole / n)} each{vis}", flags=("--tensor-parallel-size", str(n)))]
+    return first + [Fix(summary=f"the weights (and the repacked copy a quantization makes after loading) do not fit{on}: "
                         f"more GPUs{now}, --pipeline-parallel-size {2 * pp} or --tensor-parallel-size {2 * tp}",
                 flags=("--pipeline-parallel-size", str(2 * pp))),
             Fix(summary="--cpu-offload-gb N: N GiB of each GPU's weights stay in host RAM and stream in (slower)",

@@ -95,6 +95,15 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("--gpu", r"--gpu[-_]memory[-_]utilization'?,?[ =]'?([0-9.]{1,24})", "gpu_memory_utilization", "float"),
     ("--max", r"--max[-_]model[-_]len'?,?[ =]'?([0-9]{1,20})\b", "max_model_len", "int"),
     ("--tensor", r"--tensor[-_]parallel[-_]size'?,?[ =]'?([0-9]{1,4})\b", "tensor_parallel_size", "int"),
+    # the model a vLLM command line serves (vllm serve <model>, or --model on the api_server entry point, the line
+    # continued with a backslash as shells take it)
+    ("vllm.entrypoints", r"vllm\.entrypoints\S{0,80}\s(?:[^\n]{0,2000}?\s)?--model[ =]['\"]?([A-Za-z0-9_][\w./-]{0,200})",
+     "model", "str"),
+    ("vllm serve", r"vllm serve ([A-Za-z0-9_][\w./-]{0,200})(?=\s)", "model", "str"),
+    # the devices a command line makes visible (CUDA_VISIBLE_DEVICES=0,1,2,3 python -m vllm...): the GPUs a
+    # --tensor-parallel-size could spread over
+    ("CUDA_VISIBLE_DEVICES=", r"CUDA_VISIBLE_DEVICES=['\"]?([0-9]{1,3}(?:,[0-9]{1,3}){0,63})(?=['\"\s])",
+     "visible_devices", "str"),
     ("--pipeline", r"--pipeline[-_]parallel[-_]size'?,?[ =]'?([0-9]{1,4})\b", "pipeline_parallel_size", "int"),
     # vllm/engine/arg_utils.py add_cli_args: the short forms -tp / -pp (forks such as Aphrodite keep them)
     ("-tp", r"(?<![\w-])-tp[ =]([0-9]{1,4})\b", "tensor_parallel_size", "int"),
@@ -331,6 +340,14 @@ def read_log(doc: Text, lo: int, hi: int) -> tuple[dict[str, Any], dict[str, Any
         line = doc.line(start, pos, 0).text
         # a commented-out argument in a pasted script or compose file ("# enforce_eager=True,") is not in force
         commented = _COMMENTED_ARG.match(line) is not None
+        nl, more = pos, 0
+        while line.rstrip().endswith("\\") and more < 40:
+            # a command line continued with backslashes, as a shell takes it: its flags are read as one line
+            nl = doc.b.find(b"\n", nl)
+            if not 0 <= nl < hi:
+                break
+            nl += 1
+            line, more = line.rstrip()[:-1] + " " + doc.line(nl, nl, 0).text.strip(), more + 1
         for key, pattern, name, kind in SETTINGS:
             if key in line and not commented:
                 m = _rx(pattern).search(line)
@@ -358,10 +375,16 @@ def read_log(doc: Text, lo: int, hi: int) -> tuple[dict[str, Any], dict[str, Any
                 elif m and (v := _value(kind, m.group(1))) is not None:
                     buffers[name] = v
         if DEVICE_FREE[0] in line:
-            m = _rx(DEVICE_FREE[1]).search(line)
-            if m:
-                buffers.setdefault("device_free", {})[m.group(1)] = int(m.group(3)) * MiB
-                buffers.setdefault("device_names", {})[m.group(1)] = m.group(2).strip()
+            src = line
+            m = _rx(DEVICE_FREE[1]).search(src)
+            nl = doc.b.find(b"\n", pos)
+            if m is None and 0 <= nl < hi:  # the line re-wrapped before its "- N MiB free"
+                src = line.rstrip() + " " + doc.line(nl + 1, nl + 1, 0).text.strip()
+                m = _rx(DEVICE_FREE[1]).search(src)
+            # every device on the line (a log whose line ends were lost runs them together)
+            for dm in [m, *_rx(DEVICE_FREE[1]).finditer(src, m.end())] if m else []:
+                buffers.setdefault("device_free", {})[dm.group(1)] = int(dm.group(3)) * MiB
+                buffers.setdefault("device_names", {})[dm.group(1)] = dm.group(2).strip()
         if DEVICE_NAME[0] in line:
             m = _rx(DEVICE_NAME[1]).search(line)
             if m:
@@ -594,7 +617,15 @@ def stage_from_markers(before: str) -> str | None:
     return best
 
 
+def stage_from_next_marker(after: str) -> str | None:
+    """The stage named by the first progress line in `after` (the text following the failure): the step it was in,
+    nearest to it (a console that prints newest first puts the earlier steps further down)."""
+    hits = [(p, stage) for key, stage in MARKERS if (p := after.find(key)) >= 0]
+    return min(hits)[1] if hits else None
+
+
 # The program whose log it is (the one the user runs), from plain markers; the first that matches wins
+_DEVLOG_KEY = "\x00lmstudio developer log"  # a HOSTS key no text holds: host_of reads it with _LMSTUDIO_DEVLOG
 HOSTS: tuple[tuple[str, str], ...] = (
     ("[TensorRT-LLM]", "tensorrt-llm"), ("tensorrt_llm", "tensorrt-llm"),
     ("text_generation_server", "tgi"), ("text_generation_launcher", "tgi"), ("text-generation-launcher", "tgi"),
@@ -643,6 +674,10 @@ HOSTS: tuple[tuple[str, str], ...] = (
     # the same dialog's llama.cpp line as LM Studio words it, capitalised (llama.cpp's own is "llama_init_from_model:
     # failed to initialize the context: ...", lmstudio-bug-tracker#688, #1249, #2321)
     ("Failed to initialize the context: ", "lmstudio"),
+    # LM Studio's developer log (the app's Developer tab, `lms log stream`): a "2025-11-12 14:34:51 [DEBUG]" line, the
+    # runtime's own line after it indented by one space (lmstudio-bug-tracker#1216, #1343, #1360); read by
+    # _LMSTUDIO_DEVLOG, not as a substring
+    (_DEVLOG_KEY, "lmstudio"),
     ("ollama", "ollama"), ("Ollama", "ollama"), ("llama runner", "ollama"), ('source=server.go', "ollama"),
     ('source=ggml.go', "ollama"),  # the Ollama engine's Go backend (ml/backend/ggml/ggml.go slog lines)
     # the runner's own slog lines (runner/ollamarunner/runner.go, runner/llamarunner/runner.go): its load request
@@ -661,6 +696,9 @@ HOSTS: tuple[tuple[str, str], ...] = (
     ("gpttype_load_model", "koboldcpp"), ("Welcome to KoboldCpp", "koboldcpp"), ("koboldcpp_cublas", "koboldcpp"),
     ("koboldcpp_vulkan", "koboldcpp"), ("koboldcpp_hipblas", "koboldcpp"), ("koboldcpp.exe", "koboldcpp"),
     ("koboldcpp.py", "koboldcpp"),
+    # gpttype_adapter.cpp gpttype_load_model's RoPE note (printf "Automatic RoPE Scaling: Using (scale:%.3f,
+    # base:%.1f)." / "Using model internal value."): KoboldCpp's loader, before llama.cpp's context lines
+    ("Automatic RoPE Scaling: Using", "koboldcpp"),
     ("llama-server", "llama.cpp"), ("llama_model_load", "llama.cpp"), ("llama_init_from_model", "llama.cpp"),
     ("llama_new_context_with_model", "llama.cpp"), ("load_tensors:", "llama.cpp"), ("ggml_", "llama.cpp"),
     ("llama_cpp", "llama.cpp"),
@@ -697,8 +735,16 @@ _LMSTUDIO_ELSEWHERE = re.compile(r"\.lmstudio[/\\]models[/\\]|lmstudio-community
 _ACCELERATE_WORD = re.compile(r"(?<![\w-])accelerate(?![\w])")
 
 
+_LMSTUDIO_DEVLOG = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} \[(?:DEBUG|INFO|WARN|ERROR)\] ?\r?\n"
+                              r" (?=[a-z_]{2,60}[:( ])", re.MULTILINE)
+
+
 def host_of(region: str) -> str | None:
     for key, host in HOSTS:
+        if key == _DEVLOG_KEY:
+            if _LMSTUDIO_DEVLOG.search(region):
+                return host
+            continue
         if key in region:
             if key in ("ollama", "Ollama") and not _OLLAMA_WORD.search(region):
                 continue

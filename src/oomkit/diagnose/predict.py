@@ -100,6 +100,29 @@ def _vllm(d: Diagnosis) -> dict[str, Any] | None:
     return _compare(model, "vllm", opts, d.buffers, est.engine_view, names, est.fits)
 
 
+def vllm_weights_per_gpu(settings: dict[str, Any]) -> tuple[str, int] | None:
+    """oomkit's estimate of the bytes of weights vLLM loads on each GPU (engine_view model_loading_bytes of rank 0:
+    the checkpoint's tensors sharded by tensor_parallel_size and split by pipeline_parallel_size, as vLLM's model
+    loader places them) for the model a log names, with the sizes the log shows: (model, bytes), or None when the
+    catalog does not know the model."""
+    model = _known(settings.get("model"))
+    if model is None:
+        return None
+    from ..engines.base import get_engine  # lazy: the engine records load on first use
+    from ..estimate import estimate
+
+    eng = get_engine("vllm")
+    fields = {f.name for f in dc_fields(eng.Settings)}
+    opts = {k: v for k, v in settings.items() if k in fields and v is not None}
+    try:
+        est = estimate(model, "vllm", vram=NOMINAL_GPU, find_max_context=False, **opts)
+        per = est.engine_view["model_loading_bytes"]
+        per = per.get("CUDA0", next(iter(per.values()))) if isinstance(per, dict) else per
+    except (OomkitError, ValueError, TypeError, KeyError, ZeroDivisionError, StopIteration):
+        return None
+    return (model, int(per)) if isinstance(per, (int, float)) and per > 0 else None
+
+
 def _llamacpp(d: Diagnosis) -> dict[str, Any] | None:
     s = d.settings
     model = None

@@ -28,10 +28,12 @@ from .fixes import (
     SGLANG_STEP_CAUSE,
     TRAINING_CAUSE,
     VLLM_SERVING_CAUSE,
+    VULKAN_OVERREAD_CAUSE,
     causes_for,
     fixes_for,
     metal_budget,
     other_processes,
+    vulkan_overread,
 )
 from .logread import (
     FRAME_STAGES,
@@ -42,6 +44,7 @@ from .logread import (
     read_log,
     stage_from_frames,
     stage_from_markers,
+    stage_from_next_marker,
 )
 from .result import Diagnosis, Fix
 from .scan import Event, Text, events, normalize
@@ -144,7 +147,7 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | N
     doc = Text(normalize(text))
     evs = events(doc)
     recognised = tuple(dict.fromkeys(e.sig.id for e in evs))
-    anchor = _cause(evs)
+    anchor = _cause(evs, doc)
     if anchor is not None and anchor.sig.id == "ollama_runner_terminated" and not _memory_reason(anchor) and any(
             e.role == "not_oom" and e.sig.id not in FALLBACKS + NOTICES for e in evs):
         # the runner stopped without a memory reason, and the log holds an error that is no shortage (a GPU kernel
@@ -191,6 +194,9 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | N
         # the CUDA / ROCm error carried in the runner's error is read as on its own line (invalid_device_function:
         # the GPU build's, in Ollama's runner)
         engine, host = "cuda", "ollama"
+    over = vulkan_overread(buffers) if anchor.sig.engine == "llama.cpp" else []
+    if over and stage not in ("not_oom", "host_ram"):
+        why = [*why, _overread_cause(over[0])]
     if stage == "weights" and any(e.sig.id == "ggml_vulkan_buffer_limit" for e in incident[:STAGE_WINDOW]):
         # ggml-alloc.c ggml_backend_alloc_ctx_tensors_from_buft packs a context's tensors into buffers of at most the
         # buffer type's max size (ggml-vulkan.cpp: the device's max allocation size), so a weights buffer the driver
@@ -270,6 +276,27 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | N
             _TRAINING.search(doc.slice(max(0, anchor.line.start - NEAR_REGION), anchor.line.start + NEAR_REGION // 4)):
         why = [*why, TRAINING_CAUSE]
     phase = _phase(doc, anchor, incident, around, host or engine)
+    if phase in _START_PHASES and stage == "unknown" and anchor.sig.role == "oom":
+        # a raw CUDA error (cudaErrorMemoryAllocation, no PyTorch figures) raised in a start-up phase that runs after
+        # the KV cache is allocated (vLLM worker/model_runner.py capture_model, V0 and V1; SGLang init_cuda_graphs):
+        # what that phase allocates (the captured graphs' pool, their inputs) is what did not fit
+        stage, confidence = "compute", "medium"
+    total = numbers.get("total_bytes")
+    if predict and stage == "unknown" and (host or engine) == "vllm" and settings.get("model") and \
+            isinstance(total, int):
+        from .predict import vllm_weights_per_gpu  # lazy: the catalog and the engines only for a named model
+
+        per_gpu = vllm_weights_per_gpu(settings)
+        if per_gpu and per_gpu[1] > total:
+            # vLLM loads each rank's shard of the weights before it profiles or sizes anything (V0 worker/worker.py
+            # Worker.load_model before determine_num_available_blocks; V1 v1/worker/gpu_worker.py load_model before
+            # determine_available_memory, 0.2-0.3x): weights over the whole device fail there, whatever the context
+            tp = settings.get("tensor_parallel_size") or 1
+            stage, confidence = "weights", "medium"
+            numbers = {**numbers, "weights_per_gpu_bytes": per_gpu[1]}
+            why = [*why, f"oomkit's estimate of {per_gpu[0]}'s weights at tensor_parallel_size {tp} is "
+                         f"{per_gpu[1] / GiB:.2f} GiB per GPU, more than the whole {total / GiB:.2f} GiB device: the "
+                         "weights do not fit, whatever the context"]
     if phase and stage == "compute":
         why = [*why, *_post_kv_cause(phase, host or engine, buffers)]
     elif stage == "compute" and (host or engine) == "vllm" and _VLLM_SERVING.search(
@@ -379,10 +406,17 @@ def _memory_reason(e: Event) -> bool:
     return any(w in r for w in ("memory", "alloc", "malloc", "killed"))
 
 
-def _cause(evs: list[Event]) -> Event | None:
+def _cause(evs: list[Event], doc: Text | None = None) -> Event | None:
     ooms = [e for e in evs if e.role in OOM_ROLES]
     if not ooms:
         return None
+    if doc is not None and len(ooms) > 1:
+        # ggml-vulkan.cpp ggml_vk_host_malloc: a refused pinned host buffer prints "Failed to allocate pinned memory."
+        # then the driver's error, and the caller falls back to a plain CPU buffer (the load goes on): that error is
+        # not the failure when a device allocation fails after it
+        ooms = [e for e in ooms if not (_pinned_before(doc, e) and any(
+            _at(o, last=True) > _at(e) and o.sig.backend == "Vulkan" and not _host_buffer(o.numbers.get("buffer"))
+            for o in ooms))] or ooms
     if len(ooms) > 1:  # --fit's abort only foretells a shortage: the allocation that then fails names the stage
         ooms = [e for e in ooms if e.sig.id != "llama_fit_aborted"] or ooms
         # ggml-metal's bare status line is read only where no other line names the failure (Metal's own code after
@@ -398,6 +432,22 @@ def _cause(evs: list[Event]) -> Event | None:
     return ooms[0]
 
 
+_PINNED_VK = re.compile(r"ggml_vulkan:\s{1,4}Failed\s{1,4}to\s{1,4}allocate\s{1,4}pinned\s{1,4}memory\.")
+
+
+def _at(e: Event, last: bool = False) -> int:
+    """Where the event's message is in the text (its first match on its line, or the last: a log run together on
+    one line holds several)."""
+    ms = list(e.sig.regex().finditer(e.line.text)) if last else [e.sig.regex().search(e.line.text)]
+    m = ms[-1] if ms and ms[-1] is not None else None
+    return e.line.start + (m.start() if m else 0)
+
+
+def _pinned_before(doc: Text, e: Event) -> bool:
+    """ggml-vulkan's pinned-memory note within the three lines before the event's message (its error text after the
+    note may be re-wrapped over two, or run onto the note's line)."""
+    before = doc.slice(max(0, _at(e) - 600), _at(e)).split("\n")[-4:]
+    return _PINNED_VK.search("\n".join(before)[-300:]) is not None
 _WSL = re.compile(r"\bWSL ?2?\b|microsoft-standard-WSL")
 # a training run in the text: transformers' Trainer (trainer.py train / _inner_training_loop / training_step), a
 # backward pass (accelerate's Accelerator.backward, loss.backward(), torch/autograd backward), PEFT's or TRL's trainer
@@ -712,7 +762,8 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
         return st, "medium", [f"the traceback runs through {_frame_hint(names, st)}"]
     if sig.engine == "pytorch" and _tgi_warmup_chain(doc, anchor):
         return "compute", "medium", [TGI_WARMUP_CHAIN_CAUSE]
-    before = doc.slice(anchor.line.start - 400_000, anchor.line.start) + "\n" + anchor.line.text
+    head, tail = _split_at_message(anchor)
+    before = doc.slice(anchor.line.start - 400_000, anchor.line.start) + "\n" + head
     st = stage_from_markers(before)
     if st:
         if st == "compute" and in_profile_run(before) and host_of(before[-200_000:]) == "vllm":
@@ -720,7 +771,7 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
             return st, "low", [PROFILE_RUN_CAUSE + (PROFILE_RUN_MM if mm else "")]
         return st, "low", ["placed by the last start-up step the log printed before the failure"]
     after = doc.slice(anchor.line.start, anchor.line.start + STAGE_WINDOW * MAX_LINE_AFTER)
-    st = stage_from_markers("\n".join(after.split("\n")[1: STAGE_WINDOW + 1]))
+    st = stage_from_markers("\n".join(after.split("\n")[1: STAGE_WINDOW + 1])) or stage_from_next_marker(tail)
     if st:
         return st, "low", ["placed by the step the engine names right after the failure"]
     if _VLLM_SERVING.search(doc.slice(anchor.line.start, anchor.line.start + 2 * MAX_LINE_AFTER)):
@@ -734,7 +785,7 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
         return "compute", "low", ["the OpenAI server answered a request before the failure (uvicorn's access line "
                                   "for /v1/chat/completions): a step run while serving"]
     moved = _after_message(doc, anchor)
-    st = stage_from_markers(moved)
+    st = stage_from_next_marker(moved)
     if st:
         return st, "low", ["placed by the step the engine names right after the failure (the message re-wrapped)"]
     ub = (settings or {}).get("n_ubatch")
@@ -750,6 +801,14 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
 # allocates the KV cache (determine_num_available_blocks, the profile run, is read by its own progress lines)
 _V0_WORKER_METHOD = re.compile(r"while\s{1,4}processing\s{1,4}method\s{1,4}(load_model|initialize_cache)\b")
 _V0_METHOD_STAGE = {"load_model": "weights", "initialize_cache": "kv_cache"}
+
+
+def _split_at_message(anchor: Event) -> tuple[str, str]:
+    """The failure's line cut where its message ends: (the text up to it, the text after it). A log whose line ends
+    were lost runs the steps after the failure (a console printing newest first) onto the same line."""
+    line = anchor.line.text
+    ms = list(anchor.sig.regex().finditer(line))
+    return (line[: ms[-1].end()], line[ms[-1].end():]) if ms else (line, "")
 
 
 def _after_message(doc: Text, anchor: Event) -> str:
@@ -888,6 +947,11 @@ _PHASE_MARKERS = (("Capturing CUDA graph", "CUDA graph capture"), ("Capturing cu
                   ("Graph capturing finished", "sampler warm-up"))  # vLLM V1 warms the sampler up next
 
 
+# the phases above that run at start-up, after the KV cache, each allocating outside the budget that sized it ("sampling"
+# is at serving time)
+_START_PHASES = ("CUDA graph capture", "sampler warm-up", "kernel warm-up", "warm-up batch", "symmetric memory pool")
+
+
 # TGI's capture frames: its own warm-up step and torch/cuda/graphs.py's capture calls under it
 _TGI_CAPTURE_FRAMES = ("cuda_graph_warmup", "capture_begin", "capture_end", "torch.cuda.graph")
 
@@ -930,7 +994,8 @@ def _phase(doc: Text, anchor: Event, incident: list[Event], around: str, runner:
     # the traceback in vLLM's sampler (v1/sample/: the top-k/top-p sort, logprobs over the batch's logits; V0
     # model_executor/layers/sampler.py) outside the warm-up: sampling while serving, its tensors one row per request
     serving = "sampling" if runner == "vllm" and ("/v1/sample/" in around or "layers/sampler.py" in around) else None
-    before = doc.slice(anchor.line.start - 400_000, anchor.line.start)
+    head, tail = _split_at_message(anchor)
+    before = doc.slice(anchor.line.start - 400_000, anchor.line.start) + "\n" + head
     best, at = None, -1
     for key, phase in _PHASE_MARKERS:
         p = before.rfind(key)
@@ -940,7 +1005,7 @@ def _phase(doc: Text, anchor: Event, incident: list[Event], around: str, runner:
         # none before: a paste that put the error first and the log after it (a wrapper's "error message:" block
         # above the engine's lines), read as _stage_read reads the step named right after the failure
         after = doc.slice(anchor.line.start, anchor.line.start + STAGE_WINDOW * MAX_LINE_AFTER)
-        after = "\n".join(after.split("\n")[1: STAGE_WINDOW + 1])
+        after = tail + "\n" + "\n".join(after.split("\n")[1: STAGE_WINDOW + 1])
         if not any(k in after for k in _SERVING):
             hit = min(((after.find(k), phase) for k, phase in _PHASE_MARKERS if k in after), default=None)
             if hit is None:  # the same lines, the failure's own message re-wrapped over many of them
@@ -1241,11 +1306,30 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...], predi
             and 'File "' not in doc.slice(0, SETTINGS_REGION):
         # only an engine's routine notices (--fit's first projection, vLLM's capture notices): nothing failed
         return none_by(notices[0], "medium")
+    over = vulkan_overread(buffers)
+    if over and not warns and not seen:
+        # no failure line, but the device list shows the split's basis wrong (fixes.vulkan_overread): the layers
+        # llama.cpp gave that card by its over-read free memory are what it cannot hold
+        d = Diagnosis(engine="llama.cpp", stage="weights", confidence="low", settings=settings,
+                      numbers={"device_free_bytes": over[0][2], "device_total_bytes": over[0][3]},
+                      causes=(_overread_cause(over[0]),), recognised=recognised, backend="Vulkan", buffers=buffers,
+                      host=host if host not in (None, "llama.cpp") else None,
+                      engine_version=_version(settings, "llama.cpp"))
+        quiet = dataclasses.replace(BY_ID["ggml_alloc_tensor_range"], causes=(), fixes=())
+        return Diagnosis(**{**d.__dict__, "fixes": fixes_for(d, quiet, predict=predict)})
     return Diagnosis(engine=warns[0].sig.engine if warns else host, stage="unknown", confidence="low",
                      numbers=dict(warns[0].numbers) if warns else {},  # a warning's own figures
                      settings=settings, causes=tuple(causes), recognised=recognised, host=None,
                      engine_version=_version(settings, warns[0].sig.engine if warns else host), buffers=buffers,
                      signature=warns[0].sig.id if warns else None, line=warns[0].line.no if warns else None)
+
+
+def _overread_cause(over: tuple[str, str, int, int]) -> str:
+    dev, name, free, card = over
+    return (f"{dev} ({name}) " + VULKAN_OVERREAD_CAUSE.format(free=free // MiB, card=f"{card / GiB:.0f} GiB")
+            + ": the Vulkan driver's memory budget counts memory beyond the card's own (on Windows, shared GPU "
+              "memory in system RAM), and llama.cpp splits the layers in proportion to the free memory each device "
+              "reports, so this card is given more weights than it holds")
 
 
 _EXC_WORD = re.compile(r"(?:Error|Exception|Exit|Interrupt|Warning)\b|Traceback \(most recent")

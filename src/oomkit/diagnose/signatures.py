@@ -821,7 +821,11 @@ SIGNATURES: tuple[Signature, ...] = (
         # limit": either way one buffer over a per-buffer limit of the driver, refused before any allocation
         "ggml_vulkan_buffer_limit", "llama.cpp", ("Requested buffer size exceeds device buffer size limit",
                                                   "Requested buffer size exceeds device memory allocation limit"),
-        r"Requested buffer size exceeds device (?:buffer size|memory allocation) limit", stage="buffer_limit",
+        # (not the driver's error ggml_vk_host_malloc prints after "Failed to allocate pinned memory.": a refused
+        # pinned host buffer the caller replaces with a CPU one, read here where a log run onto one line holds both;
+        # on lines of their own reader._cause passes over it)
+        r"(?<!pinned memory\. ggml_vulkan: )Requested buffer size exceeds device (?:buffer size|memory allocation) "
+        r"limit", stage="buffer_limit",
         backend="Vulkan", priority=4,
         message="Requested buffer size exceeds device buffer size limit (older: device memory allocation limit)",
         causes=("one buffer is larger than the Vulkan driver's maxBufferSize (maxMemoryAllocationSize in older "
