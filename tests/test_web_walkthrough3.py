@@ -167,6 +167,8 @@ def test_a_size_without_a_unit_names_the_pages_field(client):
     assert said.startswith("Cannot answer: host memory 64: 64 what?")
     assert client.get("/api/estimate", params={"model": "qwen3:8b", "vram": "24"}).json()["error"].startswith(
         "--vram 24: 24 what?")
+    said = _alert(client.get("/limits", params={"model": "qwen3:8b", "sizes": "abc"}).text)
+    assert said.startswith("Cannot answer: VRAM sizes: cannot read 'abc' as a size")
 
 
 @pytest.mark.parametrize("p", [{"model": "llama3.1:8b", "here": "1", "cpu_only": "1", "ctx": "8192"},

@@ -148,8 +148,8 @@ _OFF_HUB = "this server stays off the hub: start it with `oomkit serve --hub` to
 _OFFLINE_ADVICE = re.compile(r" ?\(HF_HUB_OFFLINE=1 keeps oomkit off the hub\); unset HF_HUB_OFFLINE to (look it up|read it)"
                              r"| and HF_HUB_OFFLINE=1 keeps oomkit off the hub; unset HF_HUB_OFFLINE to (look it up|read it)")
 # units.parse_size's refusal names the CLI's option ("--vram 24: 24 what? ..."); a page names its field
-_PAGE_FIELDS = {"--vram": "VRAM per GPU", "--ram": "host memory"}
-_CLI_SIZE = re.compile(r"^(--vram|--ram) (?=\S+: \S+ what\?)")
+_PAGE_FIELDS = {"--vram": "VRAM per GPU", "--ram": "host memory", "--sizes": "VRAM sizes"}
+_CLI_SIZE = re.compile(r"^(--vram|--ram) (?=\S+: \S+ what\?)|^(--sizes)(?=: )")
 _CLI_VRAM = re.compile(r" with --vram SIZE\b")  # hardware/catalog.py's unknown GPU: "give its memory with --vram SIZE"
 
 
@@ -242,7 +242,7 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
     def page_error_text(exc: BaseException) -> str:
         """error_text in the words of a page: its fields, not the CLI's options."""
         text = _CLI_VRAM.sub(" in the VRAM field (or pick a GPU from the list)", error_text(exc))
-        return _CLI_SIZE.sub(lambda m: f"{_PAGE_FIELDS[m.group(1)]} ", text)
+        return _CLI_SIZE.sub(lambda m: f"{_PAGE_FIELDS[m.group(1)]} " if m.group(1) else _PAGE_FIELDS[m.group(2)], text)
 
     @app.exception_handler(OomkitError)
     async def _oomkit_error(request: Request, exc: OomkitError) -> JSONResponse:
