@@ -367,3 +367,21 @@ def test_a_shared_multi_gpu_url_reloads_to_the_same_figures(server, browser):  #
         page.reload()
         assert int(page.get_attribute("#stat-total [data-bytes]", "data-bytes")) == want
         assert page.locator("[data-device]").count() == 3  # CUDA0, CUDA1 and the host
+
+
+def test_a_pasted_command_is_sent_from_the_keyboard(server, browser):  # noqa: F811
+    """Enter in the command box starts a new line; Ctrl+Enter sends the form, as Enter does from a field (the box's
+    label says so). Here a two-GPU `vllm serve --tensor-parallel-size 2`, whose figures are the CLI's."""
+    command = "vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size 2 --max-model-len 32768"
+    with _page(browser, 1280, server + "/") as page:
+        assert "Ctrl+Enter sends it" in page.locator("label[for=f-command]").inner_text()
+        page.focus("#f-gpu")
+        page.keyboard.type("2x RTX 3090")
+        page.focus("#f-command")
+        page.keyboard.type(command)
+        with page.expect_navigation():
+            page.keyboard.press("Control+Enter")
+        want = api.estimate({"gpu": "2x RTX 3090", "command": command}).data()
+        assert int(page.get_attribute("#stat-total [data-bytes]", "data-bytes")) == want["total_bytes"]
+        assert [d["id"] for d in want["devices"]] == ["CUDA0", "CUDA1"]
+        assert page.locator("[data-device=CUDA1]").count() == 1

@@ -193,7 +193,8 @@ def calculator_form(params: Mapping[str, Any], action: str = "/", button: str = 
             # --cpu-only (the "no GPU" box above)
             + '> or check against this machine\'s free GPU memory (its RAM with &ldquo;no GPU&rdquo; ticked)</label></div>'
             + field("flags", "engine flags (e.g. flash attention)", params, "-fa on -ngl 99", wide=True)
-            + textarea("command", "…or paste a whole engine command (it fills the form)", params.get("command"),
+            + textarea("command", "…or paste a whole engine command (it fills the form; Ctrl+Enter sends it)",
+                       params.get("command"),
                        "llama-server -hf unsloth/Qwen3-8B-GGUF:Q4_K_M -c 32768 -fa on", 2)
             + f'<div><button type="submit">{e(button)}</button></div>'
             + ('<div class="wide upload"><label for="f-config">…or upload a config.json (up to 1 MB; not part of the '
@@ -573,7 +574,7 @@ def diagnose_page(text: str | None, d: dict | None, error: str | None, said: str
         cut = (f'<p class="note" id="echo-cut">The box keeps the last {ECHO_CHARS // 1024:,} KiB of the '
                f'{len(text) / 1e6:,.1f} MB log; the diagnosis read all of it.</p>')
     form = ('<form class="card grid" method="post" action="/diagnose">'
-            + textarea("text", "paste the error or the whole log", shown,
+            + textarea("text", "paste the error or the whole log (Ctrl+Enter sends it)", shown,
                        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB …", 8, MAX_LOG_BYTES)
             + '<div><button type="submit">Diagnose</button></div></form>' + cut)
     body = [form, error_box(error)]

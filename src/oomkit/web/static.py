@@ -131,6 +131,11 @@ JS = """
         el.disabled=true;}});
     setTimeout(function(){Array.prototype.forEach.call(form.elements,function(el){
       if(el.id!=='f-config-text'){el.disabled=false;}});},0);});});
+  // Ctrl+Enter (Cmd+Enter on a Mac) in a pasted command or log sends its form, as Enter sends from a field: Enter
+  // alone there starts a new line, and a keyboard would otherwise Tab on to the button
+  document.querySelectorAll('form textarea').forEach(function(t){t.addEventListener('keydown',function(ev){
+    if(ev.key==='Enter'&&(ev.ctrlKey||ev.metaKey)&&t.form){ev.preventDefault();
+      if(t.form.requestSubmit){t.form.requestSubmit();}else{t.form.submit();}}});});
   var f=document.getElementById('errfilter');
   if(f){f.addEventListener('input',function(){var q=f.value.toLowerCase().split(/\\s+/).filter(Boolean);
     document.querySelectorAll('ul.errs li').forEach(function(li){var h=li.getAttribute('data-search')||'';
