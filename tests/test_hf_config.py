@@ -360,3 +360,18 @@ def test_added_catalog_models_check_on_a_4090(model, capsys):
     rc = main(["check", model, "--gpu", "RTX 4090"])
     out = capsys.readouterr().out
     assert rc in (0, 1) and catalog.lookup(model).name in out and "verdict:" in out
+
+
+@pytest.mark.parametrize("slug", ["deepseek-v3.2", "glm-5", "minimax-m2", "chatglm3-6b", "seed-oss-36b-base"])
+def test_a_model_type_the_engines_know_by_name_is_not_called_unknown(slug):
+    """deepseek_v32, glm_moe_dsa and minimax_m2 stay under their config.json names (the engines key on them), and
+    chatglm / seed_oss are llama.cpp architectures of the same name: none is 'not in the known list'."""
+    from oomkit.model.resolve import resolve
+
+    assert not [lb for lb in resolve(slug, tag_formats=False).labels if "known list" in lb]
+
+
+def test_a_model_type_no_engine_keys_on_is_still_said_to_be_read_generically():
+    from oomkit.model.resolve import resolve
+
+    assert any("'opt' is not in the known list" in lb for lb in resolve("opt-125m", tag_formats=False).labels)

@@ -151,6 +151,11 @@ KNOWN_ARCHS = (
 )
 
 
+# config.json model types kept as the architecture's name (hf_config.py): the engines key on them as written; their
+# GGUF names are deepseek32 / glm-dsa / minimax-m2 (llamacpp/first_builds.py _GGUF_NAME)
+HF_NAMED_ARCHS = {"deepseek_v32", "glm_moe_dsa", "minimax_m2"}
+
+
 _VLLM_FIRST = {("dsv4", "vLLM"): " (vLLM runs DeepseekV4ForCausalLM from 0.20.0)",
                # models/minimax_m3/nvidia/model.py, common/indexer.py (read in the 0.24.0, 0.28.0, 0.34.0 wheels):
                # a FullAttentionSpec K and V on every layer (the generic Attention on the full_attention layers,

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import ModelError, OomkitError
 from ..quant import gguf_recipes
+from .archs import HF_NAMED_ARCHS, KNOWN_ARCHS
 from .jsonfile import read_object
 from .spec import (
     Attention,
@@ -316,7 +317,8 @@ def spec_from_config(
         if not model_type:
             raise OomkitError(f"{name}: config.json lacks model_type")
         arch = model_type
-        labels.append(f"architecture '{model_type}' is not in the known list: read generically")
+        if model_type not in KNOWN_ARCHS and model_type not in HF_NAMED_ARCHS:
+            labels.append(f"architecture '{model_type}' is not in the known list: read generically")
 
     n_layers = r.int("num_hidden_layers", "n_layer", "num_layers")
     n_embd = r.int("hidden_size", "d_model", "n_embd")
