@@ -21,12 +21,15 @@ the llama.cpp runner's own buffers (model, KV, output, compute). Measured before
   10.6 GiB (v0.5.4, 34/41): both lines identical, projector 1.8 / 2.8 GiB, before and after.
 - ollama/ollama#11499, qwen3:32b at 8192 without flash attention, v0.10.0-rc0 (llama runner): KV 2048.00 MiB and
   CUDA0 compute 1092.00 MiB exact, CUDA_Host compute 26.00 against 26.01 MiB, before and after.
-- ollama/ollama#13552, phi4:14b at 4096, v0.13.5 (llama runner): CPU_Mapped 275.62 MiB, KV 800.00 MiB and output
-  0.40 MiB exact, CUDA_Host compute 23.00 against 23.01 MiB; CUDA0 model buffer 8360.57 -> 8354.71 MiB (exact: the
-  library's phi4 GGUF types attn_qkv by llama-quantize's own Q4_K_M -> Q5_K rule, not by attn_v's halves); CUDA0
-  compute 383.00 -> 353.01 MiB, exact (llamacpp/compute.py dense_device_bytes replays Phi-3's graph for the
-  vendored b7437 too: without flash attention its KQ mask is the F32 input the graph has in every build; before,
-  the closed-form phases gave +8.5%, a strict xfail).
+- ollama/ollama#13552, phi4:14b at 4096, v0.13.2 (llama runner; first pinned to v0.13.5, the newest release on
+  the log's date, but its "llama runner started" line is llm/server.go:1332, a line number only v0.12.11-v0.13.2
+  print it at, its n_ctx_seq line needs v0.13.2's llama.cpp, and its "flash_attn = disabled" is not the auto
+  a v0.13.4+ llama runner gets without OLLAMA_FLASH_ATTENTION): CPU_Mapped 275.62 MiB, KV 800.00 MiB and output
+  0.40 MiB exact, CUDA_Host compute 23.01 MiB exact (23.00 as v0.13.5); CUDA0 model buffer 8360.57 -> 8354.71 MiB
+  (exact: the library's phi4 GGUF types attn_qkv by llama-quantize's own Q4_K_M -> Q5_K rule, not by attn_v's
+  halves); CUDA0 compute 383.00 -> 353.01 MiB, exact (llamacpp/compute.py dense_device_bytes replays Phi-3's graph
+  for the vendored b7209 too: without flash attention its KQ mask is the F32 input the graph has in every build;
+  before, the closed-form phases gave +8.5%, a strict xfail).
 
 Searched (the issues corpus) and not used: #13372 (already held, its A800 pool in cuda_pool.py), #12922 (ROCm,
 v0.12.9: a 66-block 5120-wide MHA model the excerpt does not name), #11627 (Metal, v0.9.6: the excerpt stops at the
@@ -174,9 +177,9 @@ def test_qwen3_runner_kv_and_compute():
 
 
 def test_phi4_runner_weights_kv_output():
-    """ollama/ollama#13552 (v0.13.5): 41/41 layers, CUDA0 model buffer 8354.71 MiB (attn_qkv at Q5_K in the
+    """ollama/ollama#13552 (v0.13.2, see the module's note): 41/41 layers, CUDA0 model buffer 8354.71 MiB (attn_qkv at Q5_K in the
     library's GGUF: 8360.57 before), CPU_Mapped 275.62 MiB (token_embd at Q4_K), KV 800.00 MiB, output 0.40 MiB."""
-    fx, ev = _runner("phi4-14b-cuda-ctx4096-0.13.5-runner")
+    fx, ev = _runner("phi4-14b-cuda-ctx4096-0.13.2-runner")
     p = fx["printed"]
     assert ev["offloaded_layers"] == p["layers"]
     assert round(ev["model_buffer_bytes"]["CUDA0"] / MiB, 2) == _mib(p["CUDA0 model buffer size"])
@@ -186,12 +189,24 @@ def test_phi4_runner_weights_kv_output():
 
 
 def test_phi4_runner_compute_within_ten_percent():
-    """CUDA0 compute 353.01 MiB (383.00 before) and CUDA_Host 23.00 against 23.01: inside the 10% bar for graphs."""
-    fx, ev = _runner("phi4-14b-cuda-ctx4096-0.13.5-runner")
+    """CUDA0 compute 353.01 MiB (383.00 before) and CUDA_Host 23.01: inside the 10% bar for graphs. The release
+    matters: a v0.13.4+ llama runner gets flash attention auto (bd6c1d6b4), which CUDA resolves to enabled: 206.00
+    and 18.01 MiB, not this log's "flash_attn = disabled"."""
+    fx, ev = _runner("phi4-14b-cuda-ctx4096-0.13.2-runner")
     p = fx["printed"]
     for dev, key in (("CUDA0", "CUDA0 compute buffer size"), ("CUDA_Host", "CUDA_Host compute buffer size")):
         got, printed = ev["compute_buffer_bytes"][dev] / MiB, _mib(p[key])
         assert abs(got - printed) / printed < 0.10, (dev, got, printed)
+
+
+def test_phi4_flash_attention_as_the_release_sets_it():
+    """The log prints "llama_context: flash_attn = disabled": the llama runner's load request of v0.13.2 (phi3 is
+    not in fs/ggml FlashAttention()'s list). From bd6c1d6b4 (v0.13.4) the same load gets ml.FlashAttentionAuto
+    without OLLAMA_FLASH_ATTENTION (llm/server.go NewLlamaServer), which llama.cpp resolves itself."""
+    fx, ev = _runner("phi4-14b-cuda-ctx4096-0.13.2-runner")
+    assert "flash_attn    = disabled" in fx["quoted"] and ev["flash_attn"] is False
+    later = _estimate("phi4:14b", "Q4_K_M", 22.5, "0.13.5", total_gib=24, num_ctx=4096)
+    assert later.settings["flash_attention"] == "auto"
 
 
 def test_phi4_runner_compute_exact():
@@ -199,9 +214,9 @@ def test_phi4_runner_compute_exact():
     (src/models/phi3.cpp: fused attn_qkv, Q and K roped from its views, Q scaled) replayed through ggml-alloc as
     the one device that runs it: the peak is the attention's KQ scores (4096 cells x 512 tokens x 40 heads in F32,
     320 MiB, SOFT_MAX in place) beside the F32 mask input (8 MiB), the residual rows and KQV's output. The vendored
-    llama.cpp (ec98e2002, b7437) predates PR #23764's F16 mask, which gated the replay; without flash attention
+    llama.cpp (7f8ef50cc, b7209) predates PR #23764's F16 mask, which gated the replay; without flash attention
     the mask is F32 in every build (llama-graph.cpp build_attn_inp_kv_impl casts it only with flash_attn)."""
-    fx, ev = _runner("phi4-14b-cuda-ctx4096-0.13.5-runner")
+    fx, ev = _runner("phi4-14b-cuda-ctx4096-0.13.2-runner")
     assert round(ev["compute_buffer_bytes"]["CUDA0"] / MiB, 2) == _mib(fx["printed"]["CUDA0 compute buffer size"])
 
 

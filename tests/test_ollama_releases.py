@@ -380,8 +380,13 @@ def test_flash_attention_default_first_tag(arch, before, first):
 
 
 def test_lfm2_flash_attention_on_from_0_14_3():
-    assert _launch("lfm2:1.2b", "0.14.2")[1] == "off"
-    assert _launch("lfm2:1.2b", "0.14.3")[1] == "on"
+    """lfm2 (no OLLAMA_FLASH_ATTENTION) on the llama runner until v0.14.2: fs/ggml OllamaEngineRequired and
+    model/models/models.go lack it, so llm/server.go NewLlamaServer has no textProcessor and sends the load request
+    the llama runner's flash attention: Disabled at v0.13.3 (f.FlashAttention() does not list lfm2), Auto from
+    bd6c1d6b4 (v0.13.4, faUserSet false -> ml.FlashAttentionAuto). v0.14.3 lists lfm2 in OllamaEngineRequired and
+    in FlashAttention(): the Ollama engine's own rule turns it on."""
+    assert [_launch("lfm2:1.2b", v)[1] for v in ("0.13.3", "0.13.4", "0.14.2", "0.14.3")] == \
+        ["off", "auto", "auto", "on"]
 
 
 @pytest.mark.parametrize("name,version,slots", [

@@ -128,6 +128,10 @@ _REGISTERED = (
     ((0, 20, 0), {"gemma4"}),
     ((0, 22, 0), {"laguna", "nemotron_h_omni"}),
 )
+# bd6c1d6b4 "flash attn: add auto mode for llama engine" (#13052, first in v0.13.4): llm/server.go NewLlamaServer
+# hands the llama.cpp runner ml.FlashAttentionAuto unless OLLAMA_FLASH_ATTENTION is set (faUserSet), and llama.cpp
+# decides (llama_context resolves -fa auto); the Ollama engine keeps its own SupportsFlashAttention rule
+V_FA_AUTO_LLAMA = (0, 13, 4)
 V_MLLAMA = (0, 4, 0)  # mllama (Llama 3.2 Vision) on the llama runner with its projector GGUF
 # server/sched.go load: architectures forced to one parallel slot ("not safe with num_parallel > 1", #4165), the
 # first tag of each (`git show vX.Y.Z:server/sched.go`, every tag): mllama from v0.4.1 (checkMllamaModelFamily; at
@@ -239,7 +243,7 @@ def resolve_launch(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], s:
     if the_era == "D":
         fa, fa_mode, kvct = _attention_llama_server(spec, v, fa_env, kv_requested)
     else:
-        fa, fa_mode, kvct = _attention_runner(spec, g, v, fa_env, kv_requested, warnings)
+        fa, fa_mode, kvct = _attention_runner(spec, g, v, fa_env, kv_requested, warnings, runner)
     num_batch = s.num_batch if s.num_batch > 0 else 0
     if not num_batch:
         num_batch = 512  # api.DefaultOptions NumBatch (era D re-decides it below)
@@ -410,9 +414,24 @@ def _attention_llama_server(spec: ModelSpec, v: Version, fa_env: bool | None,
 
 
 def _attention_runner(spec: ModelSpec, g: GgufView, v: Version, fa_env: bool | None, kv_requested: str,
-                      warnings: list[str]) -> tuple[bool, str, str]:
-    """Eras A-C -> (flash attention, "on" | "off", the KV cache type the runner gets: "" = f16)."""
+                      warnings: list[str], runner: str = "llama") -> tuple[bool, str, str]:
+    """Eras A-C -> (flash attention as the estimate takes it, "on" | "off" | "auto", the KV cache type the runner
+    gets: "" = f16)."""
     arch = spec.architecture
+    if runner == "llama" and v >= V_FA_AUTO_LLAMA and fa_env is None:
+        # llm/server.go NewLlamaServer (v0.13.4+, the llama runner, OLLAMA_FLASH_ATTENTION unset):
+        # loadRequest.FlashAttention = ml.FlashAttentionAuto; fs/ggml GraphSize sizes the estimate's graph with
+        # flash attention only for FlashAttentionEnabled, and a quantized OLLAMA_KV_CACHE_TYPE (KVCacheTypeIsQuantized:
+        # not "", f16, f32, bf16) is dropped ("OLLAMA_FLASH_ATTENTION must be enabled to use a quantized
+        # OLLAMA_KV_CACHE_TYPE"), an unquantized one kept only where SupportsKVCacheType (q8_0, q4_0) holds, i.e.
+        # never; the runner's llama.cpp resolves auto itself (layout._runner_settings passes it on)
+        if kv_requested in ("f32", "bf16"):
+            warnings.append(f"OLLAMA_KV_CACHE_TYPE={kv_requested} not supported by Ollama (q8_0, q4_0): f16 used "
+                            "(llm/server.go: unsupported OLLAMA_KV_CACHE_TYPE)")
+        elif kv_requested and kv_requested != "f16":
+            warnings.append(f"OLLAMA_KV_CACHE_TYPE={kv_requested} needs OLLAMA_FLASH_ATTENTION set to 1: the llama "
+                            "runner's flash attention is on auto and the KV cache stays f16 (llm/server.go)")
+        return False, "auto", ""
     default_on = library_arch(spec) in _fa_default_archs(v)
     wanted = default_on if fa_env is None else fa_env
     supported = supports_flash_attention(spec, g, v)

@@ -232,7 +232,8 @@ def _runner_settings(spec: ModelSpec, launch: Launch, num_parallel: int, n_gpu_l
                      split: tuple[float, ...]) -> LlamaCppSettings:
     """How Ollama starts its llama.cpp runner before v0.30 (llm/server.go NewLlamaServer -> runner): --ctx-size
     num_ctx*np, --parallel np, --batch-size num_batch, --n-gpu-layers (its own estimate), --tensor-split,
-    --flash-attn, --kv-cache-type. The Go runner (llama/llama.go NewContextParams) sets n_batch = batch*parallel,
+    --flash-attn (from v0.13.4 the load request's auto unless OLLAMA_FLASH_ATTENTION is set: llama.cpp decides),
+    --kv-cache-type. The Go runner (llama/llama.go NewContextParams) sets n_batch = batch*parallel,
     n_seq_max = parallel, embeddings = true, and leaves n_ubatch and kv_unified at llama.cpp's defaults. The CPU
     backend repacks weights only in the builds that turn its repacking buffer type on (V_CPU_REPACK)."""
     build = runner_build(launch.version)
@@ -242,7 +243,8 @@ def _runner_settings(spec: ModelSpec, launch: Launch, num_parallel: int, n_gpu_l
         program="llama-server", n_ctx=launch.num_ctx * num_parallel, n_batch=n_batch, n_ubatch=512,
         n_parallel=num_parallel, kv_unified=build < ERAS["kv_streams"],
         cache_type_k=kv, cache_type_v=kv,
-        flash_attn="on" if launch.flash_attention else "off", n_gpu_layers=n_gpu_layers, tensor_split=split,
+        flash_attn="auto" if launch.fa_mode == "auto" else ("on" if launch.flash_attention else "off"),
+        n_gpu_layers=n_gpu_layers, tensor_split=split,
         embeddings=True, repack=V_CPU_REPACK <= launch.version < V_CPU_REPACK_END,
         engine_version=f"b{build}", fit=False,  # the runner loads as told: no common fit
         server_extra_seq=False)  # its server.cpp copy (llm/ext_server, v0.1.32) loads --parallel sequences, no more

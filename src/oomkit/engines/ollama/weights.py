@@ -448,7 +448,7 @@ def _pre_qkv_as_v_quantizer(spec: ModelSpec) -> ModelSpec:
     llama_tensor_get_type's own attn_qkv branch (Q3_K_M / Q3_K_L / IQ3_M -> Q4_K, Q4_K_M -> Q5_K, Q5_K_M -> Q6_K),
     not attn_v's use_more_bits halves (b8266 on, quant.gguf_recipes QKV_AS_V_BUILD); Ollama's Go quantizer
     (server/quantization.go getTensorNewType, v0.7.0-v0.13.5) has the same Q4_K_M -> Q5_K branch. phi4:14b
-    (ollama/ollama#13552, v0.13.5): q4_K 101 / q5_K 40 / q6_K 21 tensors, CUDA0 model buffer 8354.71 MiB (the
+    (ollama/ollama#13552, v0.13.2): q4_K 101 / q5_K 40 / q6_K 21 tensors, CUDA0 model buffer 8354.71 MiB (the
     b8266 rules: 20 attn_qkv at q4_K and 20 at q6_K, 8360.57 MiB)."""
     from ...quant.gguf_recipes import QKV_AS_V_BUILD, recipe_types  # lazy: only this quirk needs the recipe
 
