@@ -403,3 +403,13 @@ def test_a_blanked_out_number_in_a_pasted_command_is_taken(blanked):
     assert rc == 0, err
     rc, _, err = run_cli("estimate", "--vram", "24GiB", *_LLAMA, "--port", "http")
     assert rc == 2 and "std::stoi" in err, err
+
+
+@pytest.mark.parametrize("value", ["abc$", "8$0", "$$"])
+def test_a_dollar_inside_a_word_is_no_placeholder(value):
+    """Only a whole macro (`$PORT`, `${PORT}`, `${PORT:-8080}`) is a value filled in later; `abc$` is a word
+    std::stoi refuses."""
+    rc, _, err = run_cli("estimate", "--vram", "24GiB", *_LLAMA, "-t", value)
+    assert rc == 2 and "std::stoi" in err, err
+    rc, _, err = run_cli("estimate", "--vram", "24GiB", *_LLAMA, "--port", "${PORT:-8080}")
+    assert rc == 0, err

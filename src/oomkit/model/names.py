@@ -147,7 +147,8 @@ def _fp8(m, pub):
         return _CT_FP8, None
     if pub == "zai-org" and m.string.startswith("glm-4"):
         # Z.ai's GLM-4.5 / 4.6 / 4.7 "-FP8" releases are llm-compressor's compressed-tensors FP8 per output channel,
-        # dynamic per-token activations, routers and lm_head left out (HabanaAI/vllm-hpu-extension#350: "GLM-4.5-MOE
+        # dynamic per-token activations, routers and lm_head left out (a reader of GLM-4.5-Air-FP8's config.json:
+        # "strategy: channel, dynamic per-token activations", find_string id 70428144645; HabanaAI/vllm-hpu-extension#350: "GLM-4.5-MOE
         # model uses the compressed tensor path for FP8 inference"; HabanaAI/vllm-fork#1837 dequantizes GLM4 FP8 by
         # QuantizationStrategy.CHANNEL; zai-org/GLM-V#178: GLM-4.5V-FP8 fails in compressed_tensors.py
         # process_weights_after_loading; kvcache-ai/ktransformers#1791 runs GLM 4.7 FP8 with per-channel MoE

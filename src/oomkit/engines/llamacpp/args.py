@@ -168,7 +168,7 @@ _STOI_ONLY = frozenset({
     "--repeat-last-n", "--port", "-to", "--timeout", "--threads-http", "--cache-reuse", "-td", "--threads-draft",
     "-tbd", "--threads-batch-draft", "-ns", "--sequences", "--reasoning-budget",
 })
-_PLACEHOLDER = re.compile(r"\$|^\s*(\[[^\]]*\]|<[^>]*>|\{[^}]*\}|%\w+%)\s*$")
+_PLACEHOLDER = re.compile(r"^\s*(\$\w+|\$\{[^}]*\}|\[[^\]]*\]|<[^>]*>|\{[^}]*\}|%\w+%)\s*$")
 _STOF_ONLY = frozenset({
     "--temp", "--top-p", "--min-p", "--typical", "--repeat-penalty", "--presence-penalty", "--frequency-penalty",
 })
