@@ -13,6 +13,15 @@ The table is the union over the versions given, so flags that were renamed or dr
 per flag, the runs [first, last] of the releases read ("releases", oldest first) whose parser has it, so that a
 command is held against the release it names (engines/release_flags.py). Name each directory after its release
 (e.g. 0.5.2/ or sglang-0.5.2/): the name orders the releases.
+
+    python tools/build_sglang_flags.py --merge SGLANG_DIR [SGLANG_DIR ...]
+
+re-reads only the directories given and keeps every other release from the existing table (its spans and notes).
+"deprecated" keeps, per flag, [the first release read that marks it deprecated, the help text of the newest]: a
+Deprecated* action (DeprecatedAction, DeprecatedAliasStoreAction with its new_flag, ...) or help that says
+"Deprecated" (0.5.19 server_args.py: --nsa-prefill-backend "[Deprecated] Use --dsa-prefill-backend instead.";
+0.5.20 arg_groups/fields/mm.py: --keep-mm-feature-on-device "Deprecated. Use --mm-feature-transport=cuda_ipc ...").
+engines/release_flags.py names that text when a later release no longer has the flag.
 """
 
 from __future__ import annotations
@@ -27,6 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "src" / "oomkit" / "engines" / "data" / "sglang_flags.json"
 
 # kind: "value" (one value), "flag" (no value), "optional" (nargs "?"), "multi" (nargs "*"/"+")
+# help text that says the flag itself is on its way out
+DEPRECATION = re.compile(r"\[DEPRECATED\]|\(DEPRECATED|^Deprecated|is deprecated|will be removed", re.IGNORECASE)
 NO_VALUE_ACTIONS = {"store_true", "store_false", "store_const", "count", "help", "version"}
 _UNSET = object()  # an action class that leaves nargs to argparse (one value unless the call gives nargs)
 
@@ -119,7 +130,24 @@ def _kind_from_call(keywords: dict[str, ast.AST], actions: dict[str, object] | N
     return "value"
 
 
-def from_add_argument(path: Path, actions: dict[str, object] | None = None) -> dict[str, str]:
+def _note(kw: dict[str, ast.AST]) -> str | None:
+    """The deprecation text of one definition (its help, else "deprecated" for a Deprecated* action, else "use
+    <new_flag>"), or None where it is not marked deprecated."""
+    action = kw.get("action")
+    help_text = _const(kw.get("help"))
+    help_text = " ".join(help_text.split()) if isinstance(help_text, str) else ""
+    new_flag = _const(kw.get("new_flag"))
+    # the first sentence only: "... The fallback to that flag for external linkers is deprecated" (0.5.23
+    # --unified-cache-external-linker-config) speaks of another flag
+    if help_text and DEPRECATION.search(re.split(r"(?<=[.!?])\s", help_text)[0]):
+        return help_text
+    if action is not None and "Deprecated" in ast.unparse(action):
+        return help_text or (f"deprecated: use {new_flag}" if isinstance(new_flag, str) else "deprecated")
+    return None
+
+
+def from_add_argument(path: Path, actions: dict[str, object] | None = None,
+                      notes: dict[str, str] | None = None) -> dict[str, str]:
     flags: dict[str, str] = {}
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
@@ -131,8 +159,11 @@ def from_add_argument(path: Path, actions: dict[str, object] | None = None) -> d
             continue
         kw = {k.arg: k.value for k in node.keywords if k.arg}
         kind = _kind_from_call(kw, actions)
+        note = _note(kw)
         for n in names:
             flags[n] = kind
+            if note is not None and notes is not None:
+                notes[n] = note
             action = kw.get("action")
             if action is not None and "BooleanOptional" in ast.unparse(action) and n.startswith("--"):
                 flags["--no-" + n[2:]] = "flag"
@@ -153,14 +184,16 @@ def _type_kind(ann: ast.AST) -> str:
     return "value"
 
 
-def from_fields(directory: Path, actions: dict[str, object] | None = None) -> dict[str, str]:
+def from_fields(directory: Path, actions: dict[str, object] | None = None,
+                notes: dict[str, str] | None = None) -> dict[str, str]:
     flags: dict[str, str] = {}
     for path in sorted(directory.glob("*.py")):
-        flags.update(from_fields_file(path, actions))
+        flags.update(from_fields_file(path, actions, notes))
     return flags
 
 
-def from_fields_file(path: Path, actions: dict[str, object] | None = None) -> dict[str, str]:
+def from_fields_file(path: Path, actions: dict[str, object] | None = None,
+                     notes: dict[str, str] | None = None) -> dict[str, str]:
     """The annotated fields of one file: arg_groups/fields/*.py (0.5.19+), or ServerArgs' own in server_args.py
     (0.5.14 to 0.5.18, where add_cli_args calls add_cli_args_from_dataclass(parser, ServerArgs) first)."""
     flags: dict[str, str] = {}
@@ -180,6 +213,8 @@ def from_fields_file(path: Path, actions: dict[str, object] | None = None) -> di
             kw = {k.arg: k.value for k in meta.keywords if k.arg}
         elif not isinstance(_const(meta), str):
             continue
+        else:  # A[type, "help"]: the string is the help
+            kw = {"help": meta}
         if _const(kw.get("no_cli")) is True:
             continue
         cli = _const(kw.get("cli_name")) or "--" + node.target.id.replace("_", "-")
@@ -196,9 +231,12 @@ def from_fields_file(path: Path, actions: dict[str, object] | None = None) -> di
             kind = _type_kind(typ)
             if kind == "multi" and "type_parser" in kw:
                 kind = "value"
+        note = _note(kw)
         for n in [cli, *aliases]:
             if isinstance(n, str):
                 flags[n] = kind
+                if note is not None and notes is not None:
+                    notes[n] = note
     return flags
 
 
@@ -227,37 +265,67 @@ def _spans(flag: str, read: list[str], per: dict[str, set[str]]) -> list[list[st
     return out
 
 
+def _release_name(d: str) -> str:
+    """"/tmp/sglang-0.5.20" or "/tmp/sgw/0.5.20" -> "0.5.20"."""
+    name = Path(d).name
+    return name[len("sglang-"):] if name.startswith("sglang-") else name
+
+
+def _from_table(old: dict) -> tuple[dict[str, set[str]], dict[str, dict[str, str]]]:
+    """The releases an existing table holds: each release's flags and its deprecation notes (a flag's note from the
+    first release marked on, the newest text)."""
+    spans, deprecated = old.get("spans", {}), old.get("deprecated", {})
+    per: dict[str, set[str]] = {}
+    notes: dict[str, dict[str, str]] = {}
+    for rel in old.get("releases", []):
+        k = _version_key(rel)
+        per[rel] = {f for f, s in spans.items() if any(_version_key(a) <= k <= _version_key(b) for a, b in s)}
+        notes[rel] = {f: text for f, (first, text) in deprecated.items() if f in per[rel] and _version_key(first) <= k}
+    return per, notes
+
+
 def main(argv: list[str]) -> int:
+    merge = "--merge" in argv
+    argv = [a for a in argv if a != "--merge"]
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
-    flags: dict[str, str] = {}
-    read: list[str] = []
-    per: dict[str, set[str]] = {}
-    for d in sorted(argv, key=lambda p: _version_key(Path(p).name)):
+    old = json.loads(OUT.read_text(encoding="utf-8")) if merge and OUT.exists() else {}
+    flags: dict[str, str] = dict(old.get("flags", {}))
+    per, notes = _from_table(old)
+    for d in sorted(argv, key=lambda p: _version_key(_release_name(p))):
         srt = Path(d) / "sglang" / "srt"
-        found = {}
+        found: dict[str, str] = {}
+        marked: dict[str, str] = {}
         actions = action_nargs(srt)
         if (srt / "server_args.py").exists():
-            found.update(from_fields_file(srt / "server_args.py", actions))
-            found.update(from_add_argument(srt / "server_args.py", actions))
+            found.update(from_fields_file(srt / "server_args.py", actions, marked))
+            found.update(from_add_argument(srt / "server_args.py", actions, marked))
         if (srt / "arg_groups" / "fields").is_dir():
-            found.update(from_fields(srt / "arg_groups" / "fields", actions))
+            found.update(from_fields(srt / "arg_groups" / "fields", actions, marked))
         if not found:
             print(f"no SGLang argument definitions under {srt}", file=sys.stderr)
             return 1
         for k, v in found.items():  # newer directories come later and win
             flags[k] = v
-        read.append(Path(d).name)
-        per[Path(d).name] = set(found)
+        per[_release_name(d)] = set(found)
+        notes[_release_name(d)] = marked
+    read = sorted(per, key=_version_key)
+    deprecated: dict[str, list[str]] = {}
+    for f in sorted(flags):
+        marked_in = [rel for rel in read if f in notes.get(rel, {})]
+        if marked_in:
+            deprecated[f] = [marked_in[0], notes[marked_in[-1]][f]]
     data = {
         "source": "sgl-project/sglang wheels " + ", ".join(read) + ": sglang/srt/server_args.py add_argument calls "
                   "and sglang/srt/arg_groups/fields/*.py annotated fields (tools/build_sglang_flags.py); "
                   "kind: value | flag | optional | multi; spans: the releases read whose parser has the flag, "
-                  "as [first, last] runs",
+                  "as [first, last] runs; deprecated: [the first release read that marks it deprecated, the help "
+                  "text of the newest]",
         "releases": read,
         "flags": dict(sorted(flags.items())),
         "spans": {f: _spans(f, read, per) for f in sorted(flags)},
+        "deprecated": deprecated,
     }
     OUT.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     print(f"{OUT}: {len(flags)} flags from {', '.join(read)}")

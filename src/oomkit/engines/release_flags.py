@@ -115,10 +115,31 @@ def refuse_unknown(file: str, typed: Iterable[str], version: tuple[int, ...], pr
     missing = [f for f in dict.fromkeys(typed) if known_in(file, f, version) is False]
     if missing:
         hints = hints or {}
-        why = "; ".join(f"{f}: " + "; ".join(p for p in (why_not(file, f, version), hints.get(f)) if p)
+        why = "; ".join(f"{f}: " + "; ".join(p for p in (why_not(file, f, version), hints.get(f), _read_as(file, f, version))
+                                             if p)
                         for f in missing)
         raise OomkitError(f"{program}: error: unrecognized arguments: {' '.join(missing)} ({release} has no such "
                           f"flag: {why})")
+
+
+def _longer(file: str, flag: str, version: tuple[int, ...]) -> list[str]:
+    """The long options of the parser of `version` that `flag` (one it does not have) is a prefix of, as argparse's
+    allow_abbrev matches them (argparse.py ArgumentParser._get_option_tuples): 0.5.20's --cuda-graph-max-bs starts
+    --cuda-graph-max-bs-decode and --cuda-graph-max-bs-prefill (arg_groups/fields/exec_.py)."""
+    _, spans, _ = _table(file)
+    if "=" in flag or not flag.startswith("--"):
+        return []
+    return sorted(f for f in spans if f != flag and f.startswith(flag) and _present(file, f, version))
+
+
+def _read_as(file: str, flag: str, version: tuple[int, ...]) -> str:
+    """How argparse's allow_abbrev takes a flag gone from this parser that starts some of its flags, in words."""
+    longer = _longer(file, flag, version)
+    if len(longer) > 1:
+        return f"this parser takes it as an abbreviation: 'ambiguous option: {flag} could match {', '.join(longer[:6])}'"
+    if len(longer) == 1:
+        return f"this parser takes it as an abbreviation of {longer[0]}, a different option"
+    return ""
 
 
 def resolve_abbreviations(file: str, typed: Iterable[tuple[str, str]], version: tuple[int, ...], program: str,
