@@ -180,6 +180,9 @@ class WeightInventory:
     # a computed GGUF sized to its publisher's listed file size (quant/published_sizes.py): the stand-in's repeating
     # layers scaled to it (weights.sized_to_published), also when the list is typed again
     published: PublishedSize | None = None
+    # a GPTQ config's ExLlama kernel as transformers reads it (quant/hf_formats.py gptq_exllama): 0, 1, 2, the str
+    # GPTQConfig refuses it with, or None (names none)
+    gptq_exllama: int | str | None = field(default=None, compare=False)
 
     @property
     def nbytes(self) -> int:

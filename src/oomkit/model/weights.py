@@ -213,7 +213,7 @@ def hf_quantized_inventory(tensors: Sequence[TensorShape], *, config: Mapping[st
             stacks = t.shape[2] if len(t.shape) == 3 else 1  # routed experts: one linear per expert
             nbytes, dt = stacks * hf_formats.linear_weight_bytes(sub, n_out, n_in), sub.name
         out.append(TensorSpec(name=t.name, shape=t.shape, dtype=dt, nbytes=nbytes, layer=t.layer))
-    return WeightInventory(tensors=tuple(out), exact=False, format=fmt.name)
+    return WeightInventory(tensors=tuple(out), exact=False, format=fmt.name, gptq_exllama=fmt.exllama)
 
 
 def per_layer_sum(pairs: Iterable[tuple[int | None, int]]) -> dict[int, int]:

@@ -64,6 +64,10 @@ class QuantFormat:
     method: str = ""  # quantization_config.quant_method as written
     # ModelOpt MIXED_PRECISION: (module name, its own format) per quantized module; modules not listed stay in dtype
     per_module: tuple[tuple[str, QuantFormat], ...] = ()
+    # GPTQ: the ExLlama kernel transformers loads the checkpoint with (gptq_exllama): 0 (use_exllama false), 1 or 2;
+    # None where the config names none (GPTQConfig's default then applies); a str: the ValueError GPTQConfig.post_init
+    # raises on the config as written
+    exllama: int | str | None = None
 
     @property
     def quantized(self) -> bool:
@@ -327,7 +331,33 @@ def _gptq(c: Mapping[str, Any], dtype: str) -> QuantFormat:
     # GPTQ leaves lm_head alone unless quantization_config.lm_head is true (vllm gptq.py:GPTQConfig)
     skip = _skip([] if c.get("lm_head") else ["lm_head"], c.get("modules_to_not_convert"))
     return QuantFormat("gptq", bits, group_size=_whole(c, "group_size", 128, also=(-1,)), dtype=dtype, unquantized=skip,
-                       strategy="group", scale_dtype="float16", zero_point=True, method="gptq")
+                       strategy="group", scale_dtype="float16", zero_point=True, method="gptq", exllama=gptq_exllama(c))
+
+
+def gptq_exllama(c: Mapping[str, Any]) -> int | str | None:
+    """The ExLlama kernel a GPTQ quantization_config selects in transformers (utils/quantization_config.py
+    GPTQConfig.post_init, 4.38.2; from_pretrained builds the config with GPTQConfig(**quantization_config)):
+    `disable_exllama` (older configs, deprecated) and `use_exllama` both given (not null) is refused;
+    disable_exllama alone gives use_exllama = not disable_exllama; use_exllama false: 0, the cuda-old kernel;
+    otherwise `exllama_config["version"]`, which must be 1 or 2 (ExllamaVersion), version 1 where exllama_config is
+    null. None: the config names none of the three, so GPTQConfig's defaults (use_exllama true, version 1) apply.
+    A str: post_init's ValueError, which stops the load."""
+    disable, use, ec = c.get("disable_exllama"), c.get("use_exllama"), c.get("exllama_config")
+    if disable is None and use is None and ec is None:
+        return None
+    if disable is not None and use is not None:
+        return "Cannot specify both `disable_exllama` and `use_exllama`. Please use just `use_exllama`"
+    version = 1
+    if ec is not None:
+        if not isinstance(ec, Mapping) or "version" not in ec:
+            return "`exllama_config` needs to have a `version` key."
+        version = ec["version"]
+        if isinstance(version, bool) or version not in (1, 2):
+            return (f"Only supported versions are in [ExllamaVersion.ONE, ExllamaVersion.TWO] - not recognized "
+                    f"version {version}")
+        version = int(version)
+    on = (not disable) if disable is not None else (use if use is not None else True)
+    return version if on else 0
 
 
 def _awq(c: Mapping[str, Any], dtype: str) -> QuantFormat:

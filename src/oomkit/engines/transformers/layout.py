@@ -25,7 +25,7 @@ from .transients import (
     reserved_for,
     transients,
 )
-from .weights import TOWER_PREFIX, exllama_scratch, placement_bytes, tensor_bytes
+from .weights import TOWER_PREFIX, exllama_scratch, exllama_version, placement_bytes, tensor_bytes
 
 # ---------------------------------------------------------------------------------------------------------
 # device_map placement (integrations/accelerate.py _get_device_map, get_balanced_memory, infer_auto_device_map)
@@ -456,10 +456,9 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: TransformersSettin
                  recurrent_state_bytes=p.rs.get(-1, 0), compute_bytes=p.comp.get(-1, 0))
     warnings = _warnings(spec, devices, s, r, placement)
     if scratch:
-        version = 1 if s.exllama_version is None else s.exllama_version
+        version, source = exllama_version(spec, s)
         warnings.append(f"GPTQ ExLlama v{version} kernel buffers: {max(scratch.values()) / 2**20:,.0f} MiB on each GPU "
-                        "with GPTQ layers (counted with the weights); transformers takes version 1 unless the "
-                        "checkpoint's quantization_config.exllama_config names one (--exllama-version)")
+                        f"with GPTQ layers (counted with the weights); version {version} from {source}")
 
     def dn(d: int) -> str:
         return "cpu" if d < 0 else devices[d].id

@@ -130,9 +130,9 @@ class TransformersSettings:
     bnb_4bit_quant_type: str = "fp4"  # BitsAndBytesConfig default
     bnb_4bit_use_double_quant: bool = False
     expandable_segments: bool = False  # PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
-    # a GPTQ checkpoint's ExLlama kernel, GPTQConfig(exllama_config={"version": N}) or the checkpoint's config.json
-    # quantization_config.exllama_config; 0: use_exllama=False. None: version 1, transformers' GPTQConfig default where
-    # the config names none (weights.exllama_scratch)
+    # a GPTQ checkpoint's ExLlama kernel, from_pretrained(quantization_config=GPTQConfig(exllama_config={"version":
+    # N})); 0: use_exllama=False. None: what the checkpoint's quantization_config names (use_exllama,
+    # exllama_config.version, disable_exllama), else version 1, GPTQConfig's default (weights.exllama_version)
     exllama_version: int | None = None
     engine_version: str = NEWEST
 
@@ -299,14 +299,8 @@ def resolve(spec: ModelSpec, s: TransformersSettings) -> Resolved:
         max_cache_len = max(max_cache_len, s.max_cache_len)
     batch = s.batch_size * max(s.num_beams, s.num_return_sequences)
     keep = _logits_kept(s, v, prompt)
-    if s.prefill_chunk_size is not None and s.prefill_chunk_size < 1:
-        raise OomkitError("prefill_chunk_size must be positive")
     if s.load_in_4bit and s.load_in_8bit:
         raise OomkitError("You can't pass `load_in_4bit`and `load_in_8bit` as True at the same time")
-    if s.exllama_version not in (None, 0, 1, 2):
-        # utils/quantization_config.py GPTQConfig.post_init (4.38.2)
-        raise OomkitError(f"Only supported versions are in [ExllamaVersion.ONE, ExllamaVersion.TWO] - not recognized "
-                          f"version {s.exllama_version} (--exllama-version 0 turns the kernels off)")
     return Resolved(version=v, dtype=dtype, dtype_bytes=FLOAT_BYTES[dtype], prompt=prompt, new=new,
                     max_length=prompt + new, batch=batch, impl=impl, backend=backend, nbits=nbits, static=static,
                     offload=impl.startswith("offloaded"), max_cache_len=max_cache_len, keep=keep,

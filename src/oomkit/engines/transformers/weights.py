@@ -221,6 +221,24 @@ def _gptq_linears(spec: ModelSpec) -> list[tuple[int, int, int]]:
     return out
 
 
+def exllama_version(spec: ModelSpec, s: TransformersSettings) -> tuple[int, str]:
+    """(the ExLlama kernel a GPTQ checkpoint loads with: 0 none, 1 or 2; where that came from). from_pretrained
+    (4.38.2 modeling_utils.py, quantizers/auto.py AutoHfQuantizer.merge_quantization_configs) builds GPTQConfig from
+    the checkpoint's quantization_config, whose post_init refuses a bad one (quant/hf_formats.py gptq_exllama), then
+    overwrites its loading attributes (use_exllama, exllama_config, disable_exllama) with those of a GPTQConfig
+    passed to from_pretrained (TransformersSettings.exllama_version); where neither names one, post_init's default:
+    use_exllama true, exllama_config {"version": 1}."""
+    named = spec.weights.gptq_exllama
+    if isinstance(named, str):
+        raise OomkitError(f"{spec.name}: transformers refuses the checkpoint's GPTQ quantization_config "
+                          f"(GPTQConfig.post_init): {named}")
+    if s.exllama_version is not None:
+        return s.exllama_version, "--exllama-version"
+    if named is not None:
+        return named, "the checkpoint's quantization_config"
+    return 1, "transformers' default: the checkpoint's quantization_config names none; --exllama-version sets it"
+
+
 def exllama_scratch(spec: ModelSpec, s: TransformersSettings, r: Resolved,
                     layer_device: tuple[int, ...]) -> dict[int, int]:
     """Bytes the ExLlama kernels of a 4-bit GPTQ checkpoint allocate on each GPU once the model is loaded, beside the
@@ -236,11 +254,11 @@ def exllama_scratch(spec: ModelSpec, s: TransformersSettings, r: Resolved,
       x 4 + 128), allocated (`torch.empty(scratch_bytes // 2, dtype=torch.half)`) when post_init takes the first
       slice.
 
-    Which version: transformers' GPTQConfig (utils/quantization_config.py post_init, 4.38.2) takes
-    exllama_config {"version": 1} unless the checkpoint's config.json or the caller names one
-    (TransformersSettings.exllama_version); use_exllama=False (0) loads the cuda-old kernel, which keeps none."""
-    version = 1 if s.exllama_version is None else s.exllama_version
-    if not version or r.version >= _AUTO_GPTQ_BEFORE:
+    Which version: exllama_version; use_exllama=False (0) loads the cuda-old kernel, which keeps none."""
+    if r.version >= _AUTO_GPTQ_BEFORE:
+        return {}
+    version, _ = exllama_version(spec, s)
+    if not version:
         return {}
     out: dict[int, int] = {}
     for layer, n_in, n_out in _gptq_linears(spec):
