@@ -185,6 +185,25 @@ def test_checking_this_machine_gives_one_verdict(client, p):
     assert ("checked against this machine&#x27;s available RAM" in page) == ("cpu_only" in p)
 
 
+def test_the_plan_weighs_the_host_memory_given_on_the_page(client):
+    """Llama 3.1 405B on one RTX 4090: without the host's RAM the plan ranks BF16 with 3 layers on the GPU first
+    (about 760 GB left in system RAM) and notes the RAM unchecked, "give --ram SIZE"; the page had no such field.
+    With 64 GiB, `oomkit plan llama3.1:405b --gpu "RTX 4090" --ram 64GiB --json` has no option and tier 3 only."""
+    bare = client.get("/plan", params={"model": "llama3.1:405b", "gpu": "RTX 4090"}).text
+    assert 'id="f-ram" name="ram"' in bare and 'id="matrix"' in bare
+    assert "fill in the host memory field" in bare and "--ram" not in bare
+    p = {"model": "llama3.1:405b", "gpu": "RTX 4090", "ram": "64GiB"}
+    want = api.plan_options(p).data()["plan"]
+    assert want["options"] == [] and want["smallest_hardware"]["count"] == 8
+    page = client.get("/plan", params=p).text
+    assert 'id="matrix"' not in page and "Nothing fits on these GPUs" in page
+    tier3 = re.search(r'id="tier3">(.*?)</div>', page, re.S).group(1)
+    assert f'data-bytes="{want["smallest_hardware"]["memory_bytes"]}"' in tier3
+    assert f'data-bytes="{want["smallest_hardware"]["needed_bytes"]}"' in tier3
+    assert html.escape(want["notes"][0]) in page
+    assert 'name="ram" value="64GiB"' in page  # the fit form below keeps it
+
+
 def test_fit_names_an_unset_flag_as_the_cli_does(client):
     """`oomkit fit --gpu "2x RTX 3090" -- vllm serve <70B>` prints `quantization: the engine's default ->
     bitsandbytes`; the page's table showed an empty "from" cell."""

@@ -449,13 +449,16 @@ def plan_page(params: Mapping[str, Any], plan_obj: Any, fit_obj: Any, error: str
                       field("vram", "or VRAM per GPU", params, "24GiB"),
                       field("min_ctx", "context each sequence needs", params, "8192"),
                       field("concurrency", "sequences at once", params, "1"),
-                      field("quant", "keep this weight format", params, "any"))
+                      field("quant", "keep this weight format", params, "any"),
+                      # plan --ram: the system RAM a GPU+RAM option may fill (unchecked for planned GPUs without it)
+                      field("ram", "host memory (system RAM for GPU+RAM options)", params,
+                            "64GiB; default: unchecked"))
     body = [form, error_box(error), did_you_mean(error, params, "/plan", PLAN_KEYS)]
     if plan_obj is not None:
         body.append(plan_body(plan_obj))
     body.append('<h2>Fit my command</h2><form class="card grid" method="get" action="/plan" data-need="fit_command">'
                 + "".join(f'<input type="hidden" name="{k}" value="{e(params[k])}">'
-                          for k in ("model", "engine", "min_ctx", "concurrency", "quant") if params.get(k))
+                          for k in ("model", "engine", "min_ctx", "concurrency", "quant", "ram") if params.get(k))
                 + textarea("fit_command", "engine command", params.get("fit_command"),
                            "llama-server -m qwen3:8b -c 131072 -fa on", 2)
                 + field("fit_vram", "VRAM per GPU", params, "24GiB")
@@ -468,7 +471,7 @@ def plan_page(params: Mapping[str, Any], plan_obj: Any, fit_obj: Any, error: str
     return layout("Plan the settings, fit a command", "plan", "".join(body))
 
 
-PLAN_KEYS = ("model", "engine", "gpu", "vram", "min_ctx", "concurrency", "quant")
+PLAN_KEYS = ("model", "engine", "gpu", "vram", "min_ctx", "concurrency", "quant", "ram")
 TIERS = {1: "all on the GPU", 2: "part in system RAM", 3: "bigger hardware"}
 
 
@@ -505,8 +508,9 @@ def plan_body(p: Any) -> str:
         out.append('<h2>Tier 3: the smallest hardware that runs it</h2><div id="tier3">' + dl(items) + "</div>")
         if sh.get("command"):
             out.append(command_block("tier3-cmd", sh["command"]))
-    if d.get("notes"):
-        out.append('<ul class="notes">' + "".join(f"<li>{e(n)}</li>" for n in d["notes"]) + "</ul>")
+    if d.get("notes"):  # the CLI's notes; its --ram option is this form's host memory field
+        out.append('<ul class="notes">' + "".join(f"<li>{e(n.replace('give --ram SIZE', 'fill in the host memory field'))}"
+                                                  "</li>" for n in d["notes"]) + "</ul>")
     out.append("</div>")
     return "".join(out)
 
