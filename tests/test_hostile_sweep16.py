@@ -413,3 +413,14 @@ def test_a_dollar_inside_a_word_is_no_placeholder(value):
     assert rc == 2 and "std::stoi" in err, err
     rc, _, err = run_cli("estimate", "--vram", "24GiB", *_LLAMA, "--port", "${PORT:-8080}")
     assert rc == 0, err
+
+
+@pytest.mark.parametrize(("extra", "said"), [
+    (["--engine=ollama", "num_ctx=32768"], "Ollama's num_ctx is the context length: give --ctx 32768"),
+    (["--engine=ollama", "OLLAMA_CONTEXT_LENGTH=8192"], "given as --env OLLAMA_CONTEXT_LENGTH=8192"),
+    (["--engine=ollama", "foo"], "(one MODEL only)"),
+])
+def test_a_second_argument_after_an_inline_option_is_not_blamed_on_it(extra, said):
+    """`--engine=ollama num_ctx=32768` said "--engine takes no value": the option had its value inline."""
+    rc, _, err = run_cli("estimate", "llama3.1:8b", *extra, "--vram", "24GiB")
+    assert rc == 2 and said in err and "takes no value" not in err, err

@@ -278,7 +278,12 @@ _GPU_COUNT_OPTIONS = {"--num-gpus", "--n-gpus", "--gpus", "--gpu-count", "--num-
 
 def _unexpected(arg: str, before: str | None, engine: str) -> str:
     """The error for a second positional argument: usually the value of an option oomkit does not know."""
-    if before and before.startswith("-") and not _is_number(before):
+    key, eq, value = arg.partition("=")
+    if eq and key.lower() == "num_ctx":  # Ollama's option (Modelfile PARAMETER, API options) for the context
+        return f"unexpected argument {arg!r}: Ollama's num_ctx is the context length: give --ctx {value}"
+    if eq and re.fullmatch(r"[A-Z][A-Z0-9_]*", key):  # an environment variable typed before the model's command
+        return f"unexpected argument {arg!r}: the engine's environment is given as --env {arg}"
+    if before and before.startswith("-") and "=" not in before and not _is_number(before):
         flag = before.partition("=")[0]
         hint = ' (oomkit names the GPUs and their count in one option: --gpu "8x H100")' \
             if flag in _GPU_COUNT_OPTIONS else ""
