@@ -35,7 +35,7 @@ from ...quant import ggml
 from ...units import round_up
 from ..versions import llamacpp_build_on
 from .backend_names import Backend, device_index, infer_backend
-from .compute import compute_phases, reserved_outputs
+from .compute import METAL_ALIGNMENT, compute_phases, reserved_outputs
 from .kv import Cache, Context
 from .repack import (
     CPU_ISAS,
@@ -101,11 +101,16 @@ def metal_working_set(ram_bytes: int, macos: int | None = None) -> int:
     return apple_default_gpu_share(ram_bytes, macos)
 
 
+def is_metal(d: Device) -> bool:
+    """An Apple GPU: ggml-metal's device, named MTL0 (before January 2026: Metal)."""
+    return d.id.startswith(("MTL", "Metal"))
+
+
 def metal_devices(devices: tuple[Device, ...]) -> tuple[Device, ...]:
     """Apple GPUs as ggml-metal sees them: the catalog gives the whole unified RAM; Metal offers its working set."""
     out = []
     for d in devices:
-        if d.id.startswith(("MTL", "Metal")) and d.memory_bytes and d.free_bytes is None:
+        if is_metal(d) and d.memory_bytes and d.free_bytes is None:
             ws = metal_working_set(d.memory_bytes, d.macos)
             d = replace(d, memory_bytes=ws)
         out.append(d)
@@ -155,8 +160,6 @@ def metal_mapped(spec: ModelSpec, devices: tuple[Device, ...], s, weights: Model
         per.setdefault(placement.output_device, []).append(emb)
     return replace(weights, by_device={**weights.by_device, **{d: _device_range(spec, ts) for d, ts in per.items()}})
 
-
-METAL_ALIGNMENT = 32  # ggml-metal.cpp ggml_backend_metal_buffer_type_{shared,private}_get_alignment
 
 
 def vulkan_unpadded(spec: ModelSpec, devices: tuple[Device, ...], s, weights: ModelBuffers,

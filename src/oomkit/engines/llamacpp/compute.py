@@ -1483,7 +1483,7 @@ def fa_f16_bytes(a: Attention, n_kv: int, T: int, ctx: Context) -> int:
 # GGML_CUDA_DISABLE_FUSION=1 turns it off (not modelled).
 CUDA_FUSION_DEPS_BUILD = int(NEWEST[1:])
 CUDA_ALIGN = 128  # ggml-cuda.cu ggml_backend_cuda_buffer_type_get_alignment
-METAL_ALIGN = 32  # ggml-metal.cpp ggml_backend_metal_buffer_type_*_get_alignment
+METAL_ALIGNMENT = 32  # ggml-metal.cpp ggml_backend_metal_buffer_type_{shared,private}_get_alignment (b7140)
 # the MoE graphs compute_graphs.moe_device_graph replays (src/models/qwen3moe.cpp, glm4-moe.cpp, hunyuan-moe.cpp,
 # ernie4-5-moe.cpp: the same trunk, see moe_device_graph)
 MOE_DEVICE_GRAPHS = frozenset({"qwen3moe", "glm4moe", "hunyuan-moe", "ernie4_5-moe"})
@@ -2963,7 +2963,7 @@ def metal_dense_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache],
     n_kv = caches[0].cells if ctx.build >= compute_graphs.METAL_FA_EXTRA_BUILD and caches else 0
     return _replayed(compute_graphs.dense_metal_graph, spec, T, reserved_outputs(ctx, s), masks,
                      not ERAS.reached(ctx.build, "kq_mask_f16"),
-                     ctx.build >= compute_graphs.METAL_REORDER_STORES_BUILD, n_kv, align=METAL_ALIGN)
+                     ctx.build >= compute_graphs.METAL_REORDER_STORES_BUILD, n_kv, align=METAL_ALIGNMENT)
 
 
 def _stream_ubatch(ctx: Context) -> int:

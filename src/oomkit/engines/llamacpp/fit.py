@@ -50,7 +50,7 @@ from ...memory import Device
 from ...model.spec import ModelSpec
 from ...units import MiB
 from ..versions import Eras
-from .backends import cpu_repack, metal_devices, opencl_buffers, vulkan_unpadded
+from .backends import cpu_repack, is_metal, metal_devices, opencl_buffers, vulkan_unpadded
 from .compute import compute_by_device, device_auto_fa_off
 from .kv import Cache, kv_caches, recurrent_bytes_by_layer, resolve_context
 from .mtp import mtp_context_on, mtp_dry_run
@@ -216,7 +216,7 @@ def blas_shares_cpu_buffer(devices: tuple[Device, ...], s: LlamaCppSettings) -> 
     allocating reserve counts it once (ggml_gallocr_get_buffer_size: "only return the buffer size the first time it
     appears to avoid double counting"). Where the CPU backend takes a device's host buffer type (CUDA_Host) the two
     are separate buffers (compute.BLAS_KEY)."""
-    metal = bool(devices) and all(d.id.startswith("MTL") or d.id.startswith("Metal") for d in devices)
+    metal = bool(devices) and all(is_metal(d) for d in devices)
     if not (s.blas or metal) or s.backend == "cpu":
         return False
     return not devices or metal
@@ -256,13 +256,15 @@ def _dry_run(spec: ModelSpec, devices: tuple[Device, ...], s: LlamaCppSettings,
     caches = kv_caches(spec, ctx, s.swa_full)
     rs = recurrent_bytes_by_layer(spec, ctx, s)
     placement = place_layers(spec, devices, s)
+    unmapped = replace(s, mmap=False)
     if devices:
         # each device buffer type's own tensor sizes, as the load takes them (Vulkan's unpadded ggml_nbytes,
-        # backends.vulkan_unpadded); Metal's mapped range is not among them, the dry run mapping nothing
-        weights = vulkan_unpadded(spec, devices, s, model_buffers(spec, devices, s, placement), placement)
+        # backends.vulkan_unpadded). The dry run maps nothing, so a Metal device's weights sit in its own MTL0
+        # buffer type with or without --no-mmap: ggml_nbytes at 32-byte alignment, no row padding
+        # (ggml-metal.cpp ggml_backend_metal_buffer_type_get_alloc_size, b7140), as the --no-mmap load takes them
+        weights = vulkan_unpadded(spec, devices, unmapped, model_buffers(spec, devices, s, placement), placement)
         weights = opencl_buffers(spec, devices, s, placement, weights)
     else:
-        unmapped = replace(s, mmap=False)
         weights, _ = cpu_repack(spec, devices, unmapped, model_buffers(spec, devices, unmapped, placement), placement)
     state = state_by_device(caches, rs, placement, s)
     # the dry run's context resolves -fa auto as the load's does (llama_context's constructor in both)
@@ -287,7 +289,7 @@ def free_memory(d: Device) -> int | None:
         return d.free_bytes
     if d.memory_bytes is None:
         return None
-    if d.id.startswith(("MTL", "Metal")):
+    if is_metal(d):
         return d.memory_bytes
     return max(d.memory_bytes - GPU_RUNTIME_RESERVE, 0)
 

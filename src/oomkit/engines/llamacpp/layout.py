@@ -397,6 +397,14 @@ def _fit_note(spec: ModelSpec, fitted: FitResult, typed: MemoryEstimate, ctx: Co
                  + (" (which does not fit)" if keep and typed.fits is False else ""))
     if not fits:
         line += "; even so it does not fit: llama.cpp fails to allocate"
+        if fitted.lines and fitted.lines[-1] == "entire model can be fit by reducing context" and any(
+                c.name == "SWA" and c.cells < ctx.n_ctx for c in kv_caches(spec, ctx, fitted.settings.swa_full)):
+            # common/fit.cpp (PR #18372): the context step interpolates between the dry runs at -fitc and at the
+            # trained context and returns; an SWA / chunked cache of GGML_PAD(min(n_ctx, n_swa x n_seq + n_ubatch),
+            # 256) cells (llama-kv-cache-iswa.cpp) is capped between the two, so the line under-reads it
+            line += (": its fit draws a straight line in the context between two dry runs, at -fitc and at the "
+                     "trained context, and does not measure the context it picks, but this model's capped "
+                     "sliding-window / chunked cache does not grow in a straight line with the context")
     return line + " (engine_view fit_*, typed_*)"
 
 
