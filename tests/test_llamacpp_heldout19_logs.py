@@ -145,6 +145,13 @@ def _cuda_dense_rows():
     return out
 
 
+def test_the_cuda_dense_rows_are_found():
+    """The filter above keeps three rows of each model (tests/fixtures/llamacpp_cuda): a filter matching none
+    would leave the test below with no case, passing silently."""
+    rows = [p.values[0]["key"] for p in _cuda_dense_rows()]
+    assert sorted(rows) == ["llama-3.1-8b"] * 3 + ["qwen3-8b"] * 3, rows
+
+
 @pytest.mark.parametrize("r", _cuda_dense_rows())
 def test_dense_graph_in_build_order_is_the_cuda_buffer(r):
     """dense_metal_op_graph's nodes in ggml_build_forward_expand's order (no reorder: ggml-cuda's graph_optimize
