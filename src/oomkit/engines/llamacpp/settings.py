@@ -195,6 +195,12 @@ DEFAULT_GGUF_TYPE = "Q4_K_M"
 FLT_PROPORTION = 1e30  # a -ts part: any finite float32 proportion (their sum must stay finite)
 
 
+def misspelt_cache_type(value: str) -> bool:
+    """A cache type written in another case (Q8_0): llama.cpp matches ggml's type names exactly (common/arg.cpp
+    kv_cache_type_from_str), so it is no cache type to it."""
+    return value not in KV_CACHE_TYPES and value.lower() in KV_CACHE_TYPES
+
+
 @dataclass(frozen=True)
 class LlamaCppSettings:
     """llama.cpp's options by their own names (common/common.h defaults; tools/server/server.cpp for -np)."""
@@ -316,7 +322,7 @@ class LlamaCppSettings:
         for name in ("cache_type_k", "cache_type_v", "cache_type_k_draft", "cache_type_v_draft"):
             value = getattr(self, name)
             # as -ctk Q8_0 is refused (args.py _cache_type): llama.cpp matches ggml's type names exactly
-            if isinstance(value, str) and value not in KV_CACHE_TYPES and value.lower() in KV_CACHE_TYPES:
+            if isinstance(value, str) and misspelt_cache_type(value):
                 raise SettingsError(f"{name}={value!r}: llama.cpp matches ggml's cache type names exactly "
                                     f"(Unsupported cache type: {value}); give {value.lower()!r}")
         # `lms load` with --engine-version 2.44.0 / v2.44.0: LM Studio's llama.cpp runtime, not a llama.cpp build
