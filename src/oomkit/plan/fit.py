@@ -489,6 +489,57 @@ _WHY = {
     "offload": "part of the model stays in system RAM (slower decode)",
 }
 
+_TP = "tensor parallel: each layer's weights and its KV cache split over {n} GPUs"
+
+# What each settings field an engine's knobs (engines/*/knobs.py) may turn does, by the engine's own meaning of it
+# ({n}: the new value). A field of the KV cache, the context or the offload is said by _WHY; every other field a
+# choice sets has its own line here (tests/test_plan_explanations.py enumerates the knobs of every engine).
+FIELD_WHY: dict[str, str] = {
+    # vLLM engine/arg_utils.py EngineArgs; SGLang server_args.py ServerArgs
+    "tensor_parallel_size": _TP,  # vLLM -tp
+    "tp_size": _TP,  # SGLang --tp-size
+    "pipeline_parallel_size": "pipeline parallel: the layers split into {n} stages, one after another, each on its "
+                              "own GPUs (one stage per machine)",
+    "enable_expert_parallel": "expert parallel: each GPU holds whole experts instead of a slice of every expert (a "
+                              "block-FP8 checkpoint's slices at this tensor-parallel size are not whole blocks)",
+    "nnodes": "the GPUs of {n} machines as one tensor-parallel group (SGLang --nnodes {n})",
+    "max_num_seqs": "at most {n} sequences at once, the concurrency asked",
+    "max_running_requests": "at most {n} requests at once, the concurrency asked",
+    "max_num_batched_tokens": "a step's token budget of {n}, no less than the sequences at once (vLLM refuses a "
+                              "budget below --max-num-seqs)",
+    "gpu_memory_utilization": "the share of each GPU the engine claims ({n}): what other programs leave free",
+    "quantization": "a smaller weight format: the weights quantized to {n} as they load, fewer bytes a parameter "
+                    "than the checkpoint's",
+    # llama.cpp common/arg.cpp
+    "n_parallel": "{n} slots, one per sequence served at once (the context is shared among them)",
+    "kv_unified": "one KV buffer shared by the slots (--kv-unified) only where several are asked",
+    "tensor_split": "the layers split over the GPUs in proportion to their memory (-ts {n})",
+    "n_gpu_layers": "every layer on the GPUs, typed (-ngl {n}), so --fit changes nothing at load",
+    "flash_attn": "flash attention on: llama.cpp quantizes the V cache only with it (llama-context.cpp: \"V cache "
+                  "quantization requires flash_attn\")",
+    # Ollama envconfig / server
+    "num_parallel": "{n} requests at once (OLLAMA_NUM_PARALLEL), each with its own context",
+    "flash_attention": "flash attention on (OLLAMA_FLASH_ATTENTION): Ollama quantizes the KV cache only with it",
+    # mlx_lm
+    "q_bits": "a smaller weight format: the weights quantized to {n} bits (mlx_lm.convert -q --q-bits {n})",
+    "batch": "{n} sequences decoded together, the concurrency asked",
+    # transformers BitsAndBytesConfig
+    "load_in_8bit": "a smaller weight format: the weights quantized to 8 bits as they load (bitsandbytes)",
+    "load_in_4bit": "a smaller weight format: the weights quantized to 4 bits as they load (bitsandbytes)",
+    "bnb_4bit_quant_type": "a smaller weight format: 4-bit weights of type {n} (bitsandbytes)",
+    "batch_size": "{n} sequences in a batch, the concurrency asked",
+}
+
+
+def explain(field: str, value: Any) -> str | None:
+    """What turning `field` to `value` does, in the engine's own meaning of the field; None: no line for it."""
+    why = FIELD_WHY.get(field)
+    if why is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        value = ",".join(map(str, value))
+    return why.format(n=value)
+
 
 def _changes(eng: EngineModule, old: Any, new: Any, before: MemoryEstimate, after: MemoryEstimate, model: str,
              quant: str | None, best: _Candidate) -> tuple[Change, ...]:
@@ -504,6 +555,8 @@ def _changes(eng: EngineModule, old: Any, new: Any, before: MemoryEstimate, afte
             why = _WHY["context"]
         elif best.offload is not None and f.name == best.offload[0]:
             why = _WHY["offload"]
+        elif f.name in FIELD_WHY and f.name not in eng.kv_fields:
+            why = explain(f.name, after.settings.get(f.name, b)) or _WHY["weights"]
         elif "kv" in best.knobs and f.name not in best.weight_fields:
             why = _WHY["kv"]
         elif "weights" not in best.knobs and "context" in best.knobs:
