@@ -112,8 +112,10 @@ class GpuSpec:
 # The ways a GeForce laptop GPU is written after its number ("RTX 4090 Laptop GPU" as nvidia-smi names it, "4090
 # laptop", "RTX 4090 Mobile", "4090M", "4090 Max-Q"), read as one "laptop" so each finds the laptop entry; the
 # laptop parts are other chips with other memory than the desktop cards of the same number, so a laptop name the
-# catalog lacks stays unknown rather than becoming the desktop card.
-_LAPTOP = re.compile(r"^(?P<card>(?:rtx)?[2-5]0[5-9]0(?:ti)?)(?:laptopgpu|laptop|notebook|mobile|maxq|maxp|m)$")
+# catalog lacks stays unknown rather than becoming the desktop card. The RTX 20 laptop parts' driver names end "with
+# Max-Q Design" ("NVIDIA GeForce RTX 2070 with Max-Q Design", as the 440.44 driver's supported-GPU list names them).
+_LAPTOP = re.compile(r"^(?P<card>(?:rtx)?[2-5]0[5-9]0(?:ti|super)?)"
+                     r"(?:laptopgpu|laptop|notebook|mobile|(?:with)?maxq(?:design)?|maxp|m)$")
 
 
 # What drivers and tools print around a GPU's name, dropped before matching: the trademark marks ("Intel(R) Arc(TM)
@@ -122,9 +124,13 @@ _LAPTOP = re.compile(r"^(?P<card>(?:rtx)?[2-5]0[5-9]0(?:ti)?)(?:laptopgpu|laptop
 # 7900 XT (gfx1100)") and a trailing "Graphics" or "GPU". A name nvidia-smi cut short ("NVIDIA A800-SXM...",
 # "NVIDIA GeForce RTX 4070 ...": a 4070, 4070 Ti or 4070 Ti SUPER) is refused, never completed (_TRUNCATED).
 _MARKS = re.compile(r"\((?:r|tm)\)|[®™]", re.IGNORECASE)
-_CPU_WITH = re.compile(r"^.*?\s+w/\s*", re.IGNORECASE)
+# (not before "w/ NVLink": "RTX 3090 w/ NVLink" is the card and its bridge, which _NVLINK drops)
+_CPU_WITH = re.compile(r"^.*?\s+w/(?!\s*nv\s*link)\s*", re.IGNORECASE)
 _TRAILERS = re.compile(r"\s*\(gfx[0-9a-f]+[^)]*\)\s*$", re.IGNORECASE)
 _TRUNCATED = re.compile(r"(?:\.\.\.|…)\s*$")
+# the core counts Apple sells each chip with, written between the chip and its memory ("M2 Max 38-core 96GB", "M3
+# Max (40-core GPU) 128GB"): which binning of the chip, not another device; the memory is what sizes it
+_CORES = re.compile(r"\s*\(?\b\d+[\s-]*core(?:\s*[gc]pu)?\)?(?=\s|$)", re.IGNORECASE)
 # "2x 3090s", "dual P40s": a plural after a model number, read as the card when the name itself is none
 _PLURAL = re.compile(r"(?<=\d)s$", re.IGNORECASE)
 # Windows names the Lunar Lake iGPU with its memory in brackets: "Intel(R) Arc(TM) 140V GPU (16GB)"
@@ -146,9 +152,10 @@ _BRACKET_TOTAL = re.compile(r"^(?P<name>.*?\S)\s*\((?P<gb>\d+(?:\.\d+)?)\s*(?:gb
 
 
 def _clean(text: str) -> str:
-    """The name without the marks, the CPU before "w/" and a trailing LLVM target, a bracketed size unbracketed:
+    """The name without the marks, the CPU before "w/", a trailing LLVM target and core counts ("38-core"), a
+    bracketed size unbracketed:
     "Intel(R) Arc(TM) 140V GPU (16GB)" -> "Intel Arc 140V GPU 16GB"."""
-    text = _TRAILERS.sub("", _CPU_WITH.sub("", _MARKS.sub("", str(text)))).strip()
+    text = _CORES.sub("", _TRAILERS.sub("", _CPU_WITH.sub("", _MARKS.sub("", str(text))))).strip()
     return _BRACKET_SIZE.sub(lambda m: " " + m.group("size"), text)
 
 
@@ -346,7 +353,9 @@ def _sold_sizes(name: str, spec: GpuSpec) -> tuple[float, ...]:
 def suggest(name: str, n: int = 3) -> list[str]:
     """Up to ``n`` catalog names close to ``name``, best first ("RTX 4900" -> RTX 4090, RTX 4080, RTX 4070).
 
-    difflib's ratio on the normalised keys; ties go to the same letters in another order (a transposed digit),
+    Names that hold the whole text typed, model number included, come first ("RTX 6000": RTX 6000 Ada, RTX PRO
+    6000, Quadro RTX 6000, each of which people shorten to it; not the RTX A6000 nor the RTX 8000, nearer by letters);
+    then difflib's ratio on the normalised keys; ties go to the same letters in another order (a transposed digit),
     then the longer common start, then the nearer model number.
     """
     cat = _catalog()
@@ -361,7 +370,9 @@ def suggest(name: str, n: int = 3) -> list[str]:
             continue
         letters = difflib.SequenceMatcher(None, sorted(key), sorted(want)).ratio()
         prefix = len(os.path.commonprefix([key, want]))
-        scored.append((-matcher.ratio(), -letters, -prefix, _number_distance(key, want), key, _short_name(spec)))
+        holds = bool(re.search(r"\d", want)) and want in key
+        scored.append((not holds, -matcher.ratio(), -letters, -prefix, _number_distance(key, want), key,
+                       _short_name(spec)))
     names: list[str] = []
     for *_, short in sorted(scored):
         if short not in names:
