@@ -395,7 +395,7 @@ def test_python_api_cache_type_in_upper_case_refused_as_the_command_is():
     assert oomkit.estimate("qwen3:8b", engine="llama.cpp", vram="24GiB", cache_type_v="q8_0", cache_type_k="q8_0")
 
 
-@pytest.mark.parametrize("blanked", ["[port]", "<port>", "%PORT%", "${PORT}", "{port}"])
+@pytest.mark.parametrize("blanked", ["[port]", "<port>", "%PORT%", "${PORT}", "{port}", "$(get_port)", "`get_port`"])
 def test_a_blanked_out_number_in_a_pasted_command_is_taken(blanked):
     """Users blank a value out before posting (llama.cpp#13329: `--port [port]`): filled in before llama.cpp reads
     it, no memory depends on it; a plain word is still refused as std::stoi refuses it."""

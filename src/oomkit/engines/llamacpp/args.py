@@ -176,7 +176,7 @@ _STOI_ONLY = frozenset({
     "--repeat-last-n", "--port", "-to", "--timeout", "--threads-http", "--cache-reuse", "-td", "--threads-draft",
     "-tbd", "--threads-batch-draft", "-ns", "--sequences", "--reasoning-budget",
 })
-_PLACEHOLDER = re.compile(r"^\s*(\$\w+|\$\{[^}]*\}|\[[^\]]*\]|<[^>]*>|\{[^}]*\}|%\w+%)\s*$")
+_PLACEHOLDER = re.compile(r"^\s*(\$\w+|\$\{[^}]*\}|\$\(.*\)|`[^`]*`|\[[^\]]*\]|<[^>]*>|\{[^}]*\}|%\w+%)\s*$")
 _STOF_ONLY = frozenset({
     "--temp", "--top-p", "--min-p", "--typical", "--repeat-penalty", "--presence-penalty", "--frequency-penalty",
 })
@@ -379,7 +379,8 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
             _ik_value(name, value)
         if name == "--override-kv" and value is not None:
             _kv_override(value)
-        # a pasted `--port ${PORT}` (llama-swap's macro, a shell variable) or a value the user blanked out before
+        # a pasted `--port ${PORT}` (llama-swap's macro, a shell variable), `-t $(nproc)` (the shell's command
+        # substitution, llama.cpp PR #26185's command) or a value the user blanked out before
         # posting (`--port [port]`, llama.cpp#13329; `<port>`, `%PORT%`) is filled in before llama.cpp reads it:
         # unknown here, and no memory depends on it
         if value is not None and not _PLACEHOLDER.search(value) and name in _STOI_ONLY:
