@@ -36,7 +36,8 @@ def size(n: int | float | None) -> str:
     return f"{int(n):,} bytes"
 
 
-def _number(key: str, value: Any) -> str:
+def number(key: str, value: Any) -> str:
+    """One figure of a Diagnosis's numbers (or a *_bytes buffer) as the text form prints it: 'requested 2.00 GiB'."""
     if key.endswith("_bytes") and isinstance(value, (int, float)):
         return f"{key.removesuffix('_bytes').replace('_', ' ')} {size(value)}"
     if key == "processes":
@@ -46,6 +47,9 @@ def _number(key: str, value: Any) -> str:
     if isinstance(value, int) and key in COUNTS:
         return f"{key.replace('_', ' ')} {value:,}"
     return f"{key.replace('_', ' ')} {value}"
+
+
+_number = number  # the old private name, still imported by web/pages.py
 
 
 def render(d: Diagnosis) -> str:
@@ -63,7 +67,7 @@ def render(d: Diagnosis) -> str:
     if d.line is not None and d.evidence:
         out.append(f"message   line {d.line}: {d.evidence[:200]}")
     if d.numbers:
-        out.append("numbers   " + "; ".join(_number(k, v) for k, v in d.numbers.items()))
+        out.append("numbers   " + "; ".join(number(k, v) for k, v in d.numbers.items()))
     if d.settings:
         out.append("settings  " + ", ".join(f"{k}={v}" for k, v in d.settings.items()))
     if d.buffers:
@@ -72,7 +76,7 @@ def render(d: Diagnosis) -> str:
             if isinstance(v, dict):
                 parts.append(f"{k} " + ", ".join(f"{dev} {size(b) if isinstance(b, int) else b}" for dev, b in v.items()))
             elif k.endswith("_bytes"):
-                parts.append(_number(k, v))
+                parts.append(number(k, v))
             else:
                 parts.append(f"{k.replace('_', ' ')} {v:,}" if isinstance(v, int) else f"{k} {v}")
         out.append("buffers   " + "; ".join(parts))
