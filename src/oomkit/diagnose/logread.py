@@ -209,6 +209,13 @@ BUFFERS: tuple[tuple[str, str, str], ...] = (
     ("compute buffer size", r"(\S{1,40}) compute buffer size\s{0,8}=\s{0,8}([0-9.]{1,24}) MiB", "compute"),
     ("output buffer size", r"(\S{1,40})\s{1,8}output buffer size\s{0,8}=\s{0,8}([0-9.]{1,24}) MiB", "output"),
 )
+# the model's Metal bytes, whitespace-tolerant (a paste re-wrapped at its spaces splits these long lines; reader.py
+# matches them across line ends): ggml-metal.m ggml_metal_add_buffer's line for the weights' 'data' buffer (running
+# total / working set in MiB), and ds4's "Metal model views created ... (mapped N MiB ...)"
+METAL_DATA_BUFFER = (r"allocated\s{1,4}'data\s{0,20}'\s{1,4}buffer,\s{1,4}size\s{0,4}=\s{0,12}[0-9.]{1,24}\s{1,4}MiB,"
+                     r"\s{1,4}offs\s{0,4}=\s{0,20}[0-9]{1,20},\s{0,4}\(\s{0,12}([0-9.]{1,24})\s{1,4}/")
+DS4_MAPPED_VIEWS = r"ds4: Metal model views created[^(]{0,300}\(mapped\s{1,4}([0-9.]{1,24})\s{1,4}MiB"
+
 # single figures: (key, pattern, name, unit)
 FIGURES: tuple[tuple[str, str, str, str], ...] = (
     ("KV self size", r"KV self size\s{0,4}=\s{0,4}([0-9.]{1,24}) MiB", "kv_total_bytes", "mib"),
@@ -240,12 +247,11 @@ FIGURES: tuple[tuple[str, str, str, str], ...] = (
     # ggml-metal.m ggml_metal_add_buffer (llama.cpp 2023): after a buffer's last view, the device's running total and
     # its working set, "(%8.2f / %8.2f)" in MiB (currentAllocatedSize, recommendedMaxWorkingSetSize); on the weights'
     # buffer ('data', allocated before the KV cache and the compute buffers) the total is the model's Metal bytes
-    ("allocated 'data", r"allocated 'data\s{0,20}' buffer, size =\s{0,12}[0-9.]{1,24} MiB, offs =\s{0,20}[0-9]{1,20}, "
-     r"\(\s{0,12}([0-9.]{1,24}) /", "metal_model_bytes", "mib"),
+    ("allocated 'data", METAL_DATA_BUFFER, "metal_model_bytes", "mib"),
     # antirez's ds4 engine (DeepSeek V4 GGUF on Metal; mlx-serve's ds4 backend): the device and its RAM, and the
     # model's bytes it maps into Metal views ("mapped 82697.67 MiB from offset ...")
     ("Metal device", r"ds4: Metal device [^\n,]{1,80}, ([0-9.]{1,24}) GiB RAM", "metal_ram_bytes", "gib"),
-    ("model views created", r"ds4: Metal model views created[^\n]{0,200}?\(mapped ([0-9.]{1,24}) MiB", "metal_model_bytes", "mib"),
+    ("model views created", DS4_MAPPED_VIEWS, "metal_model_bytes", "mib"),
     # V0 0.7.x executor_base.py: "# %s blocks: %d, # CPU blocks: %d" with the platform's device name
     ("# cuda blocks", r"# cuda blocks: ([0-9]{1,20})", "num_gpu_blocks", "int"),
     ("kv_cache_size=", r"\bkv_cache_size=([0-9.]{1,24}) ?GiB", "available_kv_cache_bytes", "gib"),

@@ -36,7 +36,9 @@ from .fixes import (
     vulkan_overread,
 )
 from .logread import (
+    DS4_MAPPED_VIEWS,
     FRAME_STAGES,
+    METAL_DATA_BUFFER,
     calls,
     frames,
     host_of,
@@ -354,12 +356,7 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | N
 
 # logread.py's Metal figures (ggml-metal's running total after the weights' 'data' buffer, ds4's mapped views) read
 # across line ends too: a paste re-wrapped at its spaces splits those long lines
-_METAL_FIGURES = (
-    ("metal_model_bytes", re.compile(r"allocated\s{1,4}'data\s{0,20}'\s{1,4}buffer,\s{1,4}size\s{0,4}=\s{0,12}"
-                                     r"[0-9.]{1,24}\s{1,4}MiB,\s{1,4}offs\s{0,4}=\s{0,20}[0-9]{1,20},\s{0,4}\(\s{0,12}"
-                                     r"([0-9.]{1,24})\s{1,4}/")),
-    ("metal_model_bytes", re.compile(r"ds4: Metal model views created[^(]{0,300}\(mapped\s{1,4}([0-9.]{1,24})\s{1,4}MiB")),
-)
+_METAL_FIGURES = (("metal_model_bytes", re.compile(METAL_DATA_BUFFER)), ("metal_model_bytes", re.compile(DS4_MAPPED_VIEWS)))
 
 
 def _metal_figures(region: str) -> dict[str, int]:
