@@ -95,3 +95,26 @@ def test_overread_outside_lmstudio_is_a_tensor_split():
     text = "\n".join(ln.strip() for ln in _case("lmstudio-1216")["text"].split("\n") if "[DEBUG]" not in ln)
     d = diagnose(text)
     assert d.host is None and d.stage == "weights" and _texts(d)[0].startswith("-ts / --tensor-split"), _texts(d)
+
+
+def test_split_compute_buffer_is_not_sized_into_every_gpu():
+    """ollama#7253: the 8574.52 MiB compute buffer failed on CUDA3 of a 4-GPU split (pipeline parallelism, n_copies=4).
+    OLLAMA_GPU_OVERHEAD is subtracted from every GPU's free memory (llm/memory.go EstimateGPULayers, v0.3.10 on), so
+    9 GiB of it would reserve 36 GiB over four GPUs for one device's buffer: the advice is the batch (num_batch, 512
+    by default, the runner's --batch-size) and keeping the split off that GPU."""
+    d = diagnose(_case("ollama-7253")["text"])
+    texts = _texts(d)
+    assert not any("OLLAMA_GPU_OVERHEAD=" in t for t in texts), texts
+    assert any(t.startswith("num_batch 256 (from 512)") and "CUDA3" in t for t in texts), texts
+    assert any(t.startswith("CUDA_VISIBLE_DEVICES") and "CUDA3" in t for t in texts), texts
+
+
+def test_one_gpu_compute_buffer_overhead_says_it_is_per_gpu():
+    """ollama#7867's kept lines show one device (CUDA0, 882903040 bytes): OLLAMA_GPU_OVERHEAD of 1 GiB (the buffer
+    rounded up), said to be reserved on every GPU Ollama uses; with a CUDA1 buffer the same log is a split."""
+    text = _case("ollama-7867")["text"]
+    texts = _texts(diagnose(text))
+    assert any(t.startswith("OLLAMA_GPU_OVERHEAD=1073741824") and "every GPU" in t for t in texts), texts
+    texts = _texts(diagnose(text.replace("CUDA0 buffer", "CUDA1 buffer")))
+    assert not any("OLLAMA_GPU_OVERHEAD=" in t for t in texts), texts
+    assert any(t.startswith("num_batch 256") and "CUDA1" in t for t in texts), texts

@@ -1522,6 +1522,25 @@ def _llama_projector(d: Diagnosis) -> list[Fix]:
     return out
 
 
+_DEVICE_INDEX = re.compile(r"^[A-Za-z_]{1,20}?([0-9]{1,3})$")
+
+
+def _split_device(d: Diagnosis) -> str | None:
+    """The failed buffer's device ('CUDA3') where the log shows a split over several GPUs: the device's index is 1 or
+    more, llama.cpp enabled pipeline parallelism (n_copies > 1: llama_new_context_with_model / llama-context.cpp
+    set pipeline_parallel only where the model has more than one device), or the model's buffers name several
+    devices; else None."""
+    buf, idx = d.numbers.get("buffer"), d.numbers.get("device")
+    m = _DEVICE_INDEX.match(str(buf or ""))
+    if not isinstance(idx, int) and m:
+        idx = int(m.group(1))
+    model = d.buffers.get("model")
+    devices = [k for k in model if _DEVICE_INDEX.match(str(k))] if isinstance(model, dict) else []
+    if not ((isinstance(idx, int) and idx >= 1) or int(d.settings.get("n_copies") or 1) > 1 or len(devices) > 1):
+        return None
+    return str(buf) if buf else (f"device {idx}" if isinstance(idx, int) else "the device that failed")
+
+
 def _llama_compute(d: Diagnosis) -> list[Fix]:
     runner = d.host or d.engine
     req = d.numbers.get("requested_bytes")
@@ -1554,11 +1573,29 @@ def _llama_compute(d: Diagnosis) -> list[Fix]:
                                + (": the attention part of the compute buffer grows with the context" if fa_on else
                                   ": without flash attention the compute buffer holds the attention scores over the "
                                   "whole context")))
-        # envconfig.go GpuOverhead: bytes Ollama's layout reserves on each GPU before placing layers; the failed
-        # buffer's own size, where the runner printed it, rounded up to whole GiB, else 1 GiB
-        gib = max(1, -(-int(req) // (1 << 30))) if isinstance(req, int) and req > 0 else 1
-        out.append(Fix(summary=f"OLLAMA_GPU_OVERHEAD={gib << 30}: leave {gib} GiB per GPU for the compute buffer",
-                       env=(("OLLAMA_GPU_OVERHEAD", str(gib << 30)),)))
+        dev = _split_device(d)
+        if dev is not None:
+            # a split over several GPUs: OLLAMA_GPU_OVERHEAD is subtracted from EVERY GPU's free memory (envconfig
+            # GpuOverhead; llm/memory.go EstimateGPULayers as read at v0.3.10 to v0.11.0, server/sched.go now),
+            # so sizing it from one device's buffer reserves that much on each GPU. What shrinks the buffer on its
+            # own device: the batch (api/types.go NumBatch, 512 by default, is the runner's --batch-size; llama.cpp
+            # clamps n_ubatch to it, and the compute graph scales with n_ubatch), or keeping the split off that GPU
+            nb = int(d.settings.get("n_batch") or 512)
+            out.append(Fix(summary=f"num_batch {max(32, nb // 2)} (from {nb}): the compute buffer on {dev} scales with "
+                                   "the batch; OLLAMA_GPU_OVERHEAD would reserve room on every GPU of the split, not "
+                                   "only on this one"))
+            out.append(Fix(summary=f"CUDA_VISIBLE_DEVICES (or ROCR_VISIBLE_DEVICES) on the Ollama server without the "
+                                   f"GPU that held {dev}, or OLLAMA_SCHED_SPREAD unset where it is set (Ollama then "
+                                   "tries each GPU alone before splitting): the split then leaves that GPU out"))
+        else:
+            # envconfig.go GpuOverhead: bytes Ollama's layout subtracts from each GPU's free memory before placing
+            # layers (llm/memory.go EstimateGPULayers, v0.3.10 to v0.11.0); the failed buffer's own size, where the
+            # runner printed it, rounded up to whole GiB, else 1 GiB: the log shows one GPU (on several the reserve
+            # is on each)
+            gib = max(1, -(-int(req) // (1 << 30))) if isinstance(req, int) and req > 0 else 1
+            out.append(Fix(summary=f"OLLAMA_GPU_OVERHEAD={gib << 30}: leave {gib} GiB for the compute buffer (Ollama "
+                                   "reserves it on every GPU it uses)",
+                           env=(("OLLAMA_GPU_OVERHEAD", str(gib << 30)),)))
         out.append(Fix(summary="num_gpu lower (fewer layers on the GPU): the room they leave holds the compute "
                                "buffer"))
         return out
