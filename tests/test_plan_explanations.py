@@ -10,6 +10,9 @@ import pytest
 
 from oomkit.engines.base import get_engine
 from oomkit.plan.fit import _WHY, FIELD_WHY, explain, fit
+from oomkit.plan.options import Goals
+from oomkit.plan.search import plan
+from oomkit.plan.speed import SpeedBound, tps_number
 from oomkit.request import devices_from, resolve_model
 
 GiB = 1 << 30
@@ -80,3 +83,52 @@ def test_fit_says_tensor_parallel_for_tensor_parallel():
     assert by_flag["tensor_parallel_size"].why.startswith("tensor parallel") and "2 GPUs" in by_flag[
         "tensor_parallel_size"].why
     assert by_flag["quantization"].after == "fp8" and "weight format" in by_flag["quantization"].why
+
+
+# ---------------------------------------------------------------------------------------------------------
+# plan with part of the model in a system RAM nobody gave
+
+
+def test_a_decode_bound_below_one_token_per_second_is_never_shown_as_zero():
+    """810 GB of BF16 weights read from dual-channel DDR5-5600 (89.6 GB/s, speed.py's stated default) is 0.11
+    tokens/s: shown as that, not rounded to "≤ 0"."""
+    assert tps_number(89.6e9 / 810e9) == "0.11"
+    assert tps_number(12.4) == "12" and tps_number(1234.0) == "1,234"
+    assert SpeedBound(0.004, 0, {}, "").text == "≤ 0.004 tok/s"
+    assert SpeedBound(None, 0, {}, "").text == "unknown"
+
+
+def test_plan_with_unknown_ram_ranks_offloaded_options_by_the_ram_they_need():
+    """Llama 3.1 405B in BF16 is 2 bytes x 405.9 B parameters = 812 GB; beside one 24 GiB RTX 4090 nearly all of it
+    sits in system RAM, which --gpu alone does not give. The option was ranked first at a bound printed "≤ 0 tok/s"
+    with nothing said of the ~750 GiB of RAM it needs. The bound is now shown (one token reads >= 750 GB at 89.6
+    GB/s: below 0.12 tok/s), the note says how much RAM the options need, and those too slow to read along (every
+    one here) go least RAM first."""
+    p = plan("meta-llama/Llama-3.1-405B-Instruct", "llama.cpp", devices=devices_from(gpu="RTX 4090"),
+             goals=Goals(), quant="BF16", limit=None)
+    assert p.options and all(o.tier == 2 for o in p.options)
+    best = p.best
+    ram = best.estimate.host.total_bytes
+    assert 700 * GiB < ram < 812e9  # the weights less the few layers the GPU holds
+    assert 0 < best.rating.tokens_per_s < 89.6e9 / 700e9
+    assert best.rating.bound.text.startswith("≤ 0.") and best.rating.bound.text != "≤ 0 tok/s"
+    note = next(n for n in p.notes if n.startswith("system RAM not checked"))
+    assert f"{ram / GiB:,.1f} GiB of system RAM" in note and "give --ram SIZE" in note
+
+    q = plan("meta-llama/Llama-3.1-405B-Instruct", "llama.cpp", devices=devices_from(gpu="RTX 4090"),
+             goals=Goals(), limit=None)
+    tier2 = [o.estimate.host.total_bytes for o in q.options if o.tier == 2]
+    assert tier2 == sorted(tier2)  # the least RAM first: the one most likely to run where RAM is not known
+    assert q.options[0].rating.weight_bits < 3  # a 2-bit format, not the BF16 of 750 GiB in RAM
+
+
+def test_plan_with_64gib_of_ram_finds_no_option_and_names_eight_rtx_5090():
+    """With --ram 64GiB no option fits one RTX 4090 (405 B parameters at even 2 bits are ~100 GB). The smallest
+    catalog hardware: Q4_K_M of Llama 3.1 405B is 243 GB (226 GiB) of weights, more than seven 31.84 GiB RTX 5090s
+    hold (222.9 GiB) and less than eight (254.7 GiB)."""
+    p = plan("meta-llama/Llama-3.1-405B-Instruct", "llama.cpp", devices=devices_from(gpu="RTX 4090"),
+             goals=Goals(ram_bytes=64 * GiB), limit=None)
+    assert not p.options and p.tier == 3
+    hw = p.smallest_hardware
+    assert hw is not None and hw.count == 8 and "RTX 5090" in hw.gpu
+    assert 7 * 31.84 * GiB < hw.needed_bytes < 8 * 31.84 * GiB

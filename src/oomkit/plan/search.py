@@ -35,6 +35,7 @@ from .family import family_members, survey
 from .hardware import smallest_hardware
 from .options import DEFAULT_MIN_CTX, Goals, Option, check_concurrency, evaluate
 from .rating import USABLE_TOKENS_PER_S
+from .speed import tps_number
 from .together import Companion, companion, held
 
 
@@ -179,7 +180,7 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
             rejected += 1
         else:
             found.append(option)
-    front = rank(one_per_outcome(pareto(found)))
+    front = rank(one_per_outcome(pareto(found)), ram_checked=goals.ram_bytes is not None)
     notes = picked + _notes(eng, spec, front, want, goals, ref, fixed_format,
                             offloads=any(c.offload is not None for c in choices))
     if kv_type is not None:
@@ -304,11 +305,19 @@ def one_per_outcome(options: list[Option]) -> list[Option]:
     return [o for o in options if id(o) in chosen]
 
 
-def rank(options: list[Option]) -> list[Option]:
+def rank(options: list[Option], ram_checked: bool = True) -> list[Option]:
     """Best first: tier 1 before tier 2; within a tier, options that decode at a usable speed before those whose
     bound is below it (too_slow); then the most bits per weight, then the KV cache's order (rating.kv_order: the least
-    quality loss); then the longest context; then the fastest."""
-    ordered = sorted(options, key=lambda o: (o.tier, too_slow(o), -round(o.rating.weight_bits, 2),
+    quality loss); then the longest context; then the fastest. Where the system RAM is not known (`ram_checked`
+    False: --gpu / --vram without --ram), a second-tier option too slow to read along goes by the RAM it fills, the
+    least first: whether it runs at all turns on that RAM, and its speed is no reason to prefer it, so the most bits
+    of an option that may need more RAM than any desktop has do not put it first (Llama 3.1 405B in BF16 beside one
+    24 GiB GPU: 744 GiB in RAM, 0.11 tok/s). A usable option reads little from RAM per token (at 5 tok/s and 89.6 GB/s,
+    under 18 GB), and keeps the order by quality."""
+    def unchecked_ram(o: Option) -> int:
+        return o.estimate.host.total_bytes if o.tier == 2 and not ram_checked and too_slow(o) else 0
+
+    ordered = sorted(options, key=lambda o: (o.tier, too_slow(o), unchecked_ram(o), -round(o.rating.weight_bits, 2),
                                              tuple(-b for b in o.rating.kv_order), -o.context,
                                              -(o.rating.tokens_per_s or 0.0)))
     return [replace(o, rank=i + 1) for i, o in enumerate(ordered)]
@@ -349,7 +358,11 @@ def _quality_note(front: list[Option]) -> str | None:
 
 def _tps(o: Option) -> str:
     t = o.rating.tokens_per_s
-    return "unknown tok/s" if t is None else f"{t:,.0f} tok/s"
+    return "unknown tok/s" if t is None else f"{tps_number(t)} tok/s"
+
+
+def _gib(n: int) -> str:
+    return f"{n / (1 << 30):,.1f} GiB"
 
 
 def _speed_note(front: list[Option]) -> str | None:
@@ -385,7 +398,12 @@ def _notes(eng: EngineModule, spec: ModelSpec, front: list[Option], want: int, g
         notes.append("nothing fits entirely on the GPU(s) at the asked context: the options keep part of the model "
                      "in system RAM, at the decode speed shown")
     if goals.ram_bytes is None and any(o.tier == 2 for o in front):
-        notes.append("system RAM not checked for the offloaded options: give --ram SIZE")
+        need = [o.estimate.host.total_bytes for o in front if o.tier == 2]
+        notes.append(f"system RAM not checked for the offloaded options: they need {_gib(min(need))}"
+                     + (f" to {_gib(max(need))}" if max(need) > min(need) else "")
+                     + " of system RAM" + (", those too slow to read along ranked by it, the least first"
+                                              if sum(too_slow(o) for o in front if o.tier == 2) > 1 else "")
+                     + "; give --ram SIZE to keep only what fits it")
     if any(o.model.startswith("unsloth/") and o.model != ref for o in front):
         flag = "-hf" if any("-hf" in o.argv for o in front) else "the command"  # -hfr/-hff, or a file, before b4470
         notes.append(f"{flag} names unsloth's GGUF conversion of the model; any GGUF repo of it with the same :QUANT "
