@@ -116,9 +116,10 @@ CASES_AND_ENGINES = [
                      'fits': True})), None),
     (Case('r11', 'https://huggingface.co/nvidia/Qwen3-235B-A22B-FP4', 'model', 'B200', None, RIGHT,
           'nvidia/Qwen3-235B-A22B-FP4',
-          # Qwen3-235B-A22B's max_position_embeddings 40960; 94 layers, 4 KV heads of 128
+          # Qwen3-235B-A22B's max_position_embeddings 40960; 94 layers, 4 KV heads of 128, in the FP8 cache its
+          # ModelOpt kv_cache_quant_algo asks for (vLLM 0.14+ resolve_kv_cache_dtype_string: auto -> fp8_e4m3)
           ('reads', {'engine': 'vllm', 'model': 'Qwen3-235B-A22B-FP4', 'arch': 'qwen3moe', 'params': 235,
-                     'format': 'nvfp4', 'ctx': 40960, 'kv_tok': _kv(94, 4, 128), 'fits': True})), 'vllm'),
+                     'format': 'nvfp4', 'ctx': 40960, 'kv_tok': _kv(94, 4, 128) // 2, 'fits': True})), 'vllm'),
     (Case('r12', 'https://huggingface.co/QuantTrio/GLM-4.6-AWQ', 'cmd', '4x H100', None, RIGHT,
           'vllm serve QuantTrio/GLM-4.6-AWQ --tensor-parallel-size 4 --max-model-len 65536 --enable-expert-parallel',
           # 92 attention layers hold KV, the MTP layer none

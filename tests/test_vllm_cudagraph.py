@@ -235,7 +235,8 @@ def test_flashinfer_workspace_counts_in_the_capture_of_hybrid_models_with_full_g
     _, spec_m, s_m, _ = _estimate("qwen3.6-27b-nvfp4-mixed-dgx-spark-mtp2-v0.23")
     assert flashinfer_workspace_in_capture(spec_m, s_m, resolve(spec_m, gb10, s_m)) == 0  # PIECEWISE only
     from dataclasses import replace
-    for other in (replace(s, engine_version="0.34.0"), replace(s, kv_cache_dtype="auto"),  # any( / FLASH_ATTN
+    # a bf16 cache: FLASH_ATTN (auto is the checkpoint's fp8 from 0.14, config.auto_kv_dtype)
+    for other in (replace(s, engine_version="0.34.0"), replace(s, kv_cache_dtype="bfloat16"),  # any( / FLASH_ATTN
                   replace(s, cudagraph_mode="PIECEWISE")):
         assert flashinfer_workspace_in_capture(spec, other, resolve(spec, gb10, other)) == 0
     dense, s_dense = spec_of("qwen3-8b"), replace(s, max_model_len=8192)  # all FlashInfer: warmed up before

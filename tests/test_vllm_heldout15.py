@@ -25,7 +25,7 @@ Limits: weights 3 % of the printed load, the KV budget 3 % of the GPU's memory, 
 | | | | verdict | starts | starts |
 | AlexGS74/glm47-nvfp4-sm120 | 0.15.1 | 4 x RTX PRO 6000 Max-Q, TP 4, ModelOpt NVFP4 | weights per rank | 47.11 GiB | 46.80 (-0.65 %) |
 | | | | available KV (the 0.90 run, see below) | 31.99 GiB | 31.75 (-0.25 %) |
-| | | | KV tokens, FP8 cache | 729,248 | 361,824 with auto (strict xfail); 723,664 (-0.77 %) with fp8 given |
+| | | | KV tokens, FP8 cache | 729,248 | 361,824 with auto (strict xfail; now 723,664, -0.77 %); 723,664 with fp8 given |
 | | | | CUDA graphs | 51 PIECEWISE + 51 FULL | same |
 | | | | verdict at 0.80 | starts | starts |
 | | | | verdict at 0.90 | dies in the sampler warm-up | starts (strict xfail) |
@@ -40,8 +40,10 @@ strict xfails, neither closable in the files this set
 may change:
 1. vLLM 0.14+ turns --kv-cache-dtype auto into the checkpoint's ModelOpt kv_cache_quant_algo (utils/torch_utils.py
    resolve_kv_cache_dtype_string from engine/arg_utils.py create_engine_config, read in the 0.14.0, 0.16.0, 0.17.0,
-   0.20.0, 0.24.0 and 0.34.0 sdists; absent in 0.13.0): FP8 for this checkpoint. The model spec oomkit builds keeps no
-   kv_cache_quant_algo (quant/hf_formats.py _modelopt), so the vLLM engine cannot see it: half the tokens.
+   0.20.0, 0.24.0 and 0.34.0 sdists; absent in 0.13.0): FP8 for this checkpoint. The model spec oomkit built kept no
+   kv_cache_quant_algo, so the vLLM engine took the model dtype: half the tokens. Closed since: the spec carries the
+   checkpoint's KV quantization (hf_config.checkpoint_kv_cache) and the engine resolves auto by release
+   (engines/vllm/config.py auto_kv_dtype): 723,664 tokens (-0.77 %).
 2. The death at 0.90: "Tried to allocate 1.74 GiB ... of which 1.69 GiB is free" in the warm-up (1,024 rows x
    151,552: the 12 B sort buffers, 1.73 GiB). oomkit leaves 12.40 GiB free before the 5.49 GiB warm-up, so about
    7 GiB a rank is held after the KV cache that it does not count; the report elides the OOM message's
@@ -246,15 +248,15 @@ def test_glm47_fp8_cache_tokens():
     assert abs(blocks * 16 - fx["kv_cache_tokens"]) / fx["kv_cache_tokens"] < 0.001, blocks * 16
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "vLLM 0.14+ resolves --kv-cache-dtype auto from a ModelOpt checkpoint's kv_cache_quant_algo (utils/torch_utils.py "
-    "resolve_kv_cache_dtype_string, called by engine/arg_utils.py create_engine_config; absent in 0.13.0): FP8 here, "
-    "729,248 tokens printed. oomkit's ModelSpec keeps no kv_cache_quant_algo (quant/hf_formats.py _modelopt drops "
-    "it), so the vLLM engine takes the model dtype: 361,824 tokens (-50 %)"))
 def test_glm47_auto_cache_dtype_follows_the_checkpoint():
+    """vLLM 0.14+ resolves --kv-cache-dtype auto from the ModelOpt checkpoint's kv_cache_quant_algo (utils/
+    torch_utils.py resolve_kv_cache_dtype_string, called by engine/arg_utils.py create_engine_config; absent in
+    0.13.0): FP8 here, 729,248 tokens printed; 723,664 (-0.77 %), where the model dtype gave 361,824 (-50 %)."""
     est, fx = _glm47(), fixture(GLM47)["printed"]
     got = est.engine_view["kv_cache_tokens"]
     assert abs(got - fx["kv_cache_tokens"]) / fx["kv_cache_tokens"] < TOKENS_LIMIT, got
+    assert est.engine_view["kv_cache_dtype"] == "fp8_e4m3"
+    assert "checkpoint" in est.engine_view["kv_cache_dtype_reason"]
 
 
 def test_glm47_starts_at_0_8():

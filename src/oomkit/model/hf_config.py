@@ -456,7 +456,38 @@ def spec_from_config(
         # convert_hf_to_gguf.py GraniteHybridModel.set_gguf_parameters: use_rope = Bamba or no Mamba layers
         rope_finetuned=("BambaForCausalLM" in (outer.get("architectures") or ())
                         or not any(la.recurrent is not None for la in layers)) if arch == "granitehybrid" else None,
+        **({} if weight_format and is_gguf_format(weight_format) else checkpoint_kv_cache(outer, cfg)),
     )
+
+
+def checkpoint_kv_cache(outer: Mapping[str, Any], cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The KV-cache quantization the checkpoint's quantization_config declares, as ModelSpec's
+    checkpoint_kv_cache_dtype / checkpoint_kv_cache_method: the top-level config's (vLLM reads
+    hf_config.quantization_config), else the text config's. The lookup is vLLM's (utils/torch_utils.py
+    get_kv_cache_quant_algo_string, 0.14.0-0.34.0): the "quantization" section (hf_quant_config.json's layout) before
+    the config itself, kv_cache_scheme before kv_cache_quant_algo; a scheme {dynamic: false, num_bits: 8, type:
+    float} is "fp8", {num_bits: 4, type: float} "nvfp4" (0.20+), another "unrecognized"; a name lower-cased. A null
+    kv_cache_scheme (compressed-tensors' "none declared") or none at all: {} (the fields' defaults)."""
+    qc = outer.get("quantization_config")
+    if not isinstance(qc, Mapping):
+        qc = cfg.get("quantization_config")
+    if not isinstance(qc, Mapping):
+        return {}
+    inner = qc.get("quantization")
+    inner = inner if isinstance(inner, Mapping) else qc
+    algo = (inner.get("kv_cache_scheme") or qc.get("kv_cache_scheme") or inner.get("kv_cache_quant_algo")
+            or qc.get("kv_cache_quant_algo"))
+    if isinstance(algo, Mapping):
+        if algo.get("dynamic") is False and algo.get("num_bits") == 8 and algo.get("type") == "float":
+            algo = "fp8"
+        elif algo.get("num_bits") == 4 and algo.get("type") == "float":
+            algo = "nvfp4"
+        else:
+            algo = "unrecognized"
+    if not isinstance(algo, str) or not algo:
+        return {}
+    return {"checkpoint_kv_cache_dtype": algo.lower(),
+            "checkpoint_kv_cache_method": str(qc.get("quant_method") or inner.get("quant_method") or "")}
 
 
 # The note of a DeepSeek-V4 spec read from config.json, which also marks it for vLLM's checkpoint sizing

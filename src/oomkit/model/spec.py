@@ -248,6 +248,12 @@ class ModelSpec:
     # config.json's model_type (the text config's where one is nested): the transformers model class the checkpoint
     # loads as, which `architecture` merges (mistral and mixtral are "llama" here); "" where no config.json was read
     hf_model_type: str = field(default="", compare=False)
+    # the KV-cache quantization config.json's quantization_config declares (hf_config.checkpoint_kv_cache):
+    # ModelOpt's kv_cache_quant_algo / kv_cache_scheme, compressed-tensors' kv_cache_scheme, as "fp8", "nvfp4", or
+    # the declared name lower-cased ("unrecognized" for a scheme of neither kind); None: none declared (absent, null)
+    checkpoint_kv_cache_dtype: str | None = field(default=None, compare=False)
+    # the quant_method whose config declared it ("modelopt", "modelopt_fp4", "compressed-tensors", ...)
+    checkpoint_kv_cache_method: str = field(default="", compare=False)
 
     @property
     def n_layers(self) -> int:

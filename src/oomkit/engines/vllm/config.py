@@ -122,6 +122,8 @@ class Resolved:
     gfx_target: str | None = None  # the first GPU's AMD LLVM target, the catalog's on its Device (weights.py)
 
     pp_layer_partition: str = ""  # VLLM_PP_LAYER_PARTITION as given (pp_partition)
+    # why "auto" became kv_dtype where the checkpoint declares a KV-cache quantization (auto_kv_dtype); "" otherwise
+    kv_dtype_reason: str = ""
     mla_off: bool = False  # ModelConfig.use_mla false from 0.7.1 (quantization.mla_latent_kept): per-head K/V
 
 
@@ -570,7 +572,8 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     if (pbwo := quantization.modelopt_pbwo_warning(spec, version)) is not None:
         warnings.append(pbwo)
     dtype = _model_dtype(spec, s, version, cc)
-    kv_dtype = _kv_dtype(spec, s, version, dtype, cc)
+    kv_taken, kv_reason = auto_kv_dtype(spec, version) if s.kv_cache_dtype.lower() == "auto" else (None, "")
+    kv_dtype = _kv_dtype(spec, replace(s, kv_cache_dtype=kv_taken) if kv_taken else s, version, dtype, cc)
     _attention_config_fields(s, version)
     if (s.indexer_kv_dtype != "auto" or s.use_fp4_indexer_cache) and spec.architecture not in DSV4_ARCHS and any(
             la.attention is not None and la.attention.index_head_dim for la in spec.layers):
@@ -614,7 +617,7 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
         parse_pp_partition(s.pp_layer_partition, spec.n_trunk_layers, pp)
     return Resolved(version=version, v1=v1, tp=tp, pp=pp, dp=dp, pp_layer_partition=s.pp_layer_partition,
                     max_model_len=max_len, derived_max_len=derived,
-                    util=util, dtype=dtype, dtype_bytes=FLOAT_BYTES[dtype], kv_dtype=kv_dtype,
+                    util=util, dtype=dtype, dtype_bytes=FLOAT_BYTES[dtype], kv_dtype=kv_dtype, kv_dtype_reason=kv_reason,
                     max_num_seqs=seqs, max_num_batched_tokens=tokens, chunked_prefill=chunked,
                     prefix_caching=prefix, cc=cc, cc_guessed=cc_guessed, nvlink=nvlink, tp_spans_nodes=spans,
                     mamba_cache_mode=mode,
@@ -834,6 +837,42 @@ def _check_parallel(spec: ModelSpec, tp: int) -> None:
         raise OomkitError(f"AssertionError: {padded} is not divisible by {tp} (the vocabulary, padded to "
                           f"{VOCAB_PADDING}, must divide evenly over tensor parallel size {tp})")
     _tp.check_tp(spec, tp)
+CHECKPOINT_KV_FIRST = (0, 14, 0)  # utils/torch_utils.py resolve_kv_cache_dtype_string: absent in 0.13.0
+CHECKPOINT_KV_NVFP4 = (0, 20, 0)  # MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP "nvfp4": absent in 0.19.1
+
+
+def auto_kv_dtype(spec: ModelSpec, version: Version) -> tuple[str | None, str]:
+    """What --kv-cache-dtype auto becomes before CacheConfig is built, and why: (the cache dtype, the reason), or
+    (None, the reason) where it stays "auto" (the model dtype).
+
+    - 0.14.0-0.34.0: engine/arg_utils.py create_engine_config passes the flag through utils/torch_utils.py
+      resolve_kv_cache_dtype_string, which takes hf_config.quantization_config's get_kv_cache_quant_algo_string for
+      "auto": only for a quant_method starting "modelopt" (kv_cache_scheme, then kv_cache_quant_algo, in the
+      "quantization" section or the config itself), mapped by MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP: "fp8" ->
+      "fp8_e4m3" (0.14+), "nvfp4" -> "nvfp4" (0.20+); an unmapped value warns "Unknown kv_cache_quant_algo" and
+      stays "auto". A compressed-tensors kv_cache_scheme is not read there (None: "auto" stays).
+    - before 0.14 (0.13.0 read: attention/layer.py Attention.__init__ kv_cache_dtype = cache_config.cache_dtype;
+      quantization/modelopt.py ModelOptFp8KVCacheMethod only loads the k/v scales, which kv_cache.py
+      BaseKVCacheMethod.process_weights_after_loading uses only when kv_cache_dtype != "auto"): "auto" is the
+      model dtype whatever the checkpoint declares."""
+    algo, method = spec.checkpoint_kv_cache_dtype, spec.checkpoint_kv_cache_method
+    if algo is None:
+        return None, ""
+    declared = f"the checkpoint's {method or 'quantization_config'} KV cache ({algo})"
+    if version < CHECKPOINT_KV_FIRST:
+        return None, (f"auto: the model dtype; {declared} is taken for auto from vLLM 0.14.0 "
+                      "(resolve_kv_cache_dtype_string), given as --kv-cache-dtype before")
+    if not method.startswith("modelopt"):
+        return None, (f"auto: the model dtype; vLLM takes only a ModelOpt checkpoint's KV cache quantization for "
+                      f"auto (get_kv_cache_quant_algo_string), not {declared}")
+    mapped = {"fp8": "fp8_e4m3", **({"nvfp4": "nvfp4"} if version >= CHECKPOINT_KV_NVFP4 else {})}.get(algo)
+    if mapped is None:
+        later = "; nvfp4 is mapped from 0.20.0" if algo == "nvfp4" else ""
+        return None, (f"auto: the model dtype; vLLM does not map {declared} at this release (\"Unknown "
+                      f"kv_cache_quant_algo ... Falling back to 'auto'\"{later})")
+    return mapped, f"auto -> {mapped}: {declared} (resolve_kv_cache_dtype_string, vLLM 0.14.0+)"
+
+
 def _kv_dtype(spec: ModelSpec, s: VllmSettings, version: Version, model_dtype: str,
               cc: tuple[int, int] | None = None) -> str:
     """config/cache.py CacheDType by release (CACHE_DTYPES), then whether an attention backend takes the choice on

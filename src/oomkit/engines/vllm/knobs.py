@@ -20,7 +20,7 @@ from ...model.spec import ModelSpec
 from .._hf_knobs import hf_weight_choices
 from ..base import Choice
 from ..release_flags import known_in
-from .config import FLAGS_FILE, fp8_kv_name
+from .config import FLAGS_FILE, auto_kv_dtype, fp8_kv_name
 from .quantization import check_fp8_block_tp, offered_at
 from .settings import VllmSettings, parse_version
 
@@ -70,7 +70,10 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: VllmSe
                     s = replace(s, max_num_batched_tokens=concurrency)
             if util is not None and (base.gpu_memory_utilization is None or base.gpu_memory_utilization > util):
                 s = replace(s, gpu_memory_utilization=util)
-            label = f"{wlabel}, {'model-dtype' if kv == 'auto' else kv} KV"
+            # "auto" is the checkpoint's own KV quantization where the release takes it (config.auto_kv_dtype)
+            auto = auto_kv_dtype(spec, version)[0]
+            auto_label = f"{auto} KV (the checkpoint's, auto)" if auto else "model-dtype KV"
+            label = f"{wlabel}, {auto_label if kv == 'auto' else kv + ' KV'}"
             yield Choice(s, label, model=arg, weight_format=quantization, offload=offload)
 
 

@@ -300,6 +300,8 @@ def _engine_view(r: Resolved, ranks: list[_Rank], plan0: KvPlan, max_len: int) -
         "gpu_memory_utilization": r.util,
         "dtype": r.dtype,
         "kv_cache_dtype": r.kv_dtype,
+        # where the checkpoint declares a KV-cache quantization: what auto took and why (config.auto_kv_dtype)
+        **({"kv_cache_dtype_reason": r.kv_dtype_reason} if r.kv_dtype_reason else {}),
         "block_size": plan0.block_size,
         "block_size_reason": plan0.label,
         "kv_cache_groups": [{"kind": sp.kind, "layers": len(idx), "block_size": sp.block_size,
