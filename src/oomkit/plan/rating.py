@@ -89,7 +89,7 @@ class Rating:
     def to_dict(self) -> dict[str, Any]:
         return {
             "weight_bits": round(self.weight_bits, 3), "kv_bits": self.kv_bits,
-            "decode_tokens_per_s_bound": None if self.tokens_per_s is None else round(self.tokens_per_s, 1),
+            "decode_tokens_per_s_bound": None if self.tokens_per_s is None else _tps_figure(self.tokens_per_s),
             "below_usable_speed": self.too_slow,
             "speed": self.bound.to_dict(),
             "quality": {"weights": self.weight_quality.to_dict(), "kv": self.kv_quality.to_dict(),
@@ -111,3 +111,9 @@ def shell_join(argv: tuple[str, ...] | list[str]) -> str:
     """The command as typed in a POSIX shell (leading VAR=value assignments stay unquoted when they can), one line
     per command where it runs two (Ollama's server, then the model: engines/command.py COMMAND_BREAK)."""
     return join_command(argv)
+
+
+def _tps_figure(t: float) -> float:
+    """A bound for JSON: one decimal from 1 tok/s up; below, two significant digits (0.11 for Llama 3.1 405B BF16
+    mostly in system RAM), never a 0.0 that reads as no speed at all."""
+    return round(t, 1) if t >= 1 else float(f"{t:.2g}")
