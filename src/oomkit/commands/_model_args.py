@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..engines.base import EngineModule, get_engine
+from ..engines.base import LM_STUDIO_NAMES, EngineModule, get_engine
 from ..engines.cmdline import (
     names_a_command,
     parse_command,
@@ -17,7 +17,8 @@ from ..engines.cmdline import (
     read_as_model_flag,
     split_command,
 )
-from ..engines.command import leading_assignments, unwrap
+from ..engines.command import clip_repr, given_twice, leading_assignments, unwrap
+from ..engines.lms_keys import lms_names_mlx
 from ..engines.pasted import compose_hint, pasted_file_hint
 from ..engines.release_flags import reading_release
 from ..errors import OomkitError, SettingsError
@@ -45,11 +46,13 @@ class ModelRequest:
     settings: Any
     quant: str | None
     opts: dict[str, Any]
+    notes: tuple[str, ...] = ()  # said before the estimate's own warnings (which runtime LM Studio runs)
 
     def estimate(self, **kw: Any) -> MemoryEstimate:
-        return estimate(self.model, self.engine, quant=self.quant, vram=self.opts.get("--vram"),
-                        gpu=self.opts.get("--gpu"), cpu_only=bool(self.opts.get("--cpu-only")),
-                        settings=self.settings, **kw)
+        est = estimate(self.model, self.engine, quant=self.quant, vram=self.opts.get("--vram"),
+                       gpu=self.opts.get("--gpu"), cpu_only=bool(self.opts.get("--cpu-only")),
+                       settings=self.settings, **kw)
+        return replace(est, warnings=(*self.notes, *est.warnings)) if self.notes else est
 
 
 def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None = None,
@@ -61,6 +64,7 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
     opts, model, engine_args, command = split_args(argv, options, later_wins)
     quant = opts.get("--quant")
     env = engine_env(opts.get("--env"))
+    program_default = None  # the settings a program starts from where they are not the engine's (lms load)
     if command is not None:
         if engine_args:
             raise OomkitError("give either MODEL with options, or an engine command after --, not both")
@@ -91,24 +95,34 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
         if model is not None and not model.strip():
             raise OomkitError("MODEL is empty (an unset shell variable?): name a model, e.g. llama3.1:8b")
         engine_name = get_engine(opts.get("--engine", "llama.cpp")).name
-        with reading_release(opts.get("--engine-version")):
-            flag_model, flag_quant, settings = get_engine(engine_name).parse_args(engine_args, env)
-        if flag_model is not None:  # the engine's own model flag (-m, -hf, --model): the model, given once
-            if model is not None and model != flag_model:
-                raise OomkitError(f"the model is named twice, as MODEL {model!r} and by the {engine_name} flags "
-                                  f"({flag_model!r}): give one")
-            model = flag_model
-            if quant and flag_quant:
-                check_quant_agrees(f"{model}:{flag_quant}", quant)
-            quant = quant or flag_quant
-        elif model is not None and get_engine(engine_name).loads_mlx:
-            model, settings = _as_mlx_model_flag(get_engine(engine_name), model, engine_args, env, settings)
+        if _lm_studio_mlx(opts.get("--engine"), model):
+            # LM Studio runs an MLX model on its MLX engine, not its llama.cpp runtime: MODEL and its flags read
+            # as `lms load MODEL ...` reads them (engines/cmdline.py, mlx/args.py from_lms), the same estimate
+            with reading_release(opts.get("--engine-version")):
+                parsed = parse_command(["lms", "load", model, *engine_args], env)
+            # lms load's own default context (4096) is no flag the user typed: --ctx replaces it
+            program_default = parse_command(["lms", "load", model], env).settings
+            engine_name, model, settings = parsed.engine, parsed.model or model, parsed.settings
+            quant = quant or parsed.quant
+        else:
+            with reading_release(opts.get("--engine-version")):
+                flag_model, flag_quant, settings = get_engine(engine_name).parse_args(engine_args, env)
+            if flag_model is not None:  # the engine's own model flag (-m, -hf, --model): the model, given once
+                if model is not None and model != flag_model:
+                    raise OomkitError(f"the model is named twice, as MODEL {model!r} and by the {engine_name} flags "
+                                      f"({flag_model!r}): give one")
+                model = flag_model
+                if quant and flag_quant:
+                    check_quant_agrees(f"{model}:{flag_quant}", quant)
+                quant = quant or flag_quant
+            elif model is not None and get_engine(engine_name).loads_mlx:
+                model, settings = _as_mlx_model_flag(get_engine(engine_name), model, engine_args, env, settings)
         model = default_model if model is None else model
         if model is None:
             raise OomkitError("no MODEL given (try: oomkit estimate llama3.1:8b)")
     eng = get_engine(engine_name)
     neutral = neutral_options(opts, eng, settings)
-    default = eng.settings()
+    default = eng.settings() if program_default is None else program_default
     for name, value in neutral.items():  # an option and the engine's own flag that set one field two ways
         typed = getattr(settings, name)
         if typed != value and typed != getattr(default, name):
@@ -122,7 +136,23 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
         settings = host_ram(opts, eng, settings)
     settings = check_settings(settings)
     _check_agreement(opts, model, quant)
-    return ModelRequest(model=model, engine=engine_name, settings=settings, quant=quant, opts=opts)
+    return ModelRequest(model=model, engine=engine_name, settings=settings, quant=quant, opts=opts,
+                        notes=_lm_studio_runtime(engine_name, settings))
+
+
+def _lm_studio_mlx(engine: str | None, model: str | None) -> bool:
+    """--engine lmstudio (lm-studio) with a model LM Studio loads on its MLX engine (engines/lms_keys.py: an
+    mlx-community repo, a key or path naming MLX, an @4bit variant); a GGUF stays on its llama.cpp runtime."""
+    return engine is not None and engine.strip().lower() in LM_STUDIO_NAMES and lms_names_mlx(model)
+
+
+def _lm_studio_runtime(engine_name: str, settings: Any) -> tuple[str, ...]:
+    """The note that says which runtime LM Studio loads the model on, for an MLX model (the mlx engine's
+    `lms load` program, mlx/settings.py LMS_PROGRAM), whether typed as `lms load` or as --engine lmstudio."""
+    if engine_name != "mlx" or getattr(settings, "program", None) != "lmstudio":
+        return ()
+    return ("LM Studio runs this MLX model on its MLX engine (lmstudio-ai/mlx-engine, on mlx-lm), not its "
+            "llama.cpp runtime: sized as that engine loads it",)
 
 
 def _as_mlx_model_flag(eng: EngineModule, model: str, engine_args: list[str], env: dict[str, str],
@@ -178,7 +208,7 @@ def engine_env(pairs: list[str] | None) -> dict[str, str] | None:
         if not eq or not key:
             raise OomkitError(f"--env takes KEY=VALUE, got {pair!r}")
         if key in given and given[key] != value:  # a variable has one value: which one was meant?
-            raise OomkitError(f"--env {key} given twice, as {given[key]!r} and {value!r}: give it once")
+            raise OomkitError(given_twice(f"--env {key}", given[key], value))
         given[key] = value
         env[key] = value
     return env
@@ -215,9 +245,8 @@ def split_args(argv: list[str], options: dict[str, bool], later_wins: bool = Fal
                 else:
                     if not later_wins and opts.get(name, value) != value:  # which one was meant is not ours to pick
                         several = (f"; for several devices give one {name}, comma-separated: "
-                                   f"{name} '{opts[name]},{value}'") if name in ("--gpu", "--vram") else ""
-                        raise OomkitError(f"{name} given twice, as {opts[name]!r} and {value!r}: give it once"
-                                          f"{several}")
+                                   f"{name} {clip_repr(f'{opts[name]},{value}')}") if name in ("--gpu", "--vram") else ""
+                        raise OomkitError(given_twice(name, opts[name], value) + several)
                     opts[name] = value
             else:
                 opts[name] = True
@@ -310,7 +339,11 @@ def _peek_engine(argv: list[str]) -> str:
 
 
 def _engine_flag_arity(engine: str):
-    return get_engine(engine).flag_takes_value
+    takes = get_engine(engine).flag_takes_value
+    if engine.strip().lower() not in LM_STUDIO_NAMES:
+        return takes
+    # an MLX model's flags are lms load's (_lm_studio_mlx): its --context-length N besides llama.cpp's -c, --parallel
+    return lambda name, following: name == "--context-length" or takes(name, following)
 
 
 def neutral_options(opts: dict[str, Any], eng: EngineModule, settings: Any) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import json
 import sys
 from typing import Any
 
+from ..engines.command import given_twice
 from ..errors import OomkitError
 from ..model import catalog, names
 
@@ -26,7 +27,7 @@ class _Once(argparse.Action):
                  option_string: str | None = None) -> None:
         before = getattr(namespace, self.dest, None)
         if before is not None and before != values:
-            raise OomkitError(f"{option_string} given twice, as {before!r} and {values!r}: give it once")
+            raise OomkitError(given_twice(str(option_string), before, values))
         setattr(namespace, self.dest, values)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 
+from ..engines.command import given_twice
 from ..errors import OomkitError
 from ..flags import flag_value
 
@@ -40,7 +41,7 @@ def run(argv: list[str]) -> int:
         if name in ("--host", "--port"):
             value, i = flag_value(argv, i, inline if eq else None, f"{name} expects a value")
             if name in given and given[name] != value:  # one server listens at one address: which was meant?
-                raise OomkitError(f"{name} given twice, as {given[name]!r} and {value!r}: give it once")
+                raise OomkitError(given_twice(name, given[name], value))
             given[name] = value
             if name == "--host":
                 host = value

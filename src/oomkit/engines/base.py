@@ -263,9 +263,12 @@ class EngineModule:
 
 _PACKAGES = {"llama.cpp": "llamacpp", "ollama": "ollama", "vllm": "vllm", "sglang": "sglang",
              "transformers": "transformers", "mlx": "mlx"}
+# --engine names for LM Studio: its llama.cpp runtime's, but an MLX model's are its MLX engine's (lms_keys.py,
+# commands/_model_args.py reads MODEL as `lms load MODEL` does)
+LM_STUDIO_NAMES = ("lmstudio", "lm-studio")
 # other spellings of an engine's name -> the engine (each record's `aliases`)
-_ALIASES = {**dict.fromkeys(("llamacpp", "llama-cpp", "llama_cpp", "llama-server", "llama-cli", "lmstudio",
-                             "lm-studio"), "llama.cpp"),
+_ALIASES = {**dict.fromkeys(("llamacpp", "llama-cpp", "llama_cpp", "llama-server", "llama-cli", *LM_STUDIO_NAMES),
+                            "llama.cpp"),
             **dict.fromkeys(("mlx-lm", "mlx_lm"), "mlx")}
 # executable name -> the engine whose command line it starts (each record's `programs`)
 _PROGRAMS = {**dict.fromkeys(("llama-server", "server", "llama-cli", "llama-completion", "llama-run", "main",

@@ -40,6 +40,13 @@ def clip_repr(word: str, limit: int = QUOTE_LIMIT) -> str:
     return quoted if len(word) <= limit else f"{quoted[:limit + 1]}...{quoted[-1]} ({len(word):,} characters)"
 
 
+def given_twice(name: str, first: object, second: object) -> str:
+    """The refusal of an option, variable or field given twice with two values (the CLI's options and --env, the
+    serve and models options, the web API's query keys and body fields): both values named, each clipped as a
+    one-line refusal shows it (clip_word, clip_repr)."""
+    return f"{clip_word(name)} given twice, as {clip_repr(str(first))} and {clip_repr(str(second))}: give it once"
+
+
 # Between two commands run one after the other (Ollama: `VAR=v ollama serve`, then `ollama run TAG`): a token of its
 # own in an argv, a line break when joined. Read back from text, the break is whitespace: each engine's parser knows
 # where its second command starts.

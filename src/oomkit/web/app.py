@@ -23,6 +23,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from ..diagnose.text import render as said
+from ..engines.command import given_twice
 from ..errors import OomkitError
 from ..report import check as check_report
 from . import api, kvpage, pages
@@ -195,8 +196,7 @@ async def _unique_fields(request: Request) -> None:
     seen: dict[str, Any] = {}
     for key, value in objects[-1] if objects else ():  # the outermost object is the last one read
         if key in seen and seen[key] != value:
-            raise api.InputError(f"{key[:40]} given twice, as {str(seen[key])[:60]!r} and {str(value)[:60]!r}: "
-                                 "give it once", 400)
+            raise api.InputError(given_twice(key, seen[key], value), 400)
         seen[key] = value
 
 
@@ -216,7 +216,7 @@ def _strict_query(request: Request, names: tuple[str, ...]) -> None:
             raise api.InputError(f"unknown field {key[:40]!r} in the query string; {request.url.path} takes "
                                  f"{', '.join(names)}", 400)
         if key in seen and seen[key].strip() != value.strip():
-            raise api.InputError(f"{key} given twice, as {seen[key][:60]!r} and {value[:60]!r}: give it once", 400)
+            raise api.InputError(given_twice(key, seen[key], value), 400)
         seen[key] = value
 
 
