@@ -16,7 +16,7 @@ from urllib.parse import quote, urlencode
 from ..accuracy import error_band
 from ..check import CheckResult, DeviceCheck
 from ..diagnose.text import STAGE_WORDS
-from ..diagnose.text import _number as diag_number
+from ..diagnose.text import number as diag_number
 from ..engines.base import all_engines, get_engine
 from ..engines.command import join_command
 from ..errors import OomkitError
