@@ -134,12 +134,14 @@ def test_boundary_on_the_engine():
     assert at_14.engine_view["kv_cache_dtype"] == "fp8_e4m3"
     assert at_14.kv_bytes_per_token == 4 * GLM47_KV_BYTES_RANK
     assert "checkpoint" in at_14.engine_view["kv_cache_dtype_reason"]
+    assert any(w.startswith("--kv-cache-dtype auto is fp8_e4m3 here") for w in at_14.warnings), at_14.warnings
     logged = _glm47("0.15.1").engine_view["kv_cache_tokens"]
     assert abs(logged - printed) / printed < 0.03, logged
     at_13 = _glm47("0.13.0")
     assert at_13.engine_view["kv_cache_dtype"] == at_13.engine_view["dtype"]
     assert at_13.kv_bytes_per_token == 2 * 4 * GLM47_KV_BYTES_RANK
     assert "0.14.0" in at_13.engine_view["kv_cache_dtype_reason"]
+    assert not any(w.startswith("--kv-cache-dtype auto") for w in at_13.warnings), at_13.warnings
     assert _glm47("0.13.0", "fp8").kv_bytes_per_token == 4 * GLM47_KV_BYTES_RANK
 
 

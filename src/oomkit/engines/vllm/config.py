@@ -574,6 +574,8 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     dtype = _model_dtype(spec, s, version, cc)
     kv_taken, kv_reason = auto_kv_dtype(spec, version) if s.kv_cache_dtype.lower() == "auto" else (None, "")
     kv_dtype = _kv_dtype(spec, replace(s, kv_cache_dtype=kv_taken) if kv_taken else s, version, dtype, cc)
+    if kv_taken:
+        warnings.append(kv_reason)
     _attention_config_fields(s, version)
     if (s.indexer_kv_dtype != "auto" or s.use_fp4_indexer_cache) and spec.architecture not in DSV4_ARCHS and any(
             la.attention is not None and la.attention.index_head_dim for la in spec.layers):
@@ -870,7 +872,8 @@ def auto_kv_dtype(spec: ModelSpec, version: Version) -> tuple[str | None, str]:
         later = "; nvfp4 is mapped from 0.20.0" if algo == "nvfp4" else ""
         return None, (f"auto: the model dtype; vLLM does not map {declared} at this release (\"Unknown "
                       f"kv_cache_quant_algo ... Falling back to 'auto'\"{later})")
-    return mapped, f"auto -> {mapped}: {declared} (resolve_kv_cache_dtype_string, vLLM 0.14.0+)"
+    return mapped, (f"--kv-cache-dtype auto is {mapped} here: {declared}, which vLLM takes for auto from 0.14.0 "
+                    "(resolve_kv_cache_dtype_string)")
 
 
 def _kv_dtype(spec: ModelSpec, s: VllmSettings, version: Version, model_dtype: str,
