@@ -353,9 +353,7 @@ def _sold_sizes(name: str, spec: GpuSpec) -> tuple[float, ...]:
 def suggest(name: str, n: int = 3) -> list[str]:
     """Up to ``n`` catalog names close to ``name``, best first ("RTX 4900" -> RTX 4090, RTX 4080, RTX 4070).
 
-    Names that hold the whole text typed, model number included, come first ("RTX 6000": RTX 6000 Ada, RTX PRO
-    6000, Quadro RTX 6000, each of which people shorten to it; not the RTX A6000 nor the RTX 8000, nearer by letters);
-    then difflib's ratio on the normalised keys; ties go to the same letters in another order (a transposed digit),
+    difflib's ratio on the normalised keys; ties go to the same letters in another order (a transposed digit),
     then the longer common start, then the nearer model number.
     """
     cat = _catalog()
@@ -370,9 +368,7 @@ def suggest(name: str, n: int = 3) -> list[str]:
             continue
         letters = difflib.SequenceMatcher(None, sorted(key), sorted(want)).ratio()
         prefix = len(os.path.commonprefix([key, want]))
-        holds = bool(re.search(r"\d", want)) and want in key
-        scored.append((not holds, -matcher.ratio(), -letters, -prefix, _number_distance(key, want), key,
-                       _short_name(spec)))
+        scored.append((-matcher.ratio(), -letters, -prefix, _number_distance(key, want), key, _short_name(spec)))
     names: list[str] = []
     for *_, short in sorted(scored):
         if short not in names:
