@@ -132,3 +132,20 @@ def test_plan_with_64gib_of_ram_finds_no_option_and_names_eight_rtx_5090():
     hw = p.smallest_hardware
     assert hw is not None and hw.count == 8 and "RTX 5090" in hw.gpu
     assert 7 * 31.84 * GiB < hw.needed_bytes < 8 * 31.84 * GiB
+
+
+def test_the_json_bound_below_one_token_per_second_is_not_zero():
+    """A bound of 0.004 tok/s (a 2 TB model's weights read from 89.6 GB/s of RAM: 89.6 / 22,400) was 0.0 in plan
+    --json; it keeps two significant digits. One decimal from 1 tok/s up, as before."""
+    from oomkit.plan.rating import _tps_figure  # a private helper of the JSON rating
+
+    assert _tps_figure(89.6 / 22400) == 0.004 and _tps_figure(0.11) == 0.11 and _tps_figure(12.34) == 12.3
+
+
+def test_fit_turns_tensor_parallel_alone_where_it_is_enough():
+    """Qwen2.5-14B-Instruct in BF16 is 2 x 14.77 B = 29.5 GB, more than one 24 GiB RTX 4090 and 14.8 GB a GPU at -tp
+    2 (vLLM shards each linear layer over the ranks): -tp 2 is the whole fix, without converting the weights to fp8,
+    which fit added when the layout came only with a weight format."""
+    f = fit(["vllm", "serve", "Qwen/Qwen2.5-14B-Instruct"], devices_from(gpu="2x RTX 4090"))
+    assert [(c.flag, c.after) for c in f.changes] == [("tensor_parallel_size", 2)]
+    assert f.changes[0].why.startswith("tensor parallel") and "weights" not in f.knobs

@@ -267,6 +267,11 @@ class _Turns:
         # only formats the named GGUF repo publishes, where its listing is known (published.py)
         self.weights = [w for w in _weight_variants(choices, kv_group, self.user, spec)
                         if published.published(w.model or parsed.model, w.quant) is not False]
+        # the GPUs' layout alone (vLLM -tp 2 with the checkpoint's own weights), one knob beside the weight formats
+        # that carry it: before, -tp came only with a weight change (Qwen2.5-14B BF16 on 2x RTX 4090 got fp8 too)
+        layout = _layout(choices, self.user)
+        if layout:
+            self.weights.insert(0, _Weights(None, None, None, layout))
         self.offload = next((c.offload for c in choices if c.offload is not None), None)
         # else the layer count of an engine that splits by itself (Ollama num_gpu), fit's alone: a short list, each
         # value tried in turn, since the engine's scheduler may place fewer layers worse (Ollama at num_gpu N looks
@@ -314,7 +319,8 @@ class _Turns:
     def _tries(self, cspec: ModelSpec, w: _Weights | None, kv: dict[str, Any], r: tuple[str, Any, str] | None,
                rank: int, extra: int, allow_offload: bool) -> list[_Candidate]:
         settings = replace(self.user, **kv, **dict(w.fields if w else ()), **({r[0]: r[1]} if r else {}))
-        knobs = ({"kv"} if kv else set()) | ({"weights"} if w else set()) | ({r[0]} if r else set())
+        turned = "weights" if w and (w.quant or w.model or w.fmt) else "layout"
+        knobs = ({"kv"} if kv else set()) | ({turned} if w else set()) | ({r[0]} if r else set())
         user_set = sum(1 for f in kv if self._set_by_user(f)) + (1 if w and self.parsed.quant else 0) + \
             (1 if r and self._set_by_user(r[0]) and not _within_typed_budget(self.user, r, self.named_first) else 0)
         e, args = self.eng, (self.devs, self.limits, self.goals, self.user_ctx)
@@ -406,6 +412,22 @@ def _weight_variants(choices: tuple[Choice, ...], kv_group: tuple[str, ...], use
         if w not in out:
             out.append(w)
     return out
+
+
+# The fields that lay the model out over the GPUs (vLLM EngineArgs, SGLang ServerArgs): what every choice of the
+# engine's knobs sets alike for these devices, whatever the weights
+_LAYOUT_FIELDS = ("tensor_parallel_size", "pipeline_parallel_size", "enable_expert_parallel", "tp_size", "nnodes")
+
+
+def _layout(choices: tuple[Choice, ...], user: Any) -> tuple[tuple[str, Any], ...]:
+    """The layout fields every choice sets to one value other than the user's, as (field, value) pairs."""
+    out = []
+    for name in _LAYOUT_FIELDS:
+        values = {repr(getattr(c.settings, name, None)) for c in choices}
+        if choices and len(values) == 1 and hasattr(user, name) \
+                and getattr(choices[0].settings, name) != getattr(user, name):
+            out.append((name, getattr(choices[0].settings, name)))
+    return tuple(out)
 
 
 def _context(eng: EngineModule, settings: Any, spec: ModelSpec) -> int:
