@@ -292,7 +292,7 @@ def test_an_unknown_gpu_refusal_says_what_to_give():
                                           r"memory with --vram SIZE$"):
         devices_for_names("Framework Desktop 128GB")
     with pytest.raises(OomkitError, match=r"did you mean .*\? If it is none of these, give its memory with --vram"):
-        devices_for_names("Quadro RTX 8000")
+        devices_for_names("Quadro RTX 3000")
     rc, _, err = run_cli("check", "qwen3:8b", "--gpu", "Framework Desktop 128GB")
     assert rc == 2 and "--vram SIZE" in err, err
 
