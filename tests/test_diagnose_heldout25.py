@@ -56,7 +56,8 @@ def test_model_under_the_working_set_stays_unified_memory():
 
 def test_wired_limit_where_the_model_fits_in_ram():
     """The same log on a 64 GiB Mac (working set 51539.61 MB, 3/4 of RAM) with 52000 MiB of weights: the wired limit
-    above the model (52000 MiB and 2 GiB, rounded up to a GiB: 54272 MiB) comes first."""
+    above the model (52000 MiB and 2 GiB, rounded up to a GiB: 54272 MiB; the 2 GiB is a rule of thumb inside
+    mlx-lm's README range, over the model and under the RAM) comes first."""
     text = (_case("llamacpp-4495")["text"].replace("11453.25 MB", "51539.61 MB")
             .replace("(19626.77 / 10922.67)", "(52000.00 / 49152.00)"))
     d = diagnose(text)

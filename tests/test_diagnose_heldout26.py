@@ -11,7 +11,7 @@ ollama#4225), 2 half (Qwen#819, koboldcpp#1054), 2 wrong (Qwen3#67, lmstudio-bug
 The rules, each from the engine's own behaviour: a raw CUDA error in a start-up phase after the KV cache (vLLM's
 capture_model) is that phase's allocation (compute); vLLM loads each rank's weights before anything else, so where
 oomkit's estimate of the named model's weights at the log's tensor_parallel_size is over the whole device the
-weights ran out, and --tensor-parallel-size N (the smallest power of two leaving a fifth of the budget) is the fix,
+weights ran out, and --tensor-parallel-size N (the smallest power of two leaving a fifth of the budget, a rule of thumb) is the fix,
 the GPUs CUDA_VISIBLE_DEVICES lists named beside it; a backslash-continued command line is read as one; ggml-vulkan's
 "Failed to allocate pinned memory." and the error after it are its fallback to a CPU buffer, not the failure, when a
 device allocation fails later; KoboldCpp's "Automatic RoPE Scaling" note names its loader; a discrete card whose

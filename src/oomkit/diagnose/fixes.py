@@ -403,11 +403,14 @@ def _torch_buffer_limit(d: Diagnosis) -> list[Fix]:
 
 
 # reader.py: a PyTorch request of half the device or more, outside a serving engine (whose KV pool is one tensor)
-# and outside transformers' loading warm-up (caching_allocator_warmup): the weights load tensor by tensor, none that
-# large, so it is one activation
-HALF_DEVICE_CAUSE = ("one allocation of half the device or more: no weight tensor is that large (the weights load "
-                     "tensor by tensor), so it is one activation, usually an attention score matrix materialised "
-                     "whole (heads x tokens x tokens) over a long sequence or a large image / video")
+# and outside transformers' loading warm-up (caching_allocator_warmup): the weights load tensor by tensor. The half
+# is a rule of thumb, not a PyTorch or engine figure: a model whose weights fit the device has no single weight tensor
+# near that size (the largest is an embedding or one layer's projection), so such a request is most likely one
+# activation
+HALF_DEVICE_CAUSE = ("one allocation of half the device or more (a rule of thumb: the weights load tensor by tensor, "
+                     "and no one weight tensor of a model that fits the device is near that size), so most likely "
+                     "one activation, usually an attention score matrix materialised whole (heads x tokens x tokens) "
+                     "over a long sequence or a large image / video")
 # ComfyUI's own log lines (comfy/model_management.py load_models_gpu: "Requested to load <model>"; its error report)
 _COMFYUI = re.compile(r"\bRequested to load \w{1,80}|\bComfyUI\b")
 
@@ -1185,8 +1188,9 @@ def _vllm_weights(d: Diagnosis) -> list[Fix]:
     if isinstance(per, int) and isinstance(total, int) and total > 0:
         # vLLM shards the weights over --tensor-parallel-size GPUs (model_executor/layers/linear.py: each rank loads
         # 1/TP of every column- or row-parallel tensor; config ParallelConfig.tensor_parallel_size defaults to 1 in
-        # every release, whatever CUDA_VISIBLE_DEVICES lists): the smallest power of two whose share leaves a fifth
-        # of the budget (total x gpu_memory_utilization) to the KV cache and activations
+        # every release, whatever CUDA_VISIBLE_DEVICES lists). The size offered is the smallest power of two whose
+        # share leaves a fifth of the budget (total x gpu_memory_utilization) to the KV cache and activations: a rule
+        # of thumb, not vLLM's (vLLM only refuses a start whose KV cache cannot hold one max_model_len sequence)
         whole, n = per * tp, 2 * tp
         while whole / n > 0.8 * util * total and n < 64:
             n *= 2
@@ -1195,7 +1199,8 @@ def _vllm_weights(d: Diagnosis) -> list[Fix]:
         vis = (f"; {k} GPUs are visible but vLLM's tensor_parallel_size defaults to 1, so all of it went to one"
                if k and k > 1 and tp == 1 else "")
         first = [Fix(summary=f"--tensor-parallel-size {n} (from {tp}): the weights ({_g(whole)} in all) split over "
-                             f"{n} GPUs, {_g(whole / n)} each{vis}", flags=("--tensor-parallel-size", str(n)))]
+                             f"{n} GPUs, {_g(whole / n)} each, leaving about a fifth of each GPU's budget to the KV "
+                             f"cache and activations (a rule of thumb){vis}", flags=("--tensor-parallel-size", str(n)))]
     return first + [Fix(summary=f"the weights (and the repacked copy a quantization makes after loading) do not fit{on}: "
                         f"more GPUs{now}, --pipeline-parallel-size {2 * pp} or --tensor-parallel-size {2 * tp}",
                 flags=("--pipeline-parallel-size", str(2 * pp))),
@@ -1352,7 +1357,12 @@ def _mac_ram_for(ws: int) -> int | None:
     return best[1] if best[0] <= ws // 100 else None
 
 
-METAL_OS_HEADROOM = 8 * GiB  # of RAM left to macOS and the apps when the wired limit is raised
+# mlx-lm's README ("Large Models", github.com/ml-explore/mlx-lm README.md) gives the only engine rule for the value:
+# larger than the model in MB, smaller than the machine's memory. Where in that range is a rule of thumb, not an
+# engine's figure: 2 GiB over the model's Metal bytes (METAL_MODEL_MARGIN) and at least 8 GiB of RAM left to macOS
+# and the apps (METAL_OS_HEADROOM)
+METAL_OS_HEADROOM = 8 * GiB
+METAL_MODEL_MARGIN = 2 * GiB
 
 
 def _metal_weights(d: Diagnosis) -> list[Fix]:
@@ -1362,15 +1372,17 @@ def _metal_weights(d: Diagnosis) -> list[Fix]:
     model, ws, ram = metal_budget(d.buffers)
     if not model or not ws:
         return []
-    if ram and model + 2 * GiB <= ram - METAL_OS_HEADROOM:
-        mb = math.ceil((model + 2 * GiB) / GiB) * 1024
+    if ram and model + METAL_MODEL_MARGIN <= ram - METAL_OS_HEADROOM:
+        mb = math.ceil((model + METAL_MODEL_MARGIN) / GiB) * 1024
         return [Fix(summary=f"sudo sysctl iogpu.wired_limit_mb={mb}: the model's {_g(model)} is over the {_g(ws)} "
-                            f"macOS lets the GPU keep by default (of the {_g(ram)} RAM); {mb} MiB is the model and 2 "
-                            "GiB, under the RAM (the setting resets at reboot)",
+                            f"macOS lets the GPU keep by default (of the {_g(ram)} RAM); mlx-lm's README puts the value "
+                            f"over the model's size and under the RAM: {mb} MiB is the model and about 2 GiB, leaving "
+                            "at least 8 GiB to macOS (both margins a rule of thumb; the setting resets at reboot)",
                     command=f"sudo sysctl iogpu.wired_limit_mb={mb}"),
                 Fix(summary=f"a smaller quant of the model (under {_g(ws)}), which needs no wired limit")]
     over_ram = "" if not ram else (f" and more than the Mac's {_g(ram)} RAM" if model > ram
-                                   else f" and too much of the Mac's {_g(ram)} RAM to leave macOS room")
+                                   else f" and too much of the Mac's {_g(ram)} RAM to leave macOS about 8 GiB "
+                                        "(a rule of thumb)")
     return [Fix(summary=f"a smaller quant or a smaller model: the weights ({_g(model)}) are over the {_g(ws)} working "
                         f"set{over_ram}: no iogpu.wired_limit_mb makes them fit, and the context is not what fills it")]
 

@@ -714,6 +714,8 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
         if placed and not (placed[0] == "fragmentation" and wrapper is not None):
             return placed
         req, total = numbers.get("requested_bytes"), numbers.get("total_bytes")
+        # one request of half the device or more is read as one activation (fixes.HALF_DEVICE_CAUSE: a rule of
+        # thumb, not a PyTorch figure)
         if (not placed and wrapper is None and isinstance(req, int) and isinstance(total, int) and 2 * req >= total
                 and host_of(around) not in SERVING_HOSTS and "caching_allocator_warmup" not in frames(around)):
             return "compute", "medium", [HALF_DEVICE_CAUSE]
