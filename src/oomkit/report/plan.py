@@ -11,6 +11,7 @@ from ..memory import MemoryEstimate
 from ..plan.fit import Fit
 from ..plan.options import Option
 from ..plan.search import Plan
+from ..plan.speed import tps_number
 from ..units import GiB, MiB
 from .check import refusal
 
@@ -30,7 +31,7 @@ def _vram(o: Option) -> str:
 
 def _speed(o: Option) -> str:
     t = o.rating.tokens_per_s
-    return "unknown" if t is None else f"≤ {t:,.0f}"
+    return "unknown" if t is None else f"≤ {tps_number(t)}"
 
 
 def _ctx(n: int) -> str:
@@ -182,7 +183,7 @@ def fit_text(f: Fit) -> str:
     if saved := saved_text(f.before, f.after):
         lines.append(f"together they save {saved}")
     if f.tier == 2 and f.rating is not None and f.rating.tokens_per_s is not None:
-        lines.append(f"part of the model in system RAM: decode ≤ {f.rating.tokens_per_s:,.0f} tok/s (upper bound)")
+        lines.append(f"part of the model in system RAM: decode ≤ {tps_number(f.rating.tokens_per_s)} tok/s (upper bound)")
     lines.append("")
     lines.append(shell_join(f.command))
     return "\n".join(lines)
