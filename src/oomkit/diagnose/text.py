@@ -49,7 +49,6 @@ def number(key: str, value: Any) -> str:
     return f"{key.replace('_', ' ')} {value}"
 
 
-_number = number  # the old private name, still imported by web/pages.py
 
 
 def render(d: Diagnosis) -> str:
