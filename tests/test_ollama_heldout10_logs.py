@@ -17,11 +17,15 @@ buffers and context, and the Ollama engine's per-device lines. Measured before -
 - ollama/ollama#8164, llama3.2:3b on the CPU, 4 slots x 2048, v0.4.0-v0.5.1: CPU model buffer 1918.35 MiB, KV
   896.00 MiB, output 2.00 MiB, n_ctx 8192 exact; n_batch 512 -> 2048 (settings.py V_GO_RUNNER: the Go runner's
   batch x parallel from v0.4.0, was v0.5.8); CPU compute 424.00 -> 424.01 MiB, exact (compute.token_index_inputs).
-- ollama/ollama#7323, deepseek-r1:1.5b on the CPU, 4 slots, v0.5.x: CPU_Mapped 1059.89 MiB, n_seq_max 4, n_ctx
-  8192, n_ctx_per_seq 2048 exact, before and after.
-- ollama/ollama#11628, llama3:8b Q4_0 on the CPU at 4096, v0.10.x: CPU_Mapped 4437.80 MiB and the output buffer
-  0.50 MiB exact; a CPU_AARCH64 buffer of 3744.00 MiB the log does not have -> none (layout.py V_CPU_REPACK: Ollama's
-  CMake build of v0.5.8 on never sets GGML_CPU_AARCH64 / GGML_CPU_REPACK).
+- ollama/ollama#7323, deepseek-r1:1.5b, 4 slots, v0.5.x, a runner on the CPU whose scheduler saw a GPU (the
+  thread: "ollama ps reporting 100% GPU while model is running on CPU only"): CPU_Mapped 1059.89 MiB (the bytes of
+  the GPU load's buffers; mmap kept: no --no-mmap while the GPU list is not "cpu"), n_seq_max 4, n_ctx 8192,
+  n_ctx_per_seq 2048 exact, before and after.
+- ollama/ollama#11628, llama3:8b Q4_0 at 4096, v0.10.x, likewise ("Detects GPU but Runs on CPU Only"):
+  CPU_Mapped 4437.80 MiB and the output buffer 0.50 MiB exact; a CPU_AARCH64 buffer of 3744.00 MiB the log does
+  not have -> none (layout.py V_CPU_REPACK: Ollama's CMake build of v0.5.8 on never sets GGML_CPU_AARCH64 /
+  GGML_CPU_REPACK). Both were set up as GPU-less loads, which Ollama (v0.1.49-v0.30) gives --no-mmap and an
+  allocated "CPU" buffer (layout.V_CPU_NO_MMAP): the thread titles name the GPU the scheduler saw.
 - ollama/ollama#10833, mistral-small3.1:24b with its vision tower, 40 of 41 layers, the Ollama engine of v0.7.1:
   "model weights" buffer=CUDA0 12.7 GiB and buffer=CPU 1.7 GiB: none -> both identical (layout.py _engine_weights:
   ml/backend/ggml New's placement, where oomkit had only llama.cpp's buffers, the mapped file 13497.42 MiB on the
@@ -198,23 +202,40 @@ def test_llama32_cpu_compute_buffer():
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# ollama/ollama#7323: v0.5.x, deepseek-r1:1.5b on the CPU, 4 slots
+# ollama/ollama#7323: v0.5.x, deepseek-r1:1.5b, 4 slots: the scheduler saw a GPU, the runner ran on the CPU
 
 R1 = "deepseek-r1-1.5b-cpu-np4-0.5.7-runner"
+# Both threads are a machine whose scheduler detected a GPU while the runner, without a working GPU backend, ran
+# on the CPU ("ollama ps reporting 100% GPU while model is running on CPU only"; "Ollama on Linux Detects GPU but
+# Runs on CPU Only"). The GPU is not named in the excerpts: any that holds the model whole gives these figures.
+_SEEN = _gpu("CUDA0", 11.0, 12, "a GPU the scheduler detected (not named in the excerpt)")
+
+
+def _mapped_on_the_cpu(model: str, quant: str, version: str, printed_mib: float, **kw):
+    """The log's CPU_Mapped buffer is the scheduler's GPU at work: llm/server.go NewLlamaServer (v0.1.49-v0.11.4;
+    llamaServer.Load to v0.12.6) adds --no-mmap for `gpus[0].Library == "cpu"`, a list that held the GPU here, so
+    the runner mapped the file; and, its GPU backend missing, it put every weight in that one mapped buffer: the
+    bytes of all oomkit's model buffers for the GPU load. Without the GPU the same load is allocated, "CPU"."""
+    seen = _estimate(model, quant, (_SEEN,), version, **kw).engine_view
+    assert "--no-mmap" not in seen["ollama_launch"] and "CPU_Mapped" in seen["model_buffer_bytes"]
+    assert round(sum(seen["model_buffer_bytes"].values()) / MiB, 2) == printed_mib
+    cpu = _estimate(model, quant, (), version, **kw).engine_view
+    assert "--no-mmap" in cpu["ollama_launch"] and set(cpu["model_buffer_bytes"]) == {"CPU"}
+    return seen, cpu
 
 
 @pytest.mark.parametrize("version", ["0.5.7", "0.5.11"])
-def test_deepseek_r1_cpu_context(version):
+def test_deepseek_r1_context_and_mapped_weights(version):
     """CPU_Mapped 1059.89 MiB, n_seq_max 4, n_ctx 8192; the vendored llama.cpp prints n_ctx_per_seq = n_ctx /
     n_seq_max (2048) for a cache that stays one unified buffer of 8192 cells."""
-    p, ev = _load(R1)["printed"], _estimate("deepseek-r1:1.5b", "Q4_K_M", (), version).engine_view
-    assert _mibs(ev["model_buffer_bytes"]) == {"CPU_Mapped": _mib(p["CPU_Mapped model buffer size ="])}
+    p = _load(R1)["printed"]
+    ev, _ = _mapped_on_the_cpu("deepseek-r1:1.5b", "Q4_K_M", version, _mib(p["CPU_Mapped model buffer size ="]))
     assert (ev["n_seq_max"], ev["n_ctx"], ev["n_ctx"] // ev["n_seq_max"]) == \
         (int(p["n_seq_max     ="]), int(p["n_ctx         ="]), int(p["n_ctx_per_seq ="]))
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# ollama/ollama#11628: v0.10.x, llama3:8b Q4_0 on the CPU
+# ollama/ollama#11628: v0.10.x, llama3:8b Q4_0, the scheduler saw a GPU, the runner ran on the CPU
 
 LLAMA3 = "llama3-8b-q4_0-cpu-4096-0.10.1-runner"
 
@@ -224,18 +245,19 @@ def test_llama3_q4_0_cpu_is_not_repacked(version):
     """CPU_Mapped 4437.80 MiB and no repacked buffer: Ollama's ggml build leaves the CPU backend's repacking buffer
     type off from v0.5.8 (oomkit gave a CPU_AARCH64 buffer of 3744.00 MiB); the output buffer 0.50 MiB."""
     p = _load(LLAMA3)["printed"]
-    ev = _estimate("llama3:8b", "Q4_0", (), version, num_ctx=4096).engine_view
-    assert _mibs(ev["model_buffer_bytes"]) == {"CPU_Mapped": _mib(p["CPU_Mapped model buffer size ="])}
+    seen, cpu = _mapped_on_the_cpu("llama3:8b", "Q4_0", version, _mib(p["CPU_Mapped model buffer size ="]),
+                                   num_ctx=4096)
+    assert _mibs(cpu["model_buffer_bytes"]) == {"CPU": _mib(p["CPU_Mapped model buffer size ="])}
     assert "CPU_REPACK" not in _load(LLAMA3)["quoted"] and "CPU_AARCH64" not in _load(LLAMA3)["quoted"]
-    assert round(ev["output_buffer_bytes"] / MiB, 2) == _mib(p["CPU  output buffer size ="])
-    assert ev["n_ctx"] == int(p["n_ctx         ="])
+    assert round(cpu["output_buffer_bytes"] / MiB, 2) == _mib(p["CPU  output buffer size ="])
+    assert seen["n_ctx"] == cpu["n_ctx"] == int(p["n_ctx         ="])
 
 
 def test_cgo_builds_of_v052_to_v057_repack():
     """llama/llama.go of v0.5.2-v0.5.7 compiles with -DGGML_USE_CPU_AARCH64: the same load repacks its Q4_0
-    matrices there."""
+    matrices there (the rest allocated: a load without GPUs gets --no-mmap)."""
     ev = _estimate("llama3:8b", "Q4_0", (), "0.5.7", num_ctx=4096).engine_view
-    assert set(ev["model_buffer_bytes"]) == {"CPU_Mapped", "CPU_AARCH64"}
+    assert set(ev["model_buffer_bytes"]) == {"CPU", "CPU_AARCH64"}
 
 
 # ---------------------------------------------------------------------------------------------------------------

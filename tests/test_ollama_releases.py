@@ -398,3 +398,21 @@ def test_one_slot_architectures_by_release(name, version, slots):
     est = ol.ENGINE.estimate(resolve(name, "Q4_K_M"), (gpu,),
                              ol.OllamaSettings(num_ctx=4096, num_parallel=2, engine_version=version))
     assert est.settings["num_parallel"] == slots
+
+
+@pytest.mark.parametrize("version,allocated", [("0.1.48", False), ("0.1.49", True), ("0.12.6", True),
+                                               ("0.12.7", True), ("0.24.0", True), ("0.30.0", False)])
+def test_gpu_less_load_allocates_its_weights(version, allocated):
+    """llm/server.go: "For CPU loads we want the memory to be allocated, not FS cache" -- --no-mmap where the GPU
+    list is the CPU (17b7186cd, first in v0.1.49: gpus[0].Library == "cpu"; v0.12.7 on: len(gpus) == 0) until
+    llama-server replaced the runner (v0.30.0); a GPU in the list keeps the file mapped (CPU_Mapped)."""
+    spec = resolve("llama3:8b", "Q4_0")
+    cpu = ol.ENGINE.estimate(spec, (), ol.OllamaSettings(num_ctx=4096, engine_version=version)).engine_view
+    assert ("--no-mmap" in cpu["ollama_launch"]) is allocated
+    if allocated:
+        assert set(cpu["model_buffer_bytes"]) == {"CPU"}
+        gpu = Device(id="CUDA0", name="NVIDIA GeForce RTX 4090", memory_bytes=24 * GiB, free_bytes=24 * GiB)
+        on_gpu = ol.ENGINE.estimate(spec, (gpu,), ol.OllamaSettings(num_ctx=4096, engine_version=version))
+        assert "--no-mmap" not in on_gpu.engine_view["ollama_launch"]
+        if version != "0.1.49":  # the llama.cpp it vendors names a mapped buffer "CPU" too
+            assert "CPU_Mapped" in on_gpu.engine_view["model_buffer_bytes"]

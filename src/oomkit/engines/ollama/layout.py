@@ -71,6 +71,7 @@ from .projector import projector as vision_projector
 from .settings import (
     RC_MLLAMA_GRAPH,
     V_BACKEND_LIBRARY_NAMES,
+    V_ERA_D,
     V_GO_RUNNER,
     V_GPU_OVERHEAD,
     V_NEW_ESTIMATES,
@@ -226,6 +227,20 @@ V_CPU_REPACK, V_CPU_REPACK_END = (0, 5, 2), (0, 5, 8)
 # llm/server.go NewLlamaServer appends --n-gpu-layers only for opts.NumGPU >= 0 from v0.1.32 (the runner command of
 # llm/ext_server) until d5a0d8d90 (v0.11.5) moved the layers into the load request
 V_NGL_FLAG = (0, 1, 32)
+# "For CPU loads we want the memory to be allocated, not FS cache": a load whose GPU list is the CPU, with no
+# use_mmap option, gets --no-mmap (v0.11.5+: loadRequest.UseMmap = false), from 17b7186cd ("Enable concurrency by
+# default", first in v0.1.49) until the llama runner's removal (9db4bdbad, v0.30.0: llama-server): llm/server.go
+# NewLlamaServer `gpus[0].Library == "cpu"` (v0.1.49-v0.11.4), llamaServer.Load the same (v0.11.5-v0.12.6), then
+# `len(gpus) == 0` (v0.12.7+). Modelled here: a machine without GPUs. The weights then sit in an allocated "CPU"
+# buffer, not the file mapping's "CPU_Mapped". didier-durand/llms-in-clouds docs/openmanus-smollm.md (v0.6.0,
+# smollm2:1.7b without a GPU): "--no-mmap", "CPU model buffer size = 1734.38 MiB". A GPU the scheduler lists keeps
+# the mapping even where the runner then runs on the CPU (ollama/ollama#7323, #11628: CPU_Mapped). Not modelled:
+# the list also becomes the CPU for num_gpu 0 (NewLlamaServer's reset, from v0.11.5 server/sched.go) and, to
+# v0.12.10, for an estimate that puts no layer on a GPU other than Metal ("Don't bother loading into the GPU if no
+# layers can fit"), where Ollama to v0.5.x starts its CPU-only runner build, a runner this layout does not take
+# apart from the GPUs; nor Windows with CUDA, Linux with less free RAM than the estimate, Vulkan (v0.12.6+), a
+# partial offload on Metal (v0.1.40+), which need the OS, the free RAM or the final layer count.
+V_CPU_NO_MMAP = (0, 1, 49)
 
 
 def _runner_settings(spec: ModelSpec, launch: Launch, num_parallel: int, n_gpu_layers: int,
@@ -246,6 +261,7 @@ def _runner_settings(spec: ModelSpec, launch: Launch, num_parallel: int, n_gpu_l
         flash_attn="auto" if launch.fa_mode == "auto" else ("on" if launch.flash_attention else "off"),
         n_gpu_layers=n_gpu_layers, tensor_split=split,
         embeddings=True, repack=V_CPU_REPACK <= launch.version < V_CPU_REPACK_END,
+        mmap=not (launch.library == "cpu" and V_CPU_NO_MMAP <= launch.version < V_ERA_D),
         engine_version=f"b{build}", fit=False,  # the runner loads as told: no common fit
         server_extra_seq=False)  # its server.cpp copy (llm/ext_server, v0.1.32) loads --parallel sequences, no more
 
@@ -1146,8 +1162,9 @@ def _launch_command(launch: Launch, np_: int, ls: LlamaCppSettings, num_gpu: int
     # v0.6.0 on the CPU: "--ctx-size 8192 --batch-size 512 --threads 12 --no-mmap --parallel 4")
     no_ngl = V_NGL_FLAG <= launch.version < V_NEW_ESTIMATES_OPTIN and num_gpu < 0 and ls.n_gpu_layers <= 0
     ngl_flag = "" if no_ngl else f" --n-gpu-layers {ngl}"
+    mmap = "" if ls.mmap else " --no-mmap"  # V_CPU_NO_MMAP: appended after --threads, before --parallel
     return (f"ollama runner{engine} --ctx-size {ls.n_ctx} --batch-size {launch.num_batch}{ngl_flag}"
-            f"{fa}{kvt} --parallel {np_}{split}")
+            f"{fa}{kvt}{mmap} --parallel {np_}{split}")
 
 
 def _finish(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], used_idx: list[int], s: OllamaSettings,
