@@ -2870,8 +2870,8 @@ def _dense_device_mask_era(ctx: Context) -> bool:
     graph holds it. Without flash attention the KQ mask is an F32 input in every build, read by SOFT_MAX as is
     (src/llama-graph.cpp build_attn_inp_kv_impl to b9410: F32, cast to F16 only "if (cparams.flash_attn)"), so the
     graph holds from set_rows on; with flash attention only from PR #23764 (kq_mask_f16), before which the F32
-    input is cast on the device, a node the graph does not have. ollama/ollama#13552 (Ollama v0.13.5, llama.cpp
-    ec98e2002 = b7437, phi4:14b at 4096 x 512, no flash attention): CUDA0 353.01 MiB, replayed to the 0.01 MiB
+    input is cast on the device, a node the graph does not have. ollama/ollama#13552 (Ollama v0.13.2 by its server.go
+    line numbers, llama.cpp 7f8ef50cc = b7209, phi4:14b at 4096 x 512, no flash attention): CUDA0 353.01 MiB, replayed to the 0.01 MiB
     (383.00 by the closed-form phases)."""
     if ERAS.reached(ctx.build, "kq_mask_f16"):
         return True
