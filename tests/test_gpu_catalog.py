@@ -351,6 +351,18 @@ def test_check_prints_which_size_a_bare_name_took():
     ("4050M", "NVIDIA GeForce RTX 4050 Laptop GPU", 6),
     ("5090 laptop", "NVIDIA GeForce RTX 5090 Laptop GPU", 24),
     ("RTX 5090 Mobile", "NVIDIA GeForce RTX 5090 Laptop GPU", 24),
+    ("3070 laptop", "NVIDIA GeForce RTX 3070 Laptop GPU", 8),
+    ("RTX 3050 Ti Laptop GPU", "NVIDIA GeForce RTX 3050 Ti Laptop GPU", 4),
+    ("3050 laptop", "NVIDIA GeForce RTX 3050 Laptop GPU 4GB", 4),  # sold with 4 or 6 GB (the 2023 refresh)
+    ("RTX 3050 Laptop 6GB", "NVIDIA GeForce RTX 3050 Laptop GPU 6GB", 6),
+    ("5050 laptop", "NVIDIA GeForce RTX 5050 Laptop GPU", 8),
+    ("RTX 2070 Mobile", "NVIDIA GeForce RTX 2070 Laptop GPU", 8),
+    ("2060M", "NVIDIA GeForce RTX 2060 Laptop GPU", 6),
+    ("2080 laptop 8GB", "NVIDIA GeForce RTX 2080 Laptop GPU", 8),
+    # nvidia-smi's name of the RTX 20 laptop parts (NVIDIA/nvidia-docker#1538, #1232)
+    ("GeForce RTX 2070 Super with Max-Q Design", "NVIDIA GeForce RTX 2070 Super Laptop GPU", 8),
+    ("GeForce RTX 2070 with Max-Q Design", "NVIDIA GeForce RTX 2070 Laptop GPU", 8),
+    ("RTX 2050 Laptop", "NVIDIA GeForce RTX 2050 Laptop GPU", 4),
     ("RX 580 8GB", "AMD Radeon RX 580 8GB", 8),
     ("RTX 4090D", "NVIDIA GeForce RTX 4090 D", 24),
     ("4090 D", "NVIDIA GeForce RTX 4090 D", 24),
@@ -372,14 +384,16 @@ def test_laptop_and_other_names_resolve_to_their_size(text, name, gb):
     assert (g.name, g.memory_gb, g.memory_mib) == (name, gb, gb * 1024)
 
 
-@pytest.mark.parametrize("text", ["3070 laptop", "RTX 3050 Ti Laptop GPU", "5050 laptop", "RTX 2070 Mobile",
-                                  "2060M", "2080 laptop 8GB"])
+# laptop names of desktop cards NVIDIA never made a laptop part of (2080 Ti, 2060 Super, 3060 Ti, 3090, 4070 Ti)
+@pytest.mark.parametrize("text", ["2080 Ti laptop", "RTX 2060 Super Mobile", "3060 Ti Laptop GPU", "3090M",
+                                  "RTX 4070 Ti Laptop", "2080 Ti laptop 11GB"])
 def test_a_laptop_name_never_becomes_the_desktop_card(text):
     # the laptop parts are other chips with other memory; one the catalog lacks is an error that says so
     assert lookup(text) is None
     with pytest.raises(OomkitError, match="laptop GPU"):
         devices_for_names(text)
-    for known in ("RTX 4090 Laptop", "4080M", "4070 mobile", "4060 Laptop GPU", "3080 laptop", "3060M"):
+    for known in ("RTX 4090 Laptop", "4080M", "4070 mobile", "4060 Laptop GPU", "3080 laptop", "3060M", "3070 laptop",
+                  "2060M", "5050 laptop", "RTX 2080 Super Max-Q"):
         assert "Laptop" in lookup(known).name
 
 
@@ -399,9 +413,10 @@ def test_laptop_gpus_carry_their_own_facts():
     ("M5 Pro 48GB", "Apple M5 Pro 48GB", "apple", None, True),
     ("Mac Studio M5 Ultra 256GB", "Apple M5 Ultra 256GB", "apple", None, True),
     ("MacBook Pro M5 Max 64GB", "Apple M5 Max 64GB", "apple", None, True),
-    ("RTX 5050 Laptop 8GB", "NVIDIA GeForce RTX 5050 Laptop GPU 8GB", "nvidia", (12, 0), False),
-    ("5050M 8GB", "NVIDIA GeForce RTX 5050 Laptop GPU 8GB", "nvidia", (12, 0), False),
-    ("RTX 3050 Laptop GPU 4GB", "NVIDIA GeForce RTX 3050 Laptop GPU 4GB", "nvidia", (8, 6), False),
+    # numbers of a laptop series that NVIDIA has not sold (the catalog holds every one it has)
+    ("RTX 5060 Ti Laptop 8GB", "NVIDIA GeForce RTX 5060 Ti Laptop GPU 8GB", "nvidia", (12, 0), False),
+    ("5060 Ti M 8GB", "NVIDIA GeForce RTX 5060 Ti Laptop GPU 8GB", "nvidia", (12, 0), False),
+    ("RTX 3060 Ti Laptop GPU 8GB", "NVIDIA GeForce RTX 3060 Ti Laptop GPU 8GB", "nvidia", (8, 6), False),
 ])
 def test_a_known_family_chip_with_its_memory_is_built_from_the_family(text, name, vendor, cc, integrated):
     from oomkit.hardware.catalog import size_notes
@@ -424,8 +439,8 @@ def test_the_family_note_says_exactly_what_was_assumed():
     assert size_notes("M5 Max 128GB") == (
         "--gpu 'M5 Max 128GB': M5 Max is not in the catalog: taken as an Apple M-series chip with the 128 GB you "
         "gave (unified memory, Metal's working-set share of it); bandwidth unknown",)
-    assert size_notes("RTX 5050 Laptop 8GB") == (
-        "--gpu 'RTX 5050 Laptop 8GB': RTX 5050 Laptop is not in the catalog: taken as a GeForce RTX 50 "
+    assert size_notes("RTX 5060 Ti Laptop 8GB") == (
+        "--gpu 'RTX 5060 Ti Laptop 8GB': RTX 5060 Ti Laptop is not in the catalog: taken as a GeForce RTX 50 "
         "laptop GPU (CUDA, compute capability 12.0) with the 8 GB you gave; bandwidth and SM count unknown",)
 
 
@@ -433,8 +448,9 @@ def test_the_family_note_says_exactly_what_was_assumed():
     ("XYZ 999 16GB", r"^unknown GPU 'XYZ 999 16GB': not in the catalog; give its memory with --vram SIZE$"),  # no family
     ("M9 Max 128GB", "did you mean"),  # a generation whose base chip the catalog does not know
     ("M5 Max", r"name it with its memory, 'M5 Max <size>GB'"),  # no size: asked for
-    ("RTX 5050 Laptop", r"laptop GPU .* --vram or in the name \('RTX 5050 Laptop <size>GB'\)"),
-    ("RTX 2060 Laptop 6GB", "laptop GPU"),  # no RTX 20 laptop entry: its compute capability is not the catalog's
+    ("RTX 5060 Ti Laptop", r"laptop GPU .* --vram or in the name \('RTX 5060 Ti Laptop <size>GB'\)"),
+    # the RTX 20 laptop parts are Turing (7.5) but for the Ampere RTX 2050 (8.6): no one capability to build from
+    ("RTX 2080 Ti Laptop 8GB", "laptop GPU"),
     ("M5 Max 0.5GB", "unknown GPU"),
     ("M4 Max 256GB", "sold with"),  # a catalog chip at a size it is not sold with stays an error
 ])
@@ -446,8 +462,8 @@ def test_a_family_name_without_its_memory_or_an_unknown_family_stays_an_error(te
 def test_family_chips_in_lists_and_counts():
     # two Apple chips are taken as the catalog takes "2x M4 Max 128GB": two Metal devices
     assert [d.id for d in devices_for_names("2x M5 Max 128GB")] == [d.id for d in devices_for_names("2x M4 Max 128GB")]
-    assert [d.name for d in devices_for_names("RTX 5050 Laptop 8GB + RTX 4090")] == [
-        "NVIDIA GeForce RTX 5050 Laptop GPU 8GB", "NVIDIA GeForce RTX 4090"]
+    assert [d.name for d in devices_for_names("RTX 5060 Ti Laptop 8GB + RTX 4090")] == [
+        "NVIDIA GeForce RTX 5060 Ti Laptop GPU 8GB", "NVIDIA GeForce RTX 4090"]
 
 
 def test_a_family_chip_takes_the_apple_working_set_in_the_estimate():
@@ -471,7 +487,7 @@ def test_the_cli_checks_a_family_chip():
     assert bad.returncode == 2 and "unknown GPU 'XYZ 999 16GB'" in bad.stderr
 
 
-@pytest.mark.parametrize("gpu", ["M5 Max 128GB", "RTX 5050 Laptop 8GB"])
+@pytest.mark.parametrize("gpu", ["M5 Max 128GB", "RTX 5060 Ti Laptop 8GB"])
 def test_a_plan_on_a_family_chip_leaves_its_speed_unknown(gpu):
     # the decode bound needs the GPU's bandwidth: unknown, it is None ("unknown" in the table), never invented
     from oomkit.plan.options import Goals
