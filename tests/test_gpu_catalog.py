@@ -222,6 +222,15 @@ def test_suggest():
     assert suggest("H1000")[0] == "H100"
     assert suggest("mi30x")[0] == "MI300X"
     assert suggest("zzzz") == []
+    # a name that goes on past a model the catalog knows: that model first, then its variants, then its series
+    # (this name suggested RTX 4070 Ti Super, RTX 4080 Super, RTX 4070 Super: the words "Ti Super" alone)
+    assert suggest("RTX 5090 Ti Super") == ["RTX 5090", "RTX 5090 D", "RTX 5090 Laptop"]
+    assert suggest("RTX 5080 Ti")[:1] == ["RTX 5080"]
+    assert all(s.startswith("RTX 50") for s in suggest("RTX 5075 Ti Super"))
+    assert suggest("RTX 3090 Super")[:2] == ["RTX 3090", "RTX 3090 Ti"]
+    assert suggest("H100 PCIe5")[0] == "H100 PCIe"
+    # a bare model number keeps the ratio's order: the RTX A6000 and the RTX 6000 Ada are both 48 GB
+    assert suggest("RTX 6000 48G")[:2] == ["RTX A6000", "RTX 6000 Ada"]
     assert len(suggest("RTX 40", n=5)) <= 5
 
 
@@ -503,3 +512,29 @@ def test_a_plan_on_a_family_chip_leaves_its_speed_unknown(gpu):
     out = subprocess.run([sys.executable, "-m", "oomkit", "plan", "qwen3:8b", "--gpu", gpu], capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0 and "unknown" in out.stdout and "is not in the catalog" in out.stderr, out.stderr
+
+
+# ---- a machine named for its chip (gpus.json machines) ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, name, gb", [
+    # Framework sells the Desktop with 32 GB (Ryzen AI Max 385), 64 or 128 GB (Ryzen AI Max+ 395): frame.work/desktop
+    ("Framework Desktop 128GB", "AMD Ryzen AI Max+ 395 128GB", 128),
+    ("framework desktop 64gb", "AMD Ryzen AI Max+ 395 64GB", 64),
+    ("Framework Desktop 32GB", "AMD Ryzen AI Max 385 32GB", 32),
+])
+def test_a_machine_is_read_as_its_chip(text, name, gb):
+    from oomkit.hardware.catalog import size_notes
+
+    (d,) = devices_for_names(text)
+    assert (d.name, d.memory_bytes, d.integrated, d.bandwidth_gbs) == (name, gb * 2**30, True, 256)
+    (note,) = size_notes(text)
+    assert f"read as its chip, the {name}" in note and "Ryzen AI Max 385" in note
+    assert [x.name for x in devices_for_names(f"2x {text}")] == [name] * 2
+
+
+@pytest.mark.parametrize("text", ["Framework Desktop", "Framework Desktop 96GB"])
+def test_a_machine_without_a_size_it_is_sold_with_asks_for_one(text):
+    with pytest.raises(OomkitError, match=r"is a machine .* 32 GB \(AMD Ryzen AI Max 385\), 64 or 128 GB .*"
+                                          r"'Framework Desktop 128GB'"):
+        devices_for_names(text)

@@ -122,6 +122,8 @@ RESOLVES = [
     ("RTX 4050 Laptop", "NVIDIA GeForce RTX 4050 Laptop GPU", 6144, 1, "typed"),
     ("RTX 3080 Ti Laptop", "NVIDIA GeForce RTX 3080 Ti Laptop GPU", 16384, 1, "typed"),
     ("RTX 3080 Laptop 16GB", "NVIDIA GeForce RTX 3080 Laptop GPU 16GB", 16384, 1, "typed"),
+    ("5050 laptop", "NVIDIA GeForce RTX 5050 Laptop GPU", 8192, 1, "typed"),
+    ("RTX 2070 Mobile", "NVIDIA GeForce RTX 2070 Laptop GPU", 8192, 1, "typed"),
     # ---- AMD: rocminfo / rocm-smi / Ollama / vLLM names
     ("AMD Radeon RX 7900 XTX", "AMD Radeon RX 7900 XTX", 24560, 1, "rocm-smi"),
     ("Radeon RX 7900 XTX", "AMD Radeon RX 7900 XTX", 24560, 1, "ROCm/legacy-rocm-build#2866 (rocminfo Marketing Name)"),
@@ -263,8 +265,8 @@ REFUSED = [
     ("Tesla K80", "unknown GPU", "typed"),
     ("Tesla M40 24GB", "unknown GPU", "typed"),
     ("Instinct MI25", "unknown GPU", "typed"),
-    ("5050 laptop", "laptop GPU", "typed: a laptop part the catalog lacks"),
-    ("RTX 2070 Mobile", "laptop GPU", "typed"),
+    ("2080 Ti laptop", "laptop GPU", "typed: a laptop name of a desktop card NVIDIA made no laptop part of"),
+    ("RTX 2060 Super Mobile", "laptop GPU", "typed"),
 ]
 
 

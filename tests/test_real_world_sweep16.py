@@ -27,7 +27,8 @@ Measured (2026-12-07), before this sweep's change: right 27, wrong 2, refused wi
 GB"): the "10G" of the model name was read as a size of 10 GB (hardware/catalog.py _split_size; a number written onto
 a letter is now the model's own). `--gpu "Framework Desktop 128GB"` (a machine, not a GPU) was refused as "unknown GPU
 'Framework Desktop 128GB'" with nothing to give instead; an unknown GPU's refusal now says to give its memory with
---vram. After: right 29, wrong 1: `mlx_lm.generate --prompt "hi" --max-tokens 256` was sized at the model's trained context
+--vram (since read as the machine's chip, the Ryzen AI Max+ 395 with 128 GB; the refusal's example is now a machine
+the catalog lacks, "Minisforum MS-A2 96GB"). After: right 29, wrong 1: `mlx_lm.generate --prompt "hi" --max-tokens 256` was sized at the model's trained context
 (40,960 tokens: the prompt taken as filling it) and said not to fit an 8 GB M1, where mlx_lm's cache holds the few
 prompt tokens and 256 generated ones. Since fixed (engines/mlx/args.py prompt_bound): the prompt's UTF-8 bytes plus
 256 tokens for the chat template, 258 prompt tokens at most, a context of 514: right 30.
@@ -213,8 +214,10 @@ CASES_AND_ENGINES = [
                      'settings': {'tensor_parallel_size': 8}, 'fits': True})), None),
     (Case('g31', 'https://frame.work/desktop', 'cmd', 'Framework Desktop 128GB', None, FIXED,
           'llama-server -hf unsloth/Qwen3.5-35B-A3B-GGUF:Q8_0 -c 131072 -ngl 99',
-          # a machine's name, not a GPU the catalog holds: refused, saying what to give
-          ('refuses', 'give its memory with --vram')), None),
+          # a machine's name: Framework sells the 128 GB Desktop with the Ryzen AI Max+ 395 (frame.work/desktop), read
+          # as that chip with 128 GB (131072 MiB); a machine the catalog lacks is refused below
+          ('reads', {'engine': 'llama.cpp', 'model': 'Qwen3.5', 'ctx': 131072,
+                     'devices': [('AMD Ryzen AI Max+ 395 128GB', 128 * 1024)]})), None),
 ]
 CASES = [c for c, _ in CASES_AND_ENGINES]
 ENGINE = {c.id: e for c, e in CASES_AND_ENGINES}
@@ -288,12 +291,12 @@ def test_an_unknown_gpu_refusal_says_what_to_give():
     from oomkit.errors import OomkitError
     from oomkit.hardware.catalog import devices_for_names  # the catalog, as --gpu reads it
 
-    with pytest.raises(OomkitError, match=r"^unknown GPU 'Framework Desktop 128GB': not in the catalog; give its "
+    with pytest.raises(OomkitError, match=r"^unknown GPU 'Minisforum MS-A2 96GB': not in the catalog; give its "
                                           r"memory with --vram SIZE$"):
-        devices_for_names("Framework Desktop 128GB")
+        devices_for_names("Minisforum MS-A2 96GB")
     with pytest.raises(OomkitError, match=r"did you mean .*\? If it is none of these, give its memory with --vram"):
         devices_for_names("Quadro RTX 3000")
-    rc, _, err = run_cli("check", "qwen3:8b", "--gpu", "Framework Desktop 128GB")
+    rc, _, err = run_cli("check", "qwen3:8b", "--gpu", "Minisforum MS-A2 96GB")
     assert rc == 2 and "--vram SIZE" in err, err
 
 

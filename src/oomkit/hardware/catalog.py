@@ -214,6 +214,16 @@ class Integrated:
 
 
 @dataclass(frozen=True)
+class Machine:
+    """A machine sold under its own name whose GPU is its chip's ("Framework Desktop": a Ryzen AI Max with 32, 64 or
+    128 GB): each configuration is a memory size and the catalog chip it comes with (``machines`` in gpus.json)."""
+
+    name: str
+    chips: tuple[tuple[float, str], ...]  # (GB, the catalog chip of that configuration), ascending
+    source: str
+
+
+@dataclass(frozen=True)
 class _Catalog:
     gpus: tuple[GpuSpec, ...]
     by_key: dict[str, GpuSpec]  # normalised name or alias -> entry
@@ -221,6 +231,7 @@ class _Catalog:
     sizes: dict[str, tuple[float, ...]]  # normalised name without size -> the sizes it is sold with, ascending
     integrated: dict[str, Integrated]  # normalised name or alias -> integrated GPU
     architectures: dict[str, tuple[str, ...]]  # AMD LLVM target ("gfx1100") -> the catalog cards of it
+    machines: dict[str, Machine]  # normalised machine name or alias -> machine
 
 
 @functools.cache
@@ -250,8 +261,14 @@ def _catalog() -> _Catalog:
         for text in (row["name"], *row.get("aliases", ())):
             integrated.setdefault(_key(text), igpu)
     architectures = {k: tuple(v) for k, v in data.get("architectures", {}).items() if k.startswith("gfx")}
+    machines: dict[str, Machine] = {}
+    for row in data.get("machines", ()):
+        machine = Machine(row["name"], tuple(sorted((float(c["memory_gb"]), c["chip"]) for c in row["configurations"])),
+                          row["source"])
+        for text in (row["name"], *row.get("aliases", ())):
+            machines.setdefault(_key(text), machine)
     return _Catalog(gpus, by_key, by_size, {k: tuple(sorted(v)) for k, v in sizes.items()}, integrated,
-                    architectures)
+                    architectures, machines)
 
 
 def all_gpus() -> tuple[GpuSpec, ...]:
@@ -350,30 +367,59 @@ def _sold_sizes(name: str, spec: GpuSpec) -> tuple[float, ...]:
                          *_catalog().sizes.get(_key(name), ())}))
 
 
+# a key's model: the letters in front and the first number ("rtx5090" of "rtx5090tisuper"), and what follows it
+_MODEL = re.compile(r"^(?P<letters>[a-z]*)(?P<number>\d+)(?P<rest>.*)$")
+
+
 def suggest(name: str, n: int = 3) -> list[str]:
     """Up to ``n`` catalog names close to ``name``, best first ("RTX 4900" -> RTX 4090, RTX 4080, RTX 4070).
 
     difflib's ratio on the normalised keys; ties go to the same letters in another order (a transposed digit),
-    then the longer common start, then the nearer model number.
+    then the longer common start, then the nearer model number. A name that goes on past a model the catalog
+    knows ("RTX 5090 Ti Super": an RTX 5090 with a variant never sold) is that model's first: the catalog name it
+    begins with (RTX 5090), then the model's other variants (RTX 5090 D), then the cards of its series (the same
+    letters and the same first two digits of four: RTX 5080), each group by ratio; the words after the model
+    alone ("Ti Super") make no card of another series nearer.
     """
     cat = _catalog()
     want = _key(_split_size(name)[0]) or _key(name)
     import difflib  # only a miss pays for it
 
+    model = _MODEL.match(want)
+    if model is not None and not model.group("rest"):
+        model = None  # a bare model number ("RTX 4900", "RTX 6000"): the ratio alone
     matcher = difflib.SequenceMatcher(b=want)
     scored = []
     for key, spec in cat.by_key.items():
         matcher.set_seq1(key)
-        if matcher.real_quick_ratio() < 0.5 or matcher.quick_ratio() < 0.5 or matcher.ratio() < 0.5:
+        tier = _model_tier(key, want, model)
+        if tier == 3 and (matcher.real_quick_ratio() < 0.5 or matcher.quick_ratio() < 0.5 or matcher.ratio() < 0.5):
             continue
         letters = difflib.SequenceMatcher(None, sorted(key), sorted(want)).ratio()
         prefix = len(os.path.commonprefix([key, want]))
-        scored.append((-matcher.ratio(), -letters, -prefix, _number_distance(key, want), key, _short_name(spec)))
+        scored.append((tier, -matcher.ratio(), -letters, -prefix, _number_distance(key, want), key,
+                       _short_name(spec)))
     names: list[str] = []
     for *_, short in sorted(scored):
         if short not in names:
             names.append(short)
     return names[:n]
+
+
+def _model_tier(key: str, want: str, model: re.Match | None) -> int:
+    """How near a catalog key is to the model a name goes on past (``model``, _MODEL of the name's key): 0 the
+    catalog name it begins with, 1 another variant of that model, 2 a card of its series, 3 none of these."""
+    if model is None:
+        return 3
+    if want.startswith(key) and _MODEL.match(key) and _MODEL.match(key).group("number") == model.group("number"):
+        return 0
+    other = _MODEL.match(key)
+    if other is None or other.group("letters") != model.group("letters"):
+        return 3
+    number = model.group("number")
+    if other.group("number") == number:
+        return 1
+    return 2 if len(number) == 4 and len(other.group("number")) == 4 and other.group("number")[:2] == number[:2] else 3
 
 
 def _number_distance(a: str, b: str) -> int:
@@ -435,12 +481,37 @@ def resolve(name: str) -> Resolution:
     family = _family_device(name)
     if family is not None:
         return Resolution(name, family[0], f"--gpu {name!r}: {family[1]}")
+    machine = _machine(name)
+    if machine is not None:
+        return machine
     mid = _MID_SIZE.match(_clean(name))
     if mid is not None:
         moved = resolve(f"{mid.group('head')} {mid.group('tail')} {mid.group('size')}")
         if moved.known:
             return replace(moved, name=name)
     return Resolution(name)
+
+
+def _machine(name: str) -> Resolution | None:
+    """A machine the catalog knows named with a memory size it is sold with ("Framework Desktop 128GB"): its chip
+    in that configuration (AMD Ryzen AI Max+ 395 128GB), with a note saying so. None for anything else."""
+    base, gb = _split_size(name)
+    machine = _catalog().machines.get(_key(base)) if gb is not None and base.strip() else None
+    chip = next((c for size, c in machine.chips if size == gb), None) if machine else None
+    spec = lookup(f"{chip} {gb:g}GB") if chip else None
+    if spec is None:
+        return None
+    return Resolution(name, spec, f"--gpu {name!r}: a {machine.name} with {gb:g} GB, read as its chip, the {spec.name}; "
+                                  f"{_configurations(machine)}")
+
+
+def _configurations(machine: Machine) -> str:
+    """"sold with 32 GB (AMD Ryzen AI Max 385), 64 or 128 GB (AMD Ryzen AI Max+ 395)": each chip with its sizes."""
+    chips: dict[str, list[str]] = {}
+    for gb, chip in machine.chips:
+        chips.setdefault(chip, []).append(f"{gb:g}")
+    shown = [f"{' or '.join(sizes)} GB ({chip})" for chip, sizes in chips.items()]
+    return f"the {machine.name} is sold with " + ", ".join(shown)
 
 
 def _sizes_note(name: str, spec: GpuSpec, looked: str) -> str | None:
@@ -476,6 +547,11 @@ def refusal(name: str) -> str:
                 f"one is not in the catalog; give its memory with --vram"
                 + (f" or in the name ('{name} <size>GB')" if sized else ""))
     cat = _catalog()
+    machine = cat.machines.get(_key(base))
+    if machine is not None:  # a machine without its memory, or with a size it is not sold with
+        sized = machine.chips[-1][0]
+        return (f"--gpu {name!r} is a machine whose GPU is its chip's: {_configurations(machine)}; name it with its "
+                f"memory ('{_strip_size(name) if gb is not None else name} {sized:g}GB')")
     igpu = cat.integrated.get(_key(base))
     if igpu is not None:
         return _integrated_refusal(name, igpu, gb)
