@@ -1553,6 +1553,65 @@ def _split_device(d: Diagnosis) -> str | None:
     return str(buf) if buf else (f"device {idx}" if isinstance(idx, int) else "the device that failed")
 
 
+# a long context, a rule of thumb (not an engine figure): from 32k cells on the KV cache of a dense model is GiBs, the
+# largest buffer after the weights
+LONG_CONTEXT = 32768
+
+
+def _ollama_long_context_kv(d: Diagnosis, n_ctx: Any) -> Fix | None:
+    """A compute-time failure at a long num_ctx with an f16 cache: Ollama quantises the KV cache from v0.5.0
+    (envconfig KvCacheType, OLLAMA_KV_CACHE_TYPE q8_0 / q4_0; llm/server.go applies it only with flash attention on),
+    so q8_0 holds the cache at 8.5/16 of f16 and the GPU memory it frees takes the compute buffer. None below
+    LONG_CONTEXT, before v0.5.0, or where the cache is already quantised."""
+    try:
+        ctx = int(n_ctx or 0)
+    except (TypeError, ValueError):
+        return None
+    kv_type = str(d.settings.get("OLLAMA_KV_CACHE_TYPE") or "f16").lower()
+    version = str(d.settings.get("ollama_version") or d.engine_version or "")
+    m = re.match(r"([0-9]{1,3})\.([0-9]{1,3})", version)
+    if ctx < LONG_CONTEXT or kv_type not in ("", "f16") or (m and (int(m.group(1)), int(m.group(2))) < (0, 5)):
+        return None
+    return Fix(summary=f"OLLAMA_KV_CACHE_TYPE=q8_0 with OLLAMA_FLASH_ATTENTION=1 (Ollama v0.5.0+): at num_ctx {ctx:,} "
+                       "the KV cache is the largest buffer after the weights; q8_0 holds it at 8.5/16 of f16 and the "
+                       "memory it frees takes the compute buffer",
+               env=(("OLLAMA_FLASH_ATTENTION", "1"), ("OLLAMA_KV_CACHE_TYPE", "q8_0")))
+
+
+# an integrated GPU's marketing name: AMD's APUs report "AMD Radeon(TM) Graphics" or "AMD Radeon 780M Graphics" (no
+# RX / Pro / Instinct model), Intel's "Intel(R) UHD / Iris / HD Graphics"; the catalog marks the APUs it knows
+_IGPU_NAME = re.compile(r"^(?:AMD Radeon(?:\(TM\))?(?: [0-9]{3,4}M)? Graphics|Intel\(R\) (?:UHD|Iris|HD)\b.*)$")
+
+
+def _integrated(name: str) -> bool:
+    from ..hardware import catalog  # lazy: the GPU catalog loads only when a log names its devices
+
+    spec = catalog.lookup(name) if name else None
+    return bool(_IGPU_NAME.match(name.strip())) or bool(spec is not None and spec.unified_memory)
+
+
+def _integrated_split(d: Diagnosis, dev: str | None) -> Fix | None:
+    """The device that failed is an integrated GPU beside a discrete one: ggml-cuda (ROCm / CUDA builds) takes every
+    device the runtime lists (ggml_cuda_init), and the layer split gives each a share by its free memory, so the
+    APU's small carve-out holds layers and buffers of its own; hiding it from the runtime (ROCm: ROCR_VISIBLE_DEVICES
+    / HIP_VISIBLE_DEVICES, CUDA: CUDA_VISIBLE_DEVICES) leaves the discrete card alone. None otherwise."""
+    names = {k: str(v) for k, v in (d.buffers.get("device_names") or {}).items()}
+    m = _DEVICE_INDEX.match(str(dev or "").replace("device ", "dev"))
+    if dev is None or not m or len(names) < 2:
+        return None
+    idx = int(m.group(1))
+    failed = next((v for k, v in names.items() if (_DEVICE_INDEX.match(k) or [None, None])[1] == str(idx)), "")
+    keep = [int(mm.group(1)) for k, v in names.items() if (mm := _DEVICE_INDEX.match(k)) and not _integrated(v)]
+    if not failed or not _integrated(failed) or not keep:
+        return None
+    var = "ROCR_VISIBLE_DEVICES" if d.backend == "ROCm" else "CUDA_VISIBLE_DEVICES"
+    value = ",".join(str(i) for i in sorted(keep))
+    also = " (or HIP_VISIBLE_DEVICES)" if d.backend == "ROCm" else ""
+    return Fix(summary=f"{var}={value}{also}: device {idx} is an integrated GPU ({failed}) whose small share of system "
+                       "memory took part of the split; hide it and the discrete GPU holds the model alone",
+               env=((var, value),))
+
+
 def _llama_compute(d: Diagnosis) -> list[Fix]:
     runner = d.host or d.engine
     req = d.numbers.get("requested_bytes")
@@ -1585,7 +1644,13 @@ def _llama_compute(d: Diagnosis) -> list[Fix]:
                                + (": the attention part of the compute buffer grows with the context" if fa_on else
                                   ": without flash attention the compute buffer holds the attention scores over the "
                                   "whole context")))
+        kv_fix = _ollama_long_context_kv(d, n_ctx)
+        if kv_fix is not None:
+            out.append(kv_fix)
         dev = _split_device(d)
+        igpu = _integrated_split(d, dev)
+        if igpu is not None:
+            out.insert(0, igpu)
         if dev is not None:
             # a split over several GPUs: OLLAMA_GPU_OVERHEAD is subtracted from EVERY GPU's free memory (envconfig
             # GpuOverhead; llm/memory.go EstimateGPULayers as read at v0.3.10 to v0.11.0, server/sched.go now),
@@ -1596,9 +1661,11 @@ def _llama_compute(d: Diagnosis) -> list[Fix]:
             out.append(Fix(summary=f"num_batch {max(32, nb // 2)} (from {nb}): the compute buffer on {dev} scales with "
                                    "the batch; OLLAMA_GPU_OVERHEAD would reserve room on every GPU of the split, not "
                                    "only on this one"))
-            out.append(Fix(summary=f"CUDA_VISIBLE_DEVICES (or ROCR_VISIBLE_DEVICES) on the Ollama server without the "
-                                   f"GPU that held {dev}, or OLLAMA_SCHED_SPREAD unset where it is set (Ollama then "
-                                   "tries each GPU alone before splitting): the split then leaves that GPU out"))
+            if igpu is None:  # else the integrated GPU's own fix, first, says it
+                out.append(Fix(summary=f"CUDA_VISIBLE_DEVICES (or ROCR_VISIBLE_DEVICES) on the Ollama server without "
+                                       f"the GPU that held {dev}, or OLLAMA_SCHED_SPREAD unset where it is set (Ollama "
+                                       "then tries each GPU alone before splitting): the split then leaves that GPU "
+                                       "out"))
         else:
             # envconfig.go GpuOverhead: bytes Ollama's layout subtracts from each GPU's free memory before placing
             # layers (llm/memory.go EstimateGPULayers, v0.3.10 to v0.11.0); the failed buffer's own size, where the

@@ -161,6 +161,8 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("OLLAMA_FLASH_ATTENTION:", r"OLLAMA_FLASH_ATTENTION:(\w{1,64})", "OLLAMA_FLASH_ATTENTION", "str"),
     ("OLLAMA_KV_CACHE_TYPE:", r"OLLAMA_KV_CACHE_TYPE:(\w{1,64})", "OLLAMA_KV_CACHE_TYPE", "str"),
     ("--ctx-size", r"--ctx-size ([0-9]{1,20})", "n_ctx", "int"),
+    # an Ollama Modelfile's context (docs/modelfile.md: PARAMETER num_ctx N), quoted with the failure
+    ("PARAMETER num_ctx", r"PARAMETER num_ctx ([0-9]{1,20})", "n_ctx", "int"),
     # a llama.cpp command line quoted in the text (common/arg.cpp: -ub / --ubatch-size N)
     ("-ub", r"(?:^|[\s`'\"])-ub[ =]([0-9]{1,7})\b", "n_ubatch", "int"),
     ("--ubatch-size", r"--ubatch-size[ =]([0-9]{1,7})\b", "n_ubatch", "int"),

@@ -335,8 +335,11 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | N
         # the allocation line keeps its CUDA function names (ggml_backend_cuda_buffer_type_alloc_buffer)
         # ggml-cuda.cu ggml_cuda_error prints the failing call on its own line ("  hipMalloc((void **) &ptr,
         # look_ahead_size)"): vendors/hip.h maps cudaMalloc to hipMalloc in a HIP build, so that line names ROCm
+        # likewise ggml-backend.cpp alloc_tensor_range's "failed to allocate ROCm0 buffer" (the buffer type's name),
+        # printed with or without its size
         if any("ROCm" in e.line.text or "hipMalloc" in e.line.text for e in incident[:STAGE_WINDOW]) or re.search(
-                r"^\s{0,8}hip(?:Malloc|MemcpyAsync|MallocHost)\w{0,20}\(", around, re.MULTILINE):
+                r"^\s{0,8}hip(?:Malloc|MemcpyAsync|MallocHost)\w{0,20}\(|failed to allocate ROCm[0-9]{1,2} buffer",
+                around, re.MULTILINE):
             backend = "ROCm"
     d = Diagnosis(
         engine=engine, stage=stage, confidence=confidence, engine_version=version, numbers=numbers,
@@ -696,6 +699,15 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
                                                    "ggml_backend_cuda_device_get_memory), which llama.cpp makes "
                                                    "before any buffer: the GPU was already full when the runner "
                                                    "started"]
+            if "segmentation fault" in reason.lower():
+                # Go's os/exec ExitError text for a runner killed by SIGSEGV (llm/server.go "llama runner process has
+                # terminated: signal: segmentation fault"): a bad pointer in the runner; an allocation llama.cpp
+                # cannot make is reported as such ("cudaMalloc failed", "unable to allocate ... buffer") and aborts,
+                # and no such line is near it here
+                return "not_oom", "medium", ["the runner crashed on a bad memory access (SIGSEGV), with no failed "
+                                             "allocation reported before it: a bug in the runner or its GPU "
+                                             "library for this setup, not memory; an Ollama update is the usual "
+                                             "fix"]
         return placed
     wrapper = next((e for e in incident if e is not anchor and e.sig.stage and e.role == "oom"
                     and e.sig.engine not in ("pytorch", "cuda")), None)

@@ -1647,6 +1647,20 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("a build with kernels for this GPU's architecture (its gfx target); HSA_OVERRIDE_GFX_VERSION only to "
                "a compatible gfx version",)),
     Signature(
+        # ROCr's GPU page-fault report (ROCR-Runtime runtime/hsa-runtime/core/runtime/runtime.cc
+        # Runtime::VMFaultHandler: "Memory access fault by GPU node-%u (Agent handle: %p) on address %p%s. Reason:
+        # %s."): a kernel touched an address with no page behind it, which HSA reports and aborts on; an allocation
+        # that fails returns hipErrorOutOfMemory instead ("ROCm error: out of memory"), so this is no shortage of memory
+        "rocr_memory_access_fault", "cuda", ("Memory access fault by GPU",),
+        r"Memory access fault by GPU node-[0-9]{1,4}", role="not_oom", priority=3, backend="ROCm",
+        message="Memory access fault by GPU node-N (Agent handle: 0x...) on address 0x.... Reason: Page not present "
+                "or supervisor privilege.",
+        versions="any ROCm program (ROCr runtime)",
+        causes=("a GPU kernel read or wrote an unmapped address (a kernel built for another gfx target than the GPU, "
+                "as HSA_OVERRIDE_GFX_VERSION forces, a driver / ROCm mismatch, or a bug): not an out-of-memory",),
+        fixes=("a build with kernels for this GPU's gfx target, or HSA_OVERRIDE_GFX_VERSION set to its own family "
+               "(or unset); a kernel driver and ROCm release that match; AMD_SERIALIZE_KERNEL=3 to find the kernel",)),
+    Signature(
         # the CUDA runtime's capture errors (cudaGetErrorString of cudaErrorStreamCaptureUnsupported /
         # cudaErrorStreamCaptureInvalidated) and PyTorch's refusal under capture (CUDAGeneratorImpl.cpp): a CUDA
         # graph capture stopped by an operation it cannot record
