@@ -13,6 +13,9 @@ Max 128GB", Windows' "(16GB)") picks that variant. A Mac's macOS release may fol
 Each --gpu name is resolved once (``resolve``: a pure function of the name, returning a frozen ``Resolution``);
 a --gpu list is parsed once per text (``_parse``), for its devices and for its notes alike.
 
+A machine whose GPU is its chip's, named with its memory ("Framework Desktop 128GB": ``machines`` in the data), is
+that chip in the configuration the machine is sold with (AMD Ryzen AI Max+ 395 128GB), with a note saying so.
+
 Integrated GPUs whose memory is the machine's (Radeon 780M, 890M, Arc 140V: ``integrated`` in the data) are
 recognised and refused with what to give instead: the memory llama.cpp can use on them is what their driver maps,
 not a property of the name (see ``_integrated_refusal``).
