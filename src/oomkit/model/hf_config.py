@@ -456,7 +456,8 @@ def spec_from_config(
         # convert_hf_to_gguf.py GraniteHybridModel.set_gguf_parameters: use_rope = Bamba or no Mamba layers
         rope_finetuned=("BambaForCausalLM" in (outer.get("architectures") or ())
                         or not any(la.recurrent is not None for la in layers)) if arch == "granitehybrid" else None,
-        **({} if weight_format and is_gguf_format(weight_format) else checkpoint_kv_cache(outer, cfg)),
+        **({} if weight_format and is_gguf_format(weight_format)
+           else {**checkpoint_kv_cache(outer, cfg), **checkpoint_kv_cache_layout(outer, cfg)}),
     )
 
 
@@ -488,6 +489,27 @@ def checkpoint_kv_cache(outer: Mapping[str, Any], cfg: Mapping[str, Any]) -> dic
         return {}
     return {"checkpoint_kv_cache_dtype": algo.lower(),
             "checkpoint_kv_cache_method": str(qc.get("quant_method") or inner.get("quant_method") or "")}
+
+
+def checkpoint_kv_cache_layout(outer: Mapping[str, Any], cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """Where checkpoint_kv_cache found the declaration, for engines that read only some layouts (SGLang's
+    layers/quantization/modelopt_quant.py from_config takes a config with a top-level quant_algo as config.json's flat
+    layout and reads only its kv_cache_scheme up to 0.5.14; the "quantization" section, hf_quant_config.json's layout,
+    otherwise): checkpoint_kv_cache_key, "kv_cache_scheme" / "kv_cache_quant_algo" with "quantization." before it for
+    the nested section, in checkpoint_kv_cache's order; checkpoint_quant_algo, the top-level quant_algo, else the
+    section's, upper-cased. {} where nothing is declared."""
+    qc = outer.get("quantization_config")
+    if not isinstance(qc, Mapping):
+        qc = cfg.get("quantization_config")
+    if not isinstance(qc, Mapping) or not checkpoint_kv_cache(outer, cfg):
+        return {}
+    inner = qc.get("quantization")
+    inner = inner if isinstance(inner, Mapping) else None
+    places = ([("quantization.", inner)] if inner is not None else []) + [("", qc)]
+    key = next((prefix + name for name in ("kv_cache_scheme", "kv_cache_quant_algo") for prefix, where in places
+                if where.get(name)), "")
+    algo = qc.get("quant_algo") or (inner or {}).get("quant_algo")
+    return {"checkpoint_kv_cache_key": key, "checkpoint_quant_algo": str(algo).upper() if algo else ""}
 
 
 # The note of a DeepSeek-V4 spec read from config.json, which also marks it for vLLM's checkpoint sizing

@@ -254,6 +254,11 @@ class ModelSpec:
     checkpoint_kv_cache_dtype: str | None = field(default=None, compare=False)
     # the quant_method whose config declared it ("modelopt", "modelopt_fp4", "compressed-tensors", ...)
     checkpoint_kv_cache_method: str = field(default="", compare=False)
+    # where it was declared (hf_config.checkpoint_kv_cache_layout): "kv_cache_scheme" or "kv_cache_quant_algo",
+    # "quantization." before it for hf_quant_config.json's nested section; and quantization_config's quant_algo
+    # ("FP8", "NVFP4", "MIXED_PRECISION", ...; "" where none): SGLang reads the cache by layout and weight format
+    checkpoint_kv_cache_key: str = field(default="", compare=False)
+    checkpoint_quant_algo: str = field(default="", compare=False)
 
     @property
     def n_layers(self) -> int:

@@ -21,6 +21,7 @@ from .. import _tp
 from ..release_flags import refuse_unknown, resolve_abbreviations
 from ..versions import Version
 from .archs import check_model_release
+from .checkpoint_kv import checkpoint_kv_dtype
 from .settings import (
     EAGLE_FAMILY,
     FP4_KV_DTYPES,
@@ -71,6 +72,8 @@ class CacheLayout:
     mm_off: bool = False
     # bytes a token adds to the full pool's cell once, whatever the layers (FP4's FP8 dequant workspace, 0.5.16-0.5.20)
     token_extra: int = 0
+    # why --kv-cache-dtype auto took kv_dtype where the checkpoint declares a KV cache (checkpoint_kv.py)
+    kv_dtype_reason: str = ""
 
 
 def _hybrid_swa_disabled(spec: ModelSpec, s: SGLangSettings) -> str | None:
@@ -130,8 +133,13 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
         raise OomkitError(f"error: argument --kv-cache-dtype: invalid choice: {s.kv_cache_dtype!r} (choose from "
                           + ", ".join(repr(k) for k in KV_CACHE_DTYPES) + ")")
     dtype = model_dtype(spec, s)
+    kv_reason = ""
     if s.kv_cache_dtype == "auto":
         kv_bytes, kv_dtype = FLOAT_BYTES[dtype], dtype  # model_runner init_memory_pool: auto = self.dtype
+        # from 0.5.3 a checkpoint's FP8 kv_cache_quant_algo makes it float8_e4m3fn (checkpoint_kv.py)
+        taken, kv_reason = checkpoint_kv_dtype(spec, parse_version(s.engine_version))
+        if taken is not None:
+            kv_bytes, kv_dtype = KV_CACHE_DTYPES[taken], taken
     else:
         kv_bytes, kv_dtype = KV_CACHE_DTYPES[s.kv_cache_dtype], s.kv_cache_dtype
     layers = spec.trunk_layers if layers is None else layers
@@ -161,6 +169,8 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
                   and (la.kind is LayerKind.RECURRENT or la.parallel_recurrent))
     mla = any(la.kind is LayerKind.LATENT for la in attn)
     labels: list[str] = []
+    if kv_reason:
+        labels.append(kv_reason)
     if cross:
         labels.append("mllama: the pool holds all the text model's layers, the cross-attention ones included; a "
                       "request's image adds its tiles x 1601 tokens (4 x 1601 = 6,404 for one image: models/mllama.py "
@@ -210,7 +220,7 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
                                     nsa=any(_nsa(la) for la in attn), attn_tp=attn_tp)
     return CacheLayout(mla=mla, full_layers=full, swa_layers=swa, mamba_layers=mamba, kv_bytes=kv_bytes,
                        kv_dtype=kv_dtype, model_dtype=dtype, attn_tp=attn_tp, page_size=page, labels=tuple(labels),
-                       vit=vit, mm_off=mm_off, token_extra=token_extra)
+                       vit=vit, mm_off=mm_off, token_extra=token_extra, kv_dtype_reason=kv_reason)
 
 
 # FP4 KV caches (settings.py ERAS kv4_*; 0.5.3-0.5.23 wheels read). The pools: MLATokenToKVPool's FP4 branch (0.5.5;

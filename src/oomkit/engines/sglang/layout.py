@@ -579,6 +579,7 @@ def _engine_view(s: SGLangSettings, run: _Run, running: int | None, req_bytes: i
         "cuda_graph_max_bs": run.defaults.cuda_graph_max_bs,
         "page_size": lay_all.page_size,
         "kv_cache_dtype": lay_all.kv_dtype,
+        **({"kv_cache_dtype_reason": lay_all.kv_dtype_reason} if lay_all.kv_dtype_reason else {}),
         "cell_size_bytes": int(pool.cell_bytes) if pool else int(cell_size(lay_all, s, run.v, lay_all.full_layers)),
         "weights_bytes": w0,  # "Load weight end. ... mem usage" of one rank
         "load_weight_begin_avail_bytes": pre_free,

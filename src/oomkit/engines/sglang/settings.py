@@ -359,6 +359,24 @@ ERAS = Eras({
     "kv4_recipes": (0, 5, 16),
     "kv4_mla_no_cutlass": (0, 5, 20),
     "kv4_e2m1_dropped": (0, 5, 21),
+    # --kv-cache-dtype auto and the checkpoint's KV quantization (checkpoint_kv.py): model_runner.py init_memory_pool
+    # takes quant_config.kv_cache_quant_algo "FP8" as float8_e4m3fn from 0.5.3 (0.5.3rc2; absent in 0.4.6.post5,
+    # 0.4.7-0.4.10, 0.5.0rc0, 0.5.1, 0.5.2 and 0.5.3rc0); ModelOptFp8Config keeps the value as kv_cache_quant_method
+    # in 0.5.3 and passes it to ModelOptQuantConfig's kv_cache_quant_algo from 0.5.4
+    "kv_auto_checkpoint": (0, 5, 3),
+    "kv_modelopt_fp8_attr": (0, 5, 4),
+    # ModelOptFp4Config.from_config's flat layout reads a bare kv_cache_quant_algo before kv_cache_scheme in
+    # 0.5.3-0.5.8, kv_cache_scheme only in 0.5.9-0.5.14 (0.5.9, 0.5.10, 0.5.14 read), both again from 0.5.15 (the
+    # scheme when it is a dict, else kv_cache_quant_algo) for the FP8, FP4 and mixed-precision configs alike
+    "kv_modelopt_fp4_flat_algo_dropped": (0, 5, 9),
+    "kv_modelopt_flat_algo": (0, 5, 15),
+    # MIXED_PRECISION is ModelOptMixedPrecisionConfig (a kv_cache_quant_algo) from 0.5.10; w4afp8 (none) before
+    "kv_modelopt_mixed": (0, 5, 10),
+    # fp8.py Fp8Config.from_config reads kv_cache_quant_algo from 0.5.18 (not 0.5.17)
+    "kv_fp8_config_algo": (0, 5, 18),
+    # compressed_tensors.py CompressedTensorsConfig.kv_cache_quant_algo, "FP8" for a static per-tensor 8-bit float
+    # kv_cache_scheme, from 0.5.19 (not 0.5.18)
+    "kv_compressed_tensors_scheme": (0, 5, 19),
 })
 
 # --kv-cache-dtype choices (0.5.23 arg_groups/fields/model.py, and 0.5.5-0.5.20's fp4_e2m1) -> bytes per element.
