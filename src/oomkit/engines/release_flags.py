@@ -52,10 +52,11 @@ def _has(spans: list[list[str]], rel: str) -> bool:
 
 
 def varies(file: str, flag: str) -> bool:
-    """Whether `flag` is missing from some release read (only those need checking against a release)."""
-    releases, spans, _ = _table(file)
+    """Whether `flag` needs checking against a release: missing from some release read, or deprecated from one
+    (SGLang 0.5.14-0.5.23's --disable-cuda-graph, in every wheel read; deprecation_notes)."""
+    releases, spans, dep = _table(file)
     s = spans.get(flag)
-    return bool(releases) and s is not None and not all(_has(s, r) for r in releases)
+    return bool(releases) and s is not None and (flag in dep or not all(_has(s, r) for r in releases))
 
 
 def known_in(file: str, flag: str, version: tuple[int, ...]) -> bool | None:
@@ -105,6 +106,20 @@ def deprecation(file: str, flag: str, version: tuple[int, ...]) -> str | None:
     if note is None or release_key(note[0]) > v:
         return None
     return note[1]
+
+
+def deprecation_notes(file: str, typed: Iterable[str], version: tuple[int, ...], release: str) -> list[str]:
+    """The estimate's notes for the typed flags the parser of `version` still takes but marks deprecated, each with
+    the note it prints (deprecation): vLLM 0.16.0's `--disable-log-requests` (argparse deprecated=True, "[DEPRECATED]
+    Disable logging requests."), SGLang 0.5.13-0.5.19's `--nsa-prefill-backend` (a DeprecatedAliasStoreAction of
+    --dsa-prefill-backend that logs "'--nsa-prefill-backend' is deprecated and will be removed in a future release.
+    Use '--dsa-prefill-backend' instead.": 0.5.14 wheel, arg_groups/argparse_actions.py). `release` names the
+    release in words ("SGLang 0.5.14")."""
+    notes = []
+    for f in dict.fromkeys(typed):
+        if (note := deprecation(file, f, version)) is not None:
+            notes.append(f"{f} is deprecated in {release}" + (f": {note}" if note != "deprecated" else ""))
+    return notes
 
 
 def refuse_unknown(file: str, typed: Iterable[str], version: tuple[int, ...], program: str, release: str,

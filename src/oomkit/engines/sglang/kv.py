@@ -18,7 +18,7 @@ from ...model.spec import LayerKind, LayerSpec, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import GiB, MiB, cdiv
 from .. import _tp
-from ..release_flags import refuse_unknown, resolve_abbreviations
+from ..release_flags import deprecation_notes, refuse_unknown, release_key, resolve_abbreviations
 from ..versions import Version
 from .archs import check_model_release
 from .checkpoint_kv import checkpoint_kv_dtype
@@ -144,7 +144,7 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
         kv_bytes, kv_dtype = KV_CACHE_DTYPES[s.kv_cache_dtype], s.kv_cache_dtype
     layers = spec.trunk_layers if layers is None else layers
     check_model_release(spec, parse_version(s.engine_version))
-    check_release_flags(s)
+    flag_notes = check_release_flags(s)  # a deprecated flag's note first among the labels
     _check_index_share_release(spec, s.engine_version)
     if spec.architecture in NO_ATTENTION_LAYERS_OK:
         layers = _one_kv_head_count(layers)
@@ -168,7 +168,7 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
     mamba = tuple(la for la in layers if la.recurrent is not None
                   and (la.kind is LayerKind.RECURRENT or la.parallel_recurrent))
     mla = any(la.kind is LayerKind.LATENT for la in attn)
-    labels: list[str] = []
+    labels: list[str] = list(flag_notes)
     if kv_reason:
         labels.append(kv_reason)
     if cross:
@@ -893,12 +893,17 @@ def max_running_requests(pool: Pool, s: SGLangSettings, context_len: int, v: Ver
     return max(running, 0), rows
 
 
-def check_release_flags(s: SGLangSettings) -> None:
+def check_release_flags(s: SGLangSettings) -> list[str]:
     """The typed flags that only some releases' parsers have (args.parse_args), held against s.engine_version: one
     its server_args.py does not define is refused as its argparse refuses it, naming the releases that have it
     (engines/release_flags.py, read from the wheels by tools/build_sglang_flags.py); an abbreviation kept with its
-    candidates is matched against that parser's flags (release_flags.resolve_abbreviations)."""
+    candidates is matched against that parser's flags (release_flags.resolve_abbreviations). -> the notes of the
+    flags that parser takes but marks deprecated (release_flags.deprecation_notes: 0.5.14's --nsa-prefill-backend,
+    a DeprecatedAliasStoreAction that logs its warning at launch)."""
     refuse_unknown("sglang_flags.json", s.release_flags, parse_version(s.engine_version), "launch_server.py",
                    f"SGLang {s.engine_version}")
     resolve_abbreviations("sglang_flags.json", s.abbreviations, parse_version(s.engine_version), "launch_server.py",
                           f"SGLang {s.engine_version}")
+    # the release's own number, its post release included (0.4.6.post5 deprecates --enable-flashmla)
+    return deprecation_notes("sglang_flags.json", s.release_flags, release_key(str(s.engine_version)),
+                             f"SGLang {s.engine_version}")

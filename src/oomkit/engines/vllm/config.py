@@ -16,7 +16,8 @@ from ...model.spec import LayerKind, ModelSpec
 from ...quant.dtypes import FLOAT_BYTES
 from ...units import GiB, MiB
 from .. import _tp
-from ..release_flags import deprecation, refuse_unknown, release_key, resolve_abbreviations
+from ..command import clip_word
+from ..release_flags import deprecation_notes, refuse_unknown, release_key, resolve_abbreviations
 from ..versions import Version
 from . import quantization
 from .archs import check_model_release
@@ -429,11 +430,7 @@ def _release_flags(s: VllmSettings, version: Version) -> list[str]:
     prog = program_name(version)  # the parser signs its refusal with its own program's name
     resolve_abbreviations(FLAGS_FILE, s.abbreviations, version, prog, f"vLLM {s.engine_version}")
     refuse_unknown(FLAGS_FILE, typed, version, prog, f"vLLM {s.engine_version}", _REMOVED_HINTS)
-    notes = []
-    for f in typed:
-        if (note := deprecation(FLAGS_FILE, f, version)) is not None:
-            notes.append(f"{f} is deprecated in vLLM {s.engine_version}" + (f": {note}" if note != "deprecated" else ""))
-    return notes
+    return deprecation_notes(FLAGS_FILE, typed, version, f"vLLM {s.engine_version}")
 
 
 # engine/arg_utils.py EngineArgs._is_v1_supported_oracle, VLLM_USE_V1 unset: 0.8.0 falls back to V0 for any pipeline
@@ -495,7 +492,7 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
         if version < ERAS["serve_tag_over_model_flag"]:
             raise OomkitError("With `vllm serve`, you should provide the model as a positional argument instead of "
                               f"via the `--model` option. (vLLM {s.engine_version})")
-        warnings.append(f"--model {s.model_flag_beside_tag[:80]} is not used: vllm serve's positional model takes "
+        warnings.append(f"--model {clip_word(s.model_flag_beside_tag)} is not used: vllm serve's positional model takes "
                         "precedence (entrypoints/cli/serve.py, 0.8.3 on)")
     v1 = version >= ERAS["v1_default"] if s.use_v1 is None else s.use_v1
     if spec.architecture == "mllama":
