@@ -18,11 +18,10 @@ from ..engines.cmdline import (
     split_command,
 )
 from ..engines.command import clip_repr, given_twice, leading_assignments, unwrap
-from ..engines.lms_keys import lms_names_mlx
 from ..engines.pasted import compose_hint, pasted_file_hint
 from ..engines.release_flags import reading_release
 from ..errors import OomkitError, SettingsError
-from ..estimate import estimate
+from ..estimate import estimate, lm_studio_load, lm_studio_note
 from ..flags import check_settings, flag_value
 from ..memory import MemoryEstimate
 from ..request import check_quant_agrees, with_ram
@@ -46,13 +45,12 @@ class ModelRequest:
     settings: Any
     quant: str | None
     opts: dict[str, Any]
-    notes: tuple[str, ...] = ()  # said before the estimate's own warnings (which runtime LM Studio runs)
+    notes: tuple[str, ...] = ()  # which runtime LM Studio runs (estimate.lm_studio_note; the estimate says it first)
 
     def estimate(self, **kw: Any) -> MemoryEstimate:
-        est = estimate(self.model, self.engine, quant=self.quant, vram=self.opts.get("--vram"),
-                       gpu=self.opts.get("--gpu"), cpu_only=bool(self.opts.get("--cpu-only")),
-                       settings=self.settings, **kw)
-        return replace(est, warnings=(*self.notes, *est.warnings)) if self.notes else est
+        return estimate(self.model, self.engine, quant=self.quant, vram=self.opts.get("--vram"),
+                        gpu=self.opts.get("--gpu"), cpu_only=bool(self.opts.get("--cpu-only")),
+                        settings=self.settings, **kw)
 
 
 def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None = None,
@@ -95,13 +93,13 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
         if model is not None and not model.strip():
             raise OomkitError("MODEL is empty (an unset shell variable?): name a model, e.g. llama3.1:8b")
         engine_name = get_engine(opts.get("--engine", "llama.cpp")).name
-        if _lm_studio_mlx(opts.get("--engine"), model):
+        with reading_release(opts.get("--engine-version")):
+            parsed = lm_studio_load(opts.get("--engine"), model, engine_args, env)
+        if parsed is not None:
             # LM Studio runs an MLX model on its MLX engine, not its llama.cpp runtime: MODEL and its flags read
-            # as `lms load MODEL ...` reads them (engines/cmdline.py, mlx/args.py from_lms), the same estimate
-            with reading_release(opts.get("--engine-version")):
-                parsed = parse_command(["lms", "load", model, *engine_args], env)
+            # as `lms load MODEL ...` reads them (estimate.lm_studio_load, as the Python API reads it)
             # lms load's own default context (4096) is no flag the user typed: --ctx replaces it
-            program_default = parse_command(["lms", "load", model], env).settings
+            program_default = lm_studio_load(opts.get("--engine"), model, (), env).settings
             engine_name, model, settings = parsed.engine, parsed.model or model, parsed.settings
             quant = quant or parsed.quant
         else:
@@ -137,22 +135,7 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
     settings = check_settings(settings)
     _check_agreement(opts, model, quant)
     return ModelRequest(model=model, engine=engine_name, settings=settings, quant=quant, opts=opts,
-                        notes=_lm_studio_runtime(engine_name, settings))
-
-
-def _lm_studio_mlx(engine: str | None, model: str | None) -> bool:
-    """--engine lmstudio (lm-studio) with a model LM Studio loads on its MLX engine (engines/lms_keys.py: an
-    mlx-community repo, a key or path naming MLX, an @4bit variant); a GGUF stays on its llama.cpp runtime."""
-    return engine is not None and engine.strip().lower() in LM_STUDIO_NAMES and lms_names_mlx(model)
-
-
-def _lm_studio_runtime(engine_name: str, settings: Any) -> tuple[str, ...]:
-    """The note that says which runtime LM Studio loads the model on, for an MLX model (the mlx engine's
-    `lms load` program, mlx/settings.py LMS_PROGRAM), whether typed as `lms load` or as --engine lmstudio."""
-    if engine_name != "mlx" or getattr(settings, "program", None) != "lmstudio":
-        return ()
-    return ("LM Studio runs this MLX model on its MLX engine (lmstudio-ai/mlx-engine, on mlx-lm), not its "
-            "llama.cpp runtime: sized as that engine loads it",)
+                        notes=lm_studio_note(engine_name, settings))
 
 
 def _as_mlx_model_flag(eng: EngineModule, model: str, engine_args: list[str], env: dict[str, str],
