@@ -114,6 +114,38 @@ def check_case(c: Case) -> None:
         assert any(want["warn"] in w for w in e["warnings"]), (c.url, e["warnings"])
 
 
+def check_reading_case(c: Case, engine: str) -> None:
+    """Sweeps 15 to 18: the reading (sweep 11's checks) or the refusal of `check` with `engine` (a MODEL case) or the
+    command, and where the case gives them: the KV bytes a token, the devices (name, MiB) the --gpu words make, a
+    context no larger than a bound, a note that must not appear."""
+    from tests.test_real_world_sweep11 import _check_reading  # lazy: sweep 11 imports this module
+    what, want = c.expect
+    if c.kind == "model":
+        rc, out, err = run_cli("check", c.text, "--engine", engine, *hardware_args(c), *version_args(c),
+                               "--json")
+    else:
+        rc, out, err = run_cli("check", "--json", *hardware_args(c), *version_args(c), "--", *split_command(c.text))
+    one_line_or_answer(rc, err, c.id)
+    if what == "refuses":
+        assert rc == 2 and want in err, (c.url, err)
+        return
+    assert rc in (0, 1), (c.url, err)
+    e = json.loads(out)["estimate"]
+    _check_reading(c, e, want)
+    if "kv_tok" in want:
+        assert e["kv_bytes_per_token"] == want["kv_tok"], (c.url, e["kv_bytes_per_token"], want["kv_tok"])
+    if "devices" in want:
+        got = [(d["name"], d["memory_bytes"] // 2**20) for d in e["devices"]]
+        assert len(got) == len(want["devices"]) and all(
+            name in g and mib == m for (name, mib), (g, m) in zip(want["devices"], got, strict=True)), (c.url, got)
+    if "ctx_at_most" in want:
+        s = e["settings"]
+        ctx = s.get("context_length") or s.get("n_ctx") or s.get("max_model_len")
+        assert ctx is not None and ctx <= want["ctx_at_most"], (c.url, ctx)
+    if "no_warn" in want:
+        assert not any(want["no_warn"] in w for w in e["warnings"]), (c.url, e["warnings"])
+
+
 def case_params(cases: list[Case], still_wrong: dict[str, str]) -> list:
     """Each case, a strict xfail with its reason where it is still wrong (STILL)."""
     return [pytest.param(c, id=c.id, marks=pytest.mark.xfail(strict=True, reason=still_wrong[c.id]))

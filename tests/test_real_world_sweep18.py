@@ -41,20 +41,16 @@ from __future__ import annotations
 
 import json
 
-from oomkit.engines.shell_words import split_command
 from tests.sweep_harness import (
     FIXED,
     RIGHT,
     STILL,
     Case,
-    hardware_args,
+    check_reading_case,
     offline,  # noqa: F401 (the harness's autouse fixture: no network, a fresh cache)
-    one_line_or_answer,
     run_cli,
     sweep_tests,
-    version_args,
 )
-from tests.test_real_world_sweep11 import _check_reading
 
 
 # KV bytes a token: layers x KV heads x head size x 2 (K and V) x bytes an element
@@ -295,27 +291,7 @@ STILL_WRONG: dict[str, str] = {}
 
 
 def check(c: Case) -> None:
-    """The reading (sweep 11's checks) or the refusal, and where the case gives them: the KV bytes a token and the
-    devices (name, MiB) the --gpu words make."""
-    what, want = c.expect
-    if c.kind == "model":
-        rc, out, err = run_cli("check", c.text, "--engine", ENGINE[c.id], *hardware_args(c), *version_args(c),
-                               "--json")
-    else:
-        rc, out, err = run_cli("check", "--json", *hardware_args(c), *version_args(c), "--", *split_command(c.text))
-    one_line_or_answer(rc, err, c.id)
-    if what == "refuses":
-        assert rc == 2 and want in err, (c.url, err)
-        return
-    assert rc in (0, 1), (c.url, err)
-    e = json.loads(out)["estimate"]
-    _check_reading(c, e, want)
-    if "kv_tok" in want:
-        assert e["kv_bytes_per_token"] == want["kv_tok"], (c.url, e["kv_bytes_per_token"], want["kv_tok"])
-    if "devices" in want:
-        got = [(d["name"], d["memory_bytes"] // 2**20) for d in e["devices"]]
-        assert len(got) == len(want["devices"]) and all(
-            name in g and mib == m for (name, mib), (g, m) in zip(want["devices"], got, strict=True)), (c.url, got)
+    check_reading_case(c, ENGINE[c.id])
 
 
 test_a_real_input_answers_as_the_thread_shows, test_every_form_of_a_real_command_answers_or_refuses_in_one_line = \
