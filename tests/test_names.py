@@ -190,7 +190,12 @@ def test_derivative_kv_per_token_equals_base(ref):
     for engine in ("mlx",) if ref.startswith("mlx-community/") else ("vllm", "transformers"):
         a = oomkit.estimate(ref, engine=engine)
         b = oomkit.estimate(d.base_hf_id, engine=engine)
-        assert a.kv_bytes_per_token == b.kv_bytes_per_token and a.weights_bytes < b.weights_bytes
+        # a ModelOpt checkpoint declares an FP8 KV cache (kv_cache_quant_algo), which vLLM takes for
+        # --kv-cache-dtype auto from 0.14.0 (utils/torch_utils.py resolve_kv_cache_dtype_string): half the bf16 bytes
+        fp8_kv = engine == "vllm" and a.model.checkpoint_kv_cache_dtype == "fp8"
+        assert a.kv_bytes_per_token == (b.kv_bytes_per_token // 2 if fp8_kv else b.kv_bytes_per_token)
+        assert a.weights_bytes < b.weights_bytes
+    assert ref.startswith("nvidia/") == (d.quantization_config.get("kv_cache_quant_algo") == "FP8")
 
 
 def test_moe_router_and_vlm_keep_their_rules():
