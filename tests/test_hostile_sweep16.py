@@ -21,10 +21,10 @@ Measured (2026-12-07) before this sweep's changes: 31 of the 68 broke the contra
 - four in other modules: a GGUF path with a trailing slash read as the file (open() fails: Not a directory; now
   refused, model/resolve.py); the Python API's two Devices with one id (CUDA0 twice; now refused, request.py);
   `vllm serve A --model B` estimated B, where vLLM's serve takes the positional A from 0.8.3 and refuses both
-  before (now as vLLM does, engines/vllm/args.py and config.py); a strict xfail below: `diagnose` of "Tried to allocate 99999999999999999999999.00 GiB" explained as
-  "2^64 - -107,...: a negative size printed unsigned" (diagnose/reader.py takes every size >= 2^63 for a wrapped
-  size_t, 2^64 and above too).
-After: 30 of the 31 right, 1 strict xfail.
+  before (now as vLLM does, engines/vllm/args.py and config.py); `diagnose` of "Tried to allocate
+  99999999999999999999999.00 GiB" explained as "2^64 - -107,...: a negative size printed unsigned" (diagnose/reader.py
+  took every size >= 2^63 for a wrapped size_t; now 2^63 to 2^64 only, and a larger one is a size computed wrongly).
+After: 31 of the 31 right.
 """
 
 from __future__ import annotations
@@ -239,9 +239,6 @@ def test_a_gguf_path_with_a_trailing_slash(tmp_path):
     assert rc == 2, err
 
 
-@pytest.mark.xfail(strict=True, reason="diagnose/reader.py _stage_read: every requested size >= 2^63 is taken for a "
-                   "negative size_t printed unsigned, so 99999999999999999999999.00 GiB (about 1.07e32 bytes, above "
-                   "2^64) is explained as '2^64 - -107,374,182,399,981,544,248,727,035,707,392'")
 def test_diagnose_a_size_beyond_size_t():
     text = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 99999999999999999999999.00 GiB. GPU 0 has a "
             "total capacity of 23.65 GiB of which 1.00 GiB is free.")
@@ -379,7 +376,7 @@ def test_other_quoted_llama_refusals_say_the_length(argv, words):
 
 
 def test_the_sweep_counts():
-    # CLI cases, errors, four strict xfails, web queries (9 + 1), bodies (4 + 1), MCP (3)
+    # CLI cases, errors, the four in other modules, web queries (9 + 1), bodies (4 + 1), MCP (3)
     inputs = len(CASES) + 1 + 4 + 10 + 5 + 3
     assert len(CASES) == 45 and inputs == 68 and len({c[0] for c in CASES}) == len(CASES)
     assert set(STILL) <= {c[0] for c in CASES}

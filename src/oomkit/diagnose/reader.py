@@ -576,9 +576,10 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
     if sig.id == "sglang_input_too_long":
         return _sglang_limit(numbers, settings or {}, buffers or {})
     req = numbers.get("requested_bytes")
-    if isinstance(req, int) and req >= 1 << 63:
+    if isinstance(req, int) and 1 << 63 <= req < 1 << 64:
         # the allocators print the size as size_t (MLX backend/metal/allocator.cpp MetalAllocator::malloc(size_t),
-        # ggml's size_t buffers): at or above 2^63 it is a negative size wrapped around, no real request
+        # ggml's size_t buffers): from 2^63 to 2^64 it is a negative size wrapped around, no real request (a figure
+        # of 2^64 or more is no size_t at all: a size computed wrongly, read as such further on)
         return "not_oom", "high", [f"the size asked, {req:,} bytes, is 2^64 - {(1 << 64) - req:,}: a negative size "
                                    "printed unsigned, an integer overflow in the program (a tensor of 2^31 or more "
                                    "elements, a size computed in 32 bits), not a memory shortage; no memory "
