@@ -325,7 +325,7 @@ def _engine_flag_arity(engine: str):
     takes = get_engine(engine).flag_takes_value
     if engine.strip().lower() not in LM_STUDIO_NAMES:
         return takes
-    # an MLX model's flags are lms load's (_lm_studio_mlx): its --context-length N besides llama.cpp's -c, --parallel
+    # an MLX model's flags are lms load's (estimate.lm_studio_load): its --context-length N besides llama.cpp's -c, --parallel
     return lambda name, following: name == "--context-length" or takes(name, following)
 
 

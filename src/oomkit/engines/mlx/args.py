@@ -97,6 +97,8 @@ def base_model(model: str | None) -> str | None:
     if org.lower() != "mlx-community":
         return model
     base = _QUANT_SUFFIX.sub("", name)
+    if not base.strip("/ "):  # "mlx-community/": no model named, nothing to look up ("Qwen/" is Ollama's qwen tag)
+        return model
     for cand in (base, *(f"{o}/{base}" for o in _ORGS)):
         entry = catalog.lookup(cand)
         if entry is not None:
