@@ -147,9 +147,6 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
             # pathlib drops the slash; open() and llama.cpp's fopen fail on "m.gguf/" (ENOTDIR)
             raise ModelError(f"{ref}: Not a directory (a file named with a trailing slash): drop the slash")
         return _from_path(path, weight_format, default_format)
-    if re.fullmatch(r"[^/\\:\s]+/+", ref):
-        # "mlx-community/" (a repo id cut after its owner) is no model: no catalog or hub lookup guesses one for it
-        raise ModelError(f"{ref} names a publisher, not a model: give its repo ({ref.rstrip('/')}/<model>)")
     ref = names.canonical_ref(ref)  # a hub URL is its repo name, not a folder
     lms = _LMS_VARIANT.fullmatch(ref)
     if lms is not None and is_gguf_format(lms.group(2)):
@@ -177,6 +174,10 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
         return replace(spec, labels=spec.labels + (
             f"{ref} is not on this machine: read as the catalog's {elsewhere} by its folder name (its own "
             "config.json was not read)",))
+    if re.fullmatch(r"[^/\\:\s]+/+", ref):  # after the folder-name reading of a local model folder "X/"
+        # "mlx-community/" (a repo id cut after its owner) is no model: no catalog or hub lookup guesses one for it
+        raise ModelError(f"unknown model {ref!r}: not a folder on this machine, and as a repo id it names only its "
+                         f"owner ({ref.rstrip('/')}/<model>)")
     cached = _cached_gguf(ref)
     if cached is not None:
         repo, quant = split_quant(cached)
