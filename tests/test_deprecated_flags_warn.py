@@ -14,13 +14,11 @@ deprecated=True in 0.16.0's AsyncEngineArgs), gone from 0.17.0 (engines/data/vll
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 
 import pytest
 
-from oomkit.cli import main
+from tests.sweep_harness import offline, run_cli  # noqa: F401 (offline: an autouse fixture)
 
 NSA = "--nsa-prefill-backend is deprecated in SGLang {v}: [Deprecated] Use --dsa-prefill-backend instead."
 CUDA_GRAPH = ("--disable-cuda-graph is deprecated in SGLang {v}: Deprecated. Use "
@@ -28,24 +26,8 @@ CUDA_GRAPH = ("--disable-cuda-graph is deprecated in SGLang {v}: Deprecated. Use
 LOG_REQUESTS = "--disable-log-requests is deprecated in vLLM {v}: [DEPRECATED] Disable logging requests."
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch, tmp_path):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("OOMKIT_CACHE", str(tmp_path / "cache"))
-
-
-def _cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = main(list(args))
-        except SystemExit as e:
-            rc = e.code if isinstance(e.code, int) else 2
-    return rc, out.getvalue(), err.getvalue()
-
-
 def _warnings(version: str, *command: str) -> list[str]:
-    rc, out, err = _cli("estimate", "--json", "--gpu", "H100 80GB", "--engine-version", version, "--", *command)
+    rc, out, err = run_cli("estimate", "--json", "--gpu", "H100 80GB", "--engine-version", version, "--", *command)
     assert rc in (0, 1), err
     return json.loads(out)["warnings"]
 
@@ -62,7 +44,7 @@ def test_sglang_deprecated_alias_warns_at_the_releases_that_deprecate_it(version
 def test_sglang_alias_before_its_deprecation_is_silent_and_gone_after():
     warnings = _warnings("0.5.12", *SGLANG, "--nsa-prefill-backend", "flashmla_sparse")
     assert not any("deprecated" in w for w in warnings), warnings
-    rc, _, err = _cli("estimate", "--gpu", "H100 80GB", "--engine-version", "0.5.20", "--", *SGLANG,
+    rc, _, err = run_cli("estimate", "--gpu", "H100 80GB", "--engine-version", "0.5.20", "--", *SGLANG,
                       "--nsa-prefill-backend", "flashmla_sparse")
     assert rc == 2 and "unrecognized arguments: --nsa-prefill-backend (SGLang 0.5.20 has no such flag" in err, err
 

@@ -14,36 +14,18 @@ lmstudio-community/Qwen3-8B-MLX-8bit (ARahim3/mlx-dspark#12), qwen/qwen3.6-27b@4
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 
 import pytest
 
-from oomkit.cli import main
 from oomkit.commands._model_args import parse_model_request
+from tests.sweep_harness import offline, run_cli  # noqa: F401 (offline: an autouse fixture)
 
 NOTE = "LM Studio runs this MLX model on its MLX engine"
 
 
-@pytest.fixture(autouse=True)
-def offline(monkeypatch, tmp_path):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("OOMKIT_CACHE", str(tmp_path / "cache"))
-
-
-def _cli(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            rc = main(list(args))
-        except SystemExit as e:
-            rc = e.code if isinstance(e.code, int) else 2
-    return rc, out.getvalue(), err.getvalue()
-
-
 def _estimate(*argv: str) -> dict:
-    rc, out, err = _cli("estimate", "--json", *argv)
+    rc, out, err = run_cli("estimate", "--json", *argv)
     assert rc in (0, 1), err
     return json.loads(out)
 
@@ -88,12 +70,12 @@ def test_ctx_replaces_lm_studio_s_default_context():
     typed = _estimate(key, "--engine", "lmstudio", "--ctx", "8192", "--gpu", "M4 Max 128GB")
     loaded = _estimate("--gpu", "M4 Max 128GB", "--", "lms", "load", key, "-c", "8192")
     _same(typed, loaded)
-    rc, _, err = _cli("estimate", key, "--engine", "lmstudio", "-c", "2048", "--ctx", "8192")
+    rc, _, err = run_cli("estimate", key, "--engine", "lmstudio", "-c", "2048", "--ctx", "8192")
     assert rc == 2 and err.startswith("oomkit: error: --ctx 8192") and "Traceback" not in err, err
 
 
 def test_a_gguf_stays_on_llama_cpp():
-    rc, out, err = _cli("estimate", "--json", "Qwen/Qwen3-8B", "--quant", "Q4_K_M", "--engine", "lmstudio",
+    rc, out, err = run_cli("estimate", "--json", "Qwen/Qwen3-8B", "--quant", "Q4_K_M", "--engine", "lmstudio",
                         "--gpu", "RTX 4090")
     assert rc in (0, 1), err
     e = json.loads(out)
