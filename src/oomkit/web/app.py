@@ -12,6 +12,7 @@ import json
 import os
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -232,18 +233,30 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
     if hosts is not None:
         app.add_middleware(_HostCheck, hosts=tuple(hosts))
 
-    def error_text(exc: BaseException) -> str:
-        text = _one_line(str(exc))
-        if not hub and "HF_HUB_OFFLINE" in text:
-            # the CLI's advice (unset HF_HUB_OFFLINE) is the terminal user's; this server's user starts it with --hub
-            text = f"{_OFFLINE_ADVICE.sub('', text)} ({_OFF_HUB})"
-        return text
+    error_text = partial(_error_text, hub)
+    _add_error_handlers(app, error_text)
+    _add_api(app)
+    _add_pages(app, lambda exc: _page_words(error_text(exc)))
+    return app
 
-    def page_error_text(exc: BaseException) -> str:
-        """error_text in the words of a page: its fields, not the CLI's options."""
-        text = _CLI_VRAM.sub(" in the VRAM field (or pick a GPU from the list)", error_text(exc))
-        return _CLI_SIZE.sub(lambda m: f"{_PAGE_FIELDS[m.group(1)]} " if m.group(1) else _PAGE_FIELDS[m.group(2)], text)
 
+def _error_text(hub: bool, exc: BaseException) -> str:
+    """The error in one line; off the hub, the CLI's advice about HF_HUB_OFFLINE becomes this server's (--hub)."""
+    text = _one_line(str(exc))
+    if not hub and "HF_HUB_OFFLINE" in text:
+        # the CLI's advice (unset HF_HUB_OFFLINE) is the terminal user's; this server's user starts it with --hub
+        text = f"{_OFFLINE_ADVICE.sub('', text)} ({_OFF_HUB})"
+    return text
+
+
+def _page_words(text: str) -> str:
+    """An error in the words of a page: its fields, not the CLI's options."""
+    text = _CLI_VRAM.sub(" in the VRAM field (or pick a GPU from the list)", text)
+    return _CLI_SIZE.sub(lambda m: f"{_PAGE_FIELDS[m.group(1)]} " if m.group(1) else _PAGE_FIELDS[m.group(2)], text)
+
+
+def _add_error_handlers(app: FastAPI, error_text: Callable[[BaseException], str]) -> None:
+    """Every failure answered in one line of JSON (or the hub's page for a mistyped page address)."""
     @app.exception_handler(OomkitError)
     async def _oomkit_error(request: Request, exc: OomkitError) -> JSONResponse:
         return JSONResponse({"error": error_text(exc)}, status_code=getattr(exc, "status", 400))
@@ -273,8 +286,9 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
         return JSONResponse({"error": f"internal error ({type(exc).__name__}: {_one_line(str(exc))[:300]}); this "
                                       "is a bug in oomkit"}, status_code=500)
 
-    # ---------------------------------------------------------------------------------------------------
-    # The JSON API
+
+def _add_api(app: FastAPI) -> None:
+    """The JSON API: one route per CLI command, the same fields."""
 
     @app.get("/api/estimate", tags=["api"], summary="oomkit estimate --json")
     def get_estimate(request: Request, model: str | None = None, engine: str | None = None, ctx: str | None = None,
@@ -345,8 +359,9 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
     def post_diagnose(body: DiagnoseBody) -> Response:
         return _json(api.diagnose_text(body.model_dump()))
 
-    # ---------------------------------------------------------------------------------------------------
-    # The pages
+
+def _add_pages(app: FastAPI, page_error_text: Callable[[BaseException], str]) -> None:
+    """The hub's pages: each form answered with the API's functions, errors shown on the page."""
 
     def page(render: Callable[[], str], status: int = 200) -> HTMLResponse:
         return HTMLResponse(render(), status_code=status)
@@ -478,7 +493,6 @@ def create_app(hub: bool = False, hosts: tuple[str, ...] | None = None) -> FastA
     def script() -> Response:
         return Response(JS, media_type="text/javascript", headers={"cache-control": "max-age=300"})
 
-    return app
 
 
 def with_command(p: dict[str, Any]) -> dict[str, Any]:
