@@ -1,0 +1,377 @@
+"""MLX and transformers held out, set 8: the Qwen2 and Qwen2.5 speed benchmarks' quantized and multi-GPU rows.
+
+Two tables of transformers' peak GPU memory no earlier set reads, each the sum over the GPUs of
+`torch.cuda.max_memory_allocated(i)` in GiB (the Qwen speed script, QwenLM/Qwen2.5 examples/speed-benchmark/
+speed_benchmark_transformer.py at 0b7d9f7, Speed.run: `m += torch.cuda.max_memory_allocated(i)` over
+torch.cuda.device_count(), `/ 1024 / 1024 / 1024`, no reset of the peak, one process per input length; B ran it, A
+predates it and is read the same way, as set 7 reads the Qwen1.5 table). The band is the earlier sets': oomkit's
+torch-allocated bytes summed over the devices within 5 % either way.
+
+A. "Speed Benchmark" of the Qwen2 series (QwenLM/Qwen2.5 docs/source/benchmark/speed_benchmark.rst at 5c4e69c, the
+   "(Transformer)" tables, 72 figures): A100 80GB, PyTorch 2.1.2, Flash Attention 2.3.3, "Transformers 4.38.2",
+   AutoGPTQ 0.7.1, AutoAWQ 0.2.4; batch 1, 2048 generated tokens after 1, 6144, 14336 and 30720 input tokens, on the
+   GPU count printed. BF16, GPTQ-Int8, GPTQ-Int4 and AWQ rows of 0.5B / 1.5B / 7B / 72B, and the 57B-A14B MoE. The
+   dense rows are taken at the 4.38.2 printed; the MoE at 4.40.0, the first release with Qwen2MoeForCausalLM (4.38.2
+   cannot load it, so the printed environment is not the one that ran it; set 7 reads the Qwen1.5-MoE rows the same
+   way). Set 2 reads this file's later Qwen2.5 version, set 7 the Qwen1.5 hf_infer.rst; nothing cites this one.
+B. The same file's Qwen2.5 version (at a912d23, 84 figures): the GPTQ-Int8, GPTQ-Int4 and AWQ rows of the
+   "(Transformer)" tables, Transformers 4.46.0, AutoGPTQ 0.7.1 (the Int8 rows note auto_gptq 0.6.0), AutoAWQ 0.2.6.
+   Set 2 (test_transformers_heldout2.py) reads only its BF16 rows; the quantized ones are read here.
+
+Agreement before this set (oomkit's GiB / the table's; exact = the same to the table's 0.01 GiB):
+
+    A (72)   exact 0, within 5 % 67, within 10 % 4, off 1
+    B (84)   exact 0, within 5 % 81, within 10 % 0, off 3
+
+No rule changes these figures (the engine rules were left as they are; see below), so after is before: 148 of 156
+in the band, 8 strict xfails:
+
+    A  Qwen2-57B-A14B BF16 @ 30720 on 2 GPUs   153.5 of 163.77 GiB (0.937). The printed figure is above what two
+       A100 80GB hold (2 x 80 GiB): it cannot be the sum of two GPUs' peaks the GPU Num column says.
+    A  Qwen2-72B GPTQ-Int8 on 2 GPUs @ 14336 / 30720   99.9 / 130.9 of 95.14 / 124.20 GiB (1.050 / 1.054). All four
+       of its 2-GPU rows sit 3.1 to 6.7 GiB above the table, and so do the BF16 2-GPU rows (1.024, 1.027): at input 1
+       the table prints 134.74 GiB for BF16 and 71.00 for Int8, below the checkpoints' weights alone (135.43 GiB of
+       bf16 parameters; 71.59 GiB of GPTQ tensors), so on 2 GPUs the table misses part of what was resident. Not
+       found in transformers 4.38.2 or accelerate: a measurement question, not a rule.
+    A  Qwen2-72B GPTQ-Int4 / AWQ @ 30720 on 2 GPUs   98.9 of 107.94 (0.917) / 98.0 of 88.60 (1.106). The table's two
+       rows differ by 19.3 GiB where the two checkpoints differ by 0.5 GiB on one GPU (57.79 / 57.30 at 14336):
+       the prefill's float32 logits (30720 x 152064 x 4 bytes, 17.4 GiB) sent back to GPU 0 (accelerate's
+       io_same_device hook, set 7) plus GPTQ's two ExLlama scratches would account for 18.3 GiB of it, as if the
+       GPTQ run kept that copy and the AWQ run did not; what placed the AWQ run's logits differently is not found.
+    B  Qwen2.5-0.5B / 1.5B / 3B AWQ @ input 1   0.45 / 1.13 / 1.99 of 0.68 / 1.51 / 2.50 GiB (0.66 / 0.75 / 0.80).
+       The three are the tied-embedding models, and each row holds 0.23 / 0.38 / 0.51 GiB more than oomkit, 0.87 to
+       0.91 of its embedding matrix (151936 x 896 / 1536 / 2048 x 2 bytes), at input 1 only: their 6144 rows agree
+       (0.982, 0.990, 0.995), and no GPTQ row of the same models shows it. The script never resets the peak, so a
+       load-time copy of that size (an AWQ checkpoint saved with its own lm_head.weight, loaded, then re-tied) would
+       show only where generation stays below it; the checkpoints' tensor lists are not at hand to confirm it.
+
+Everything else agrees: the single-GPU rows of A within 0.967 to 1.001 (the 4.38 rules of set 7: the legacy cache
+twice, the prefill's float32 logits through the first step, ExLlama v1 scratch for GPTQ-Int4, none for Int8 whose
+auto-gptq kernel is not ExLlama); the 2- and 3-GPU BF16 72B rows and the 57B rows at 1 / 6144 / 14336 within 5 %;
+all of B but the three AWQ rows within 0.957 to 0.998 (4.46 keeps one token's logits, `num_logits_to_keep`).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from oomkit.engines import transformers as tfe
+from oomkit.memory import Device
+from oomkit.model import catalog
+from oomkit.model.hf_config import spec_from_config
+from oomkit.model.resolve import resolve
+
+GiB = 1 << 30
+LENGTHS = (1, 6144, 14336, 30720)
+
+URL_QWEN2 = ("https://github.com/QwenLM/Qwen2.5/blob/5c4e69cb61953a590ea724e0f0f0fcb06fa979e7/"
+             "docs/source/benchmark/speed_benchmark.rst")
+URL_QWEN25 = ("https://github.com/QwenLM/Qwen2.5/blob/a912d239c2d0e2e5d10bb8d02e6f5685edb43e68/"
+              "docs/source/benchmark/speed_benchmark.rst")
+
+# A: the "(Transformer)" tables' rows as printed (the grid's +---+ separator lines left out; a blank Model or Input
+# Length cell repeats the row above). Columns: Model, Input Length, Quantization, GPU Num, Speed(tokens/s),
+# GPU Memory(GB).
+ROWS_QWEN2 = """
+| Qwen2-0.5B-Instruct | 1            | BF16         | 1       | 49.94           | 1.17           |
+|                     |              | GPTQ-Int8    | 1       | 36.35           | 0.85           |
+|                     |              | GPTQ-Int4    | 1       | 49.56           | 0.68           |
+|                     |              | AWQ          | 1       | 38.78           | 0.68           |
+|                     | 6144         | BF16         | 1       | 50.83           | 6.42           |
+|                     |              | GPTQ-Int8    | 1       | 36.56           | 6.09           |
+|                     |              | GPTQ-Int4    | 1       | 49.63           | 5.93           |
+|                     |              | AWQ          | 1       | 38.73           | 5.92           |
+|                     | 14336        | BF16         | 1       | 49.56           | 13.48          |
+|                     |              | GPTQ-Int8    | 1       | 36.23           | 13.15          |
+|                     |              | GPTQ-Int4    | 1       | 48.68           | 12.97          |
+|                     |              | AWQ          | 1       | 38.94           | 12.99          |
+|                     | 30720        | BF16         | 1       | 49.25           | 27.61          |
+|                     |              | GPTQ-Int8    | 1       | 34.61           | 27.28          |
+|                     |              | GPTQ-Int4    | 1       | 48.18           | 27.12          |
+|                     |              | AWQ          | 1       | 38.19           | 27.11          |
+| Qwen2-1.5B-Instruct | 1            | BF16         | 1       | 40.89           | 3.44           |
+|                     |              | GPTQ-Int8    | 1       | 31.51           | 2.31           |
+|                     |              | GPTQ-Int4    | 1       | 42.47           | 1.67           |
+|                     |              | AWQ          | 1       | 33.62           | 1.64           |
+|                     | 6144         | BF16         | 1       | 40.86           | 8.74           |
+|                     |              | GPTQ-Int8    | 1       | 31.31           | 7.59           |
+|                     |              | GPTQ-Int4    | 1       | 42.78           | 6.95           |
+|                     |              | AWQ          | 1       | 32.90           | 6.92           |
+|                     | 14336        | BF16         | 1       | 40.08           | 15.92          |
+|                     |              | GPTQ-Int8    | 1       | 31.19           | 14.79          |
+|                     |              | GPTQ-Int4    | 1       | 42.25           | 14.14          |
+|                     |              | AWQ          | 1       | 33.24           | 14.12          |
+|                     | 30720        | BF16         | 1       | 34.09           | 30.31          |
+|                     |              | GPTQ-Int8    | 1       | 28.52           | 29.18          |
+|                     |              | GPTQ-Int4    | 1       | 31.30           | 28.54          |
+|                     |              | AWQ          | 1       | 32.16           | 28.51          |
+| Qwen2-7B-Instruct | 1            | BF16         | 1       | 37.97           | 14.92          |
+|                   |              | GPTQ-Int8    | 1       | 30.85           | 8.97           |
+|                   |              | GPTQ-Int4    | 1       | 36.17           | 6.06           |
+|                   |              | AWQ          | 1       | 33.08           | 5.93           |
+|                   | 6144         | BF16         | 1       | 34.74           | 20.26          |
+|                   |              | GPTQ-Int8    | 1       | 31.13           | 14.31          |
+|                   |              | GPTQ-Int4    | 1       | 33.34           | 11.40          |
+|                   |              | AWQ          | 1       | 30.86           | 11.27          |
+|                   | 14336        | BF16         | 1       | 26.63           | 27.71          |
+|                   |              | GPTQ-Int8    | 1       | 24.58           | 21.76          |
+|                   |              | GPTQ-Int4    | 1       | 25.81           | 18.86          |
+|                   |              | AWQ          | 1       | 27.61           | 18.72          |
+|                   | 30720        | BF16         | 1       | 17.49           | 42.62          |
+|                   |              | GPTQ-Int8    | 1       | 16.69           | 36.67          |
+|                   |              | GPTQ-Int4    | 1       | 17.17           | 33.76          |
+|                   |              | AWQ          | 1       | 17.87           | 33.63          |
+| Qwen2-57B-A14B-Instruct  | 1            | BF16         | 2       | 4.76            | 110.29         |
+|                          |              | GPTQ-Int4    | 1       | 5.55            | 30.38          |
+|                          | 6144         | BF16         | 2       | 4.90            | 117.80         |
+|                          |              | GPTQ-Int4    | 1       | 5.44            | 35.67          |
+|                          | 14336        | BF16         | 2       | 4.58            | 128.17         |
+|                          |              | GPTQ-Int4    | 1       | 5.31            | 43.11          |
+|                          | 30720        | BF16         | 2       | 4.12            | 163.77         |
+|                          |              | GPTQ-Int4    | 1       | 4.72            | 58.01          |
+| Qwen2-72B-Instruct | 1            | BF16         | 2       | 7.45            | 134.74         |
+|                    |              | GPTQ-Int8    | 2       | 7.30            | 71.00          |
+|                    |              | GPTQ-Int4    | 1       | 9.05            | 41.80          |
+|                    |              | AWQ          | 1       | 9.96            | 41.31          |
+|                    | 6144         | BF16         | 2       | 5.99            | 144.38         |
+|                    |              | GPTQ-Int8    | 2       | 5.93            | 80.60          |
+|                    |              | GPTQ-Int4    | 1       | 6.79            | 47.90          |
+|                    |              | AWQ          | 1       | 7.49            | 47.42          |
+|                    | 14336        | BF16         | 3       | 4.12            | 169.93         |
+|                    |              | GPTQ-Int8    | 2       | 4.43            | 95.14          |
+|                    |              | GPTQ-Int4    | 1       | 4.87            | 57.79          |
+|                    |              | AWQ          | 1       | 5.23            | 57.30          |
+|                    | 30720        | BF16         | 3       | 2.86            | 209.03         |
+|                    |              | GPTQ-Int8    | 2       | 2.83            | 124.20         |
+|                    |              | GPTQ-Int4    | 2       | 3.02            | 107.94         |
+|                    |              | AWQ          | 2       | 1.85            | 88.60          |
+"""
+
+# B: the same file for Qwen2.5 (BF16 rows kept for the spans; set 2 asserts them). The Note column as printed.
+ROWS_QWEN25 = """
+| Qwen2.5-0.5B-Instruct   | 1            | BF16         | 1       | 47.40           | 0.97           |                           |
+|                         |              | GPTQ-Int8    | 1       | 35.17           | 0.64           | auto_gptq==0.6.0+cu1210   |
+|                         |              | GPTQ-Int4    | 1       | 50.60           | 0.48           |                           |
+|                         |              | AWQ          | 1       | 37.09           | 0.68           |                           |
+|                         | 6144         | BF16         | 1       | 47.45           | 1.23           |                           |
+|                         |              | GPTQ-Int8    | 1       | 36.47           | 0.90           | auto_gptq==0.6.0+cu1210   |
+|                         |              | GPTQ-Int4    | 1       | 48.89           | 0.73           |                           |
+|                         |              | AWQ          | 1       | 37.04           | 0.72           |                           |
+|                         | 14336        | BF16         | 1       | 47.11           | 1.60           |                           |
+|                         |              | GPTQ-Int8    | 1       | 35.44           | 1.26           | auto_gptq==0.6.0+cu1210   |
+|                         |              | GPTQ-Int4    | 1       | 48.26           | 1.10           |                           |
+|                         |              | AWQ          | 1       | 37.14           | 1.10           |                           |
+|                         | 30720        | BF16         | 1       | 47.16           | 2.34           |                           |
+|                         |              | GPTQ-Int8    | 1       | 36.25           | 2.01           | auto_gptq==0.6.0+cu1210   |
+|                         |              | GPTQ-Int4    | 1       | 49.22           | 1.85           |                           |
+|                         |              | AWQ          | 1       | 36.90           | 1.84           |                           |
+| Qwen2.5-1.5B-Instruct    | 1            | BF16         | 1       | 39.68           | 2.95           |                         |
+|                          |              | GPTQ-Int8    | 1       | 32.62           | 1.82           | auto_gptq==0.6.0+cu1210 |
+|                          |              | GPTQ-Int4    | 1       | 43.33           | 1.18           |                         |
+|                          |              | AWQ          | 1       | 31.70           | 1.51           |                         |
+|                          | 6144         | BF16         | 1       | 40.88           | 3.43           |                         |
+|                          |              | GPTQ-Int8    | 1       | 31.46           | 2.30           | auto_gptq==0.6.0+cu1210 |
+|                          |              | GPTQ-Int4    | 1       | 43.96           | 1.66           |                         |
+|                          |              | AWQ          | 1       | 32.30           | 1.63           |                         |
+|                          | 14336        | BF16         | 1       | 40.43           | 4.16           |                         |
+|                          |              | GPTQ-Int8    | 1       | 31.06           | 3.03           | auto_gptq==0.6.0+cu1210 |
+|                          |              | GPTQ-Int4    | 1       | 43.66           | 2.39           |                         |
+|                          |              | AWQ          | 1       | 32.39           | 2.36           |                         |
+|                          | 30720        | BF16         | 1       | 38.59           | 5.62           |                         |
+|                          |              | GPTQ-Int8    | 1       | 31.04           | 4.49           | auto_gptq==0.6.0+cu1210 |
+|                          |              | GPTQ-Int4    | 1       | 35.68           | 3.85           |                         |
+|                          |              | AWQ          | 1       | 31.95           | 3.82           |                         |
+| Qwen2.5-3B-Instruct      | 1            | BF16         | 1       | 30.80           | 5.95           |                         |
+|                          |              | GPTQ-Int8    | 1       | 25.69           | 3.38           | auto_gptq==0.6.0+cu1210 |
+|                          |              | GPTQ-Int4    | 1       | 35.21           | 2.06           |                         |
+|                          |              | AWQ          | 1       | 25.29           | 2.50           |                         |
+|                          | 6144         | BF16         | 1       | 32.20           | 6.59           |                         |
+|                          |              | GPTQ-Int8    | 1       | 24.69           | 3.98           | auto_gptq==0.6.0+cu1210 |
+|                          |              | GPTQ-Int4    | 1       | 34.47           | 2.67           |                         |
+|                          |              | AWQ          | 1       | 24.86           | 2.62           |                         |
+|                          | 14336        | BF16         | 1       | 31.72           | 7.47           |                         |
+|                          |              | GPTQ-Int8    | 1       | 24.70           | 4.89           | auto_gptq==0.6.0+cu1210 |
+|                          |              | GPTQ-Int4    | 1       | 34.36           | 3.58           |                         |
+|                          |              | AWQ          | 1       | 25.19           | 3.54           |                         |
+|                          | 30720        | BF16         | 1       | 25.37           | 9.30           |                         |
+|                          |              | GPTQ-Int8    | 1       | 21.67           | 6.72           | auto_gptq==0.6.0+cu1210 |
+|                          |              | GPTQ-Int4    | 1       | 23.60           | 5.41           |                         |
+|                          |              | AWQ          | 1       | 24.56           | 5.37           |                         |
+| Qwen2.5-7B-Instruct         | 1            | BF16         | 1       | 40.38           | 14.38          |                         |
+|                             |              | GPTQ-Int8    | 1       | 31.55           | 8.42           | auto_gptq==0.6.0+cu1210 |
+|                             |              | GPTQ-Int4    | 1       | 43.10           | 5.52           |                         |
+|                             |              | AWQ          | 1       | 32.03           | 5.39           |                         |
+|                             | 6144         | BF16         | 1       | 38.76           | 15.38          |                         |
+|                             |              | GPTQ-Int8    | 1       | 31.26           | 9.43           | auto_gptq==0.6.0+cu1210 |
+|                             |              | GPTQ-Int4    | 1       | 38.27           | 6.52           |                         |
+|                             |              | AWQ          | 1       | 32.37           | 6.39           |                         |
+|                             | 14336        | BF16         | 1       | 29.78           | 16.91          |                         |
+|                             |              | GPTQ-Int8    | 1       | 26.86           | 10.96          | auto_gptq==0.6.0+cu1210 |
+|                             |              | GPTQ-Int4    | 1       | 28.70           | 8.05           |                         |
+|                             |              | AWQ          | 1       | 30.23           | 7.92           |                         |
+|                             | 30720        | BF16         | 1       | 18.83           | 19.97          |                         |
+|                             |              | GPTQ-Int8    | 1       | 17.59           | 14.01          | auto_gptq==0.6.0+cu1210 |
+|                             |              | GPTQ-Int4    | 1       | 18.45           | 11.11          |                         |
+|                             |              | AWQ          | 1       | 19.11           | 10.98          |                         |
+| Qwen2.5-14B-Instruct     | 1            | BF16         | 1       | 24.74           | 28.08          |                         |
+|                          |              | GPTQ-Int8    | 1       | 18.84           | 16.11          | auto_gptq==0.6.0+cu1210 |
+|                          |              | GPTQ-Int4    | 1       | 25.89           | 9.94           |                         |
+|                          |              | AWQ          | 1       | 19.23           | 9.79           |                         |
+|                          | 6144         | BF16         | 1       | 20.51           | 29.50          |                         |
+|                          |              | GPTQ-Int8    | 1       | 17.80           | 17.61          | auto_gptq==0.6.0+cu1210 |
+|                          |              | GPTQ-Int4    | 1       | 20.06           | 11.36          |                         |
+|                          |              | AWQ          | 1       | 19.21           | 11.22          |                         |
+|                          | 14336        | BF16         | 1       | 13.92           | 31.95          |                         |
+|                          |              | GPTQ-Int8    | 1       | 12.66           | 19.98          | auto_gptq==0.6.0+cu1210 |
+|                          |              | GPTQ-Int4    | 1       | 13.79           | 13.81          |                         |
+|                          |              | AWQ          | 1       | 14.17           | 13.67          |                         |
+|                          | 30720        | BF16         | 1       | 8.20            | 36.85          |                         |
+|                          |              | GPTQ-Int8    | 1       | 7.77            | 24.88          | auto_gptq==0.6.0+cu1210 |
+|                          |              | GPTQ-Int4    | 1       | 8.14            | 18.71          |                         |
+|                          |              | AWQ          | 1       | 8.31            | 18.57          |                         |
+| Qwen2.5-32B-Instruct        | 1            | BF16         | 1       | 17.54           | 61.58          |                                           |
+|                             |              | GPTQ-Int8    | 1       | 14.52           | 33.56          | auto_gptq==0.6.0+cu1210                   |
+|                             |              | GPTQ-Int4    | 1       | 19.20           | 18.94          |                                           |
+|                             |              | AWQ          | 1       | 14.60           | 18.67          |                                           |
+|                             | 6144         | BF16         | 1       | 12.49           | 63.72          |                                           |
+|                             |              | GPTQ-Int8    | 1       | 11.61           | 35.86          | auto_gptq==0.6.0+cu1210                   |
+|                             |              | GPTQ-Int4    | 1       | 13.42           | 21.09          |                                           |
+|                             |              | AWQ          | 1       | 13.81           | 20.81          |                                           |
+|                             | 14336        | BF16         | 1       | 8.95            | 67.31          |                                           |
+|                             |              | GPTQ-Int8    | 1       | 8.53            | 39.28          | auto_gptq==0.6.0+cu1210                   |
+|                             |              | GPTQ-Int4    | 1       | 9.48            | 24.67          |                                           |
+|                             |              | AWQ          | 1       | 9.71            | 24.39          |                                           |
+|                             | 30720        | BF16         | 1       | 5.59            | 74.47          |                                           |
+|                             |              | GPTQ-Int8    | 1       | 5.42            | 46.45          | auto_gptq==0.6.0+cu1210                   |
+|                             |              | GPTQ-Int4    | 1       | 5.79            | 31.84          |                                           |
+|                             |              | AWQ          | 1       | 5.85            | 31.56          |                                           |
+| Qwen2.5-72B-Instruct        | 1            | BF16         | 2       | 8.73            | 136.20         |                                           |
+|                             |              | GPTQ-Int8    | 2       | 8.66            | 72.61          |           auto_gptq==0.6.0+cu1210         |
+|                             |              | GPTQ-Int4    | 1       | 11.07           | 39.91          |                                           |
+|                             |              | AWQ          | 1       | 11.50           | 39.44          |                                           |
+|                             | 6144         | BF16         | 2       | 6.39            | 140.00         |                                           |
+|                             |              | GPTQ-Int8    | 2       | 6.39            | 77.81          |           auto_gptq==0.6.0+cu1210         |
+|                             |              | GPTQ-Int4    | 1       | 7.56            | 42.50          |                                           |
+|                             |              | AWQ          | 1       | 8.17            | 42.13          |                                           |
+|                             | 14336        | BF16         | 3       | 4.25            | 149.14         |                                           |
+|                             |              | GPTQ-Int8    | 2       | 4.66            | 82.55          |           auto_gptq==0.6.0+cu1210         |
+|                             |              | GPTQ-Int4    | 1       | 5.27            | 46.86          |                                           |
+|                             |              | AWQ          | 1       | 5.57            | 46.38          |                                           |
+|                             | 30720        | BF16         | 3       | 2.94            | 164.79         |                                           |
+|                             |              | GPTQ-Int8    | 2       | 2.94            | 94.75          |           auto_gptq==0.6.0+cu1210         |
+|                             |              | GPTQ-Int4    | 2       | 3.14            | 62.57          |                                           |
+|                             |              | AWQ          | 2       | 3.23            | 61.64          |                                           |
+"""
+
+VERSION_QWEN2 = "4.38.2"  # as printed
+VERSION_QWEN2_MOE = "4.40.0"  # Qwen2MoeForCausalLM's first release (see the module docstring)
+VERSION_QWEN25 = "4.46.0"
+
+
+def _parse(rows: str) -> list[tuple[str, int, str, int, float]]:
+    out, model, length = [], "", 0
+    for line in rows.strip().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        model = cells[0] or model
+        length = int(cells[1]) if cells[1] else length
+        out.append((model, length, cells[2], int(cells[3]), float(cells[5])))
+    return out
+
+
+def _spec(model: str, quant: str):
+    if quant == "BF16":
+        slug = f"Qwen/{model}"
+        return spec_from_config(dict(catalog.lookup(slug).config), name=slug)
+    return resolve(f"Qwen/{model}-{quant}")  # Qwen's -GPTQ-Int8 / -GPTQ-Int4 / -AWQ, read by name (model/names.py)
+
+
+def _allocated(model: str, quant: str, length: int, n_gpu: int, version: str) -> float:
+    devices = tuple(Device(f"CUDA{i}", "NVIDIA A100-SXM4-80GB", 80 * GiB) for i in range(n_gpu))
+    est = tfe.ENGINE.estimate(_spec(model, quant), devices, tfe.TransformersSettings(
+        prompt_tokens=length, max_new_tokens=2048, attn_implementation="flash_attention_2", torch_dtype="auto",
+        device_map="auto", engine_version=version))
+    return sum(est.engine_view["torch_allocated_bytes"].values()) / GiB
+
+
+MISSES_QWEN2 = {
+    ("Qwen2-57B-A14B-Instruct", "BF16", 30720):
+        "153.5 of 163.77 GiB (0.937); the printed figure is above two A100 80GB (2 x 80 GiB)",
+    ("Qwen2-72B-Instruct", "GPTQ-Int8", 14336): "99.9 of 95.14 GiB on 2 GPUs (1.050)",
+    ("Qwen2-72B-Instruct", "GPTQ-Int8", 30720): "130.9 of 124.20 GiB on 2 GPUs (1.054)",
+    ("Qwen2-72B-Instruct", "GPTQ-Int4", 30720): "98.9 of 107.94 GiB on 2 GPUs (0.917), 19.3 GiB above the AWQ row",
+    ("Qwen2-72B-Instruct", "AWQ", 30720): "98.0 of 88.60 GiB on 2 GPUs (1.106), 19.3 GiB below the GPTQ-Int4 row",
+}
+MISSES_QWEN25 = {
+    ("Qwen2.5-0.5B-Instruct", "AWQ", 1): "0.45 of 0.68 GiB (0.66), 0.23 more at input 1 only",
+    ("Qwen2.5-1.5B-Instruct", "AWQ", 1): "1.13 of 1.51 GiB (0.75), 0.38 more at input 1 only",
+    ("Qwen2.5-3B-Instruct", "AWQ", 1): "1.99 of 2.50 GiB (0.80), 0.51 more at input 1 only",
+}
+
+
+def _cases(rows: str, misses: dict, skip_bf16: bool):
+    for model, length, quant, n_gpu, printed in _parse(rows):
+        if skip_bf16 and quant == "BF16":
+            continue
+        miss = misses.get((model, quant, length))
+        marks = [pytest.mark.xfail(strict=True, reason=f"{model} {quant} @ {length}: {miss}")] if miss else []
+        yield pytest.param(model, quant, length, n_gpu, printed, marks=marks,
+                           id=f"{model}-{quant}-{n_gpu}gpu-{length}")
+
+
+def test_rows_cover_the_tables():
+    qwen2, qwen25 = _parse(ROWS_QWEN2), _parse(ROWS_QWEN25)
+    assert len(qwen2) == 72 and len(qwen25) == 112
+    assert sum(q != "BF16" for _, _, q, _, _ in qwen25) == 84
+    assert {n for _, n, _, _, _ in qwen2} == {n for _, n, _, _, _ in qwen25} == set(LENGTHS)
+    assert all(key in {(m, q, n) for m, n, q, _, _ in qwen2} for key in MISSES_QWEN2)
+    assert all(key in {(m, q, n) for m, n, q, _, _ in qwen25} for key in MISSES_QWEN25)
+
+
+@pytest.mark.parametrize("model,quant,length,n_gpu,printed", list(_cases(ROWS_QWEN2, MISSES_QWEN2, False)))
+def test_qwen2_speed_benchmark_peak(model, quant, length, n_gpu, printed, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    version = VERSION_QWEN2_MOE if "A14B" in model else VERSION_QWEN2
+    allocated = _allocated(model, quant, length, n_gpu, version)
+    assert abs(allocated / printed - 1) <= 0.05, \
+        f"{model} {quant} @ {length} on {n_gpu}: {allocated:.2f} vs {printed} GiB ({URL_QWEN2})"
+
+
+@pytest.mark.parametrize("model,quant,length,n_gpu,printed", list(_cases(ROWS_QWEN25, MISSES_QWEN25, True)))
+def test_qwen25_quantized_speed_benchmark_peak(model, quant, length, n_gpu, printed, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    allocated = _allocated(model, quant, length, n_gpu, VERSION_QWEN25)
+    assert abs(allocated / printed - 1) <= 0.05, \
+        f"{model} {quant} @ {length} on {n_gpu}: {allocated:.2f} vs {printed} GiB ({URL_QWEN25})"
+
+
+def test_moe_row_exceeds_its_two_gpus():
+    """The 57B-A14B BF16 row at 30720 prints more than two A100 80GB can hold, the reason its miss is not a rule."""
+    printed = {(m, q, n): (g, p) for m, n, q, g, p in _parse(ROWS_QWEN2)}
+    n_gpu, memory = printed["Qwen2-57B-A14B-Instruct", "BF16", 30720]
+    assert n_gpu == 2 and memory > n_gpu * 80
+
+
+def test_two_gpu_72b_rows_print_less_than_the_weights(monkeypatch):
+    """At input 1 on 2 GPUs the table prints less than the checkpoint's weights (oomkit's weight bytes, which
+    match the parameter count: 72.71e9 bf16 parameters are 135.4 GiB), so those rows miss resident memory."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    printed = {(m, q, n): p for m, n, q, _, p in _parse(ROWS_QWEN2)}
+    for quant in ("BF16", "GPTQ-Int8"):
+        devices = tuple(Device(f"CUDA{i}", "NVIDIA A100-SXM4-80GB", 80 * GiB) for i in range(2))
+        est = tfe.ENGINE.estimate(_spec("Qwen2-72B-Instruct", quant), devices, tfe.TransformersSettings(
+            prompt_tokens=1, max_new_tokens=2048, torch_dtype="auto", device_map="auto",
+            engine_version=VERSION_QWEN2))
+        weights = sum(est.engine_view["weights_bytes"].values()) / GiB
+        assert weights > printed["Qwen2-72B-Instruct", quant, 1], quant
+
+
+def test_awq_input_1_rows_hold_an_embedding_more():
+    """The table's own figures: for the three tied-embedding Qwen2.5 models the AWQ row at input 1 is within 0.12
+    GiB of the AWQ row at 6144, while GPTQ-Int4 rises by 0.25 to 0.61 GiB over the same step; the 7B and larger
+    (untied) AWQ rows rise like their GPTQ rows."""
+    printed = {(m, q, n): p for m, n, q, _, p in _parse(ROWS_QWEN25)}
+    for size, tied in (("0.5B", True), ("1.5B", True), ("3B", True), ("7B", False), ("14B", False)):
+        model = f"Qwen2.5-{size}-Instruct"
+        awq = printed[model, "AWQ", 6144] - printed[model, "AWQ", 1]
+        gptq = printed[model, "GPTQ-Int4", 6144] - printed[model, "GPTQ-Int4", 1]
+        assert (awq < gptq - 0.1) == tied, (size, awq, gptq)
