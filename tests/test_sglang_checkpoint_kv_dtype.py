@@ -7,7 +7,10 @@ dtype, an NVFP4 declaration included. What kv_cache_quant_algo holds comes from 
 modelopt_quant.py from_config by layout and release (0.5.3-0.5.10 sdists, 0.5.14-0.5.23 wheels read): config.json's
 flat layout (a top-level quant_algo) reads kv_cache_scheme, and a bare kv_cache_quant_algo only in
 ModelOptFp4Config up to 0.5.8 and in every ModelOpt config from 0.5.15; hf_quant_config.json's nested "quantization"
-section is read for its kv_cache_quant_algo; ModelOptFp8Config exposes the value from 0.5.4.
+section is read for its kv_cache_quant_algo; ModelOptFp8Config exposes the value from 0.5.4. Which layout a repo
+gives the engine: config.json's quantization_config when it has one, else hf_quant_config.json as it is
+(model_loader/weight_utils.py get_quant_config, 0.4.6.post5-0.5.23), so the catalog keeps ModelOpt repos without a
+config.json quantization_config nested (ai-dynamo/aiconfigurator's copies of both files).
 
 The figures are SGLang's cell (model_runner.py profile_max_num_token: layers x KV heads a rank x (K + V head dims) x
 the element size) worked by hand from the checkpoints' configs. No SGLang log kept under tests/ runs a ModelOpt
@@ -26,6 +29,7 @@ from oomkit.hardware.catalog import with_facts
 from oomkit.memory import Device
 from oomkit.model.catalog import lookup
 from oomkit.model.hf_config import checkpoint_kv_cache, checkpoint_kv_cache_layout, spec_from_config
+from oomkit.model.resolve import resolve
 from oomkit.units import GiB, MiB
 
 B200 = with_facts(Device("CUDA0", "NVIDIA B200", 183359 * MiB))
@@ -88,9 +92,9 @@ FP8 = "fp8_e4m3"
     # hf_quant_config.json's nested section: its kv_cache_quant_algo is read in every release
     (FP4_NESTED, "0.5.3", FP8), (FP4_NESTED, "0.5.10", FP8), (FP8_NESTED, "0.5.3", None), (FP8_NESTED, "0.5.4", FP8),
     (FP8_NESTED, "0.5.10", FP8),
-    # MIXED_PRECISION: W4AFp8Config (no kv_cache_quant_algo) before 0.5.10, ModelOptMixedPrecisionConfig from it
-    (MIXED_SCHEME, "0.5.9", None), (MIXED_SCHEME, "0.5.10", FP8), (MIXED_FLAT_ALGO, "0.5.10", None),
-    (MIXED_FLAT_ALGO, "0.5.15", FP8),
+    # MIXED_PRECISION on a dense bf16 Llama: W4AFp8Config (no kv_cache_quant_algo) in every release, as it is neither
+    # Nemotron-H (0.5.10-0.5.14) nor has NVFP4 layers (0.5.15+); see test_mixed_precision_class below
+    (MIXED_SCHEME, "0.5.9", None), (MIXED_SCHEME, "0.5.10", None), (MIXED_FLAT_ALGO, "0.5.15", None),
     # other methods: CompressedTensorsConfig's kv_cache_quant_algo from 0.5.19, Fp8Config's from 0.5.18
     (CT_FP8, "0.5.18", None), (CT_FP8, "0.5.19", FP8), (FP8_METHOD_ALGO, "0.5.17", None),
     (FP8_METHOD_ALGO, "0.5.18", FP8),
@@ -165,9 +169,64 @@ def test_hf_quant_config_layout_end_to_end():
     assert _llama70(nested, "0.5.10").kv_bytes_per_token == LLAMA70_FP8 == 163840
 
 
+# The catalog keeps the variant as the repo carries it: config.json without quantization_config, hf_quant_config.json's
+# nested section ({"producer": ..., "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8", ...}}), which
+# SGLang's model_loader/weight_utils.py get_quant_config passes as it is to ModelOptFp8Config.from_config
+# (0.4.6.post5-0.5.23): FP8 from 0.5.4, when ModelOptFp8Config's value reaches kv_cache_quant_algo.
+@pytest.mark.parametrize("version, want", [
+    ("0.5.3", LLAMA70_BF16), ("0.5.4", LLAMA70_FP8), ("0.5.10", LLAMA70_FP8), ("0.5.14", LLAMA70_FP8),
+    ("0.5.15", LLAMA70_FP8), ("0.5.23", LLAMA70_FP8),
+])
+def test_catalog_hf_quant_config(version, want):
+    qc = lookup("nvidia/Llama-3.1-70B-Instruct-FP8").config["quantization_config"]
+    assert qc["quantization"]["kv_cache_quant_algo"] == "FP8" and "quant_algo" not in qc
+    assert _llama70(None, version).kv_bytes_per_token == want
+
+
+@pytest.mark.parametrize("ref, version, want", [
+    # a ModelOpt repo named but not in the catalog: the name's layout is hf_quant_config.json's (model/names.py)
+    ("nvidia/Llama-3.1-8B-Instruct-FP8", "0.5.3", "bfloat16"), ("nvidia/Llama-3.1-8B-Instruct-FP8", "0.5.10", FP8),
+    ("nvidia/Llama-3.3-70B-Instruct-FP4", "0.5.3", FP8), ("nvidia/Llama-3.3-70B-Instruct-FP4", "0.5.10", FP8),
+])
+def test_name_derived_modelopt(ref, version, want):
+    spec = resolve(ref, tag_formats=False)
+    s = sg.SGLangSettings(engine_version=version, kv_cache_memory_bytes=10 * GiB, context_length=8192)
+    assert sg.ENGINE.estimate(spec, (B200,), s).engine_view["kv_cache_dtype"] == want
+
+
+# MIXED_PRECISION's config class (configs/model_config.py _parse_modelopt_quant_config): W4AFp8Config, which has no
+# kv_cache_quant_algo, before 0.5.10; ModelOptMixedPrecisionConfig in 0.5.10-0.5.14 only for model_type nemotron_h
+# (0.5.10 sdist, 0.5.14 wheel), from 0.5.15 for a checkpoint whose quantized_layers hold an NVFP4 / W4A16_NVFP4 layer
+# (0.5.15-0.5.23 wheels). Both catalog checkpoints have NVFP4 MLP layers; Nemotron 3.5 Lightning is Nemotron-H
+# (hf_quant_config.json nested, kv_cache_quant_algo FP8), Qwen3.6-27B is qwen3_5 (config.json flat, an 8-bit float
+# kv_cache_scheme).
+@pytest.mark.parametrize("ref, version, want", [
+    ("nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4", "0.5.9", "bfloat16"),
+    ("nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4", "0.5.10", FP8),
+    ("nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4", "0.5.14", FP8),
+    ("nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4", "0.5.15", FP8),
+    ("nvidia/Qwen3.6-27B-NVFP4", "0.5.10", "bfloat16"), ("nvidia/Qwen3.6-27B-NVFP4", "0.5.14", "bfloat16"),
+    ("nvidia/Qwen3.6-27B-NVFP4", "0.5.15", FP8), ("nvidia/Qwen3.6-27B-NVFP4", "0.5.23", FP8),
+])
+def test_mixed_precision_class(ref, version, want):
+    spec = resolve(ref, tag_formats=False)
+    s = sg.SGLangSettings(engine_version=version, kv_cache_memory_bytes=10 * GiB, context_length=8192)
+    est = sg.ENGINE.estimate(spec, (B200,), s)
+    assert est.engine_view["kv_cache_dtype"] == want
+    if want == "bfloat16" and version != "0.5.9":
+        assert "W4AFp8Config" in est.engine_view["kv_cache_dtype_reason"]
+
+
+# nvidia/Qwen3.6-35B-A3B-NVFP4: config.json's quantization_config (MIXED_PRECISION) declares no KV cache, its
+# hf_quant_config.json declares kv_cache_quant_algo FP8 (ai-dynamo/aiconfigurator copies of both). From 0.5.15
+# get_quant_config takes such a modelopt_mixed config as incomplete and reads hf_quant_config.json instead
+# (model_loader/weight_utils.py modelopt_mixed_config_incomplete), so the cache is FP8: 10 full-attention layers x 2
+# KV heads x (256 + 256) x 1 B = 10,240 B a token. The catalog keeps config.json's section only.
 @pytest.mark.xfail(strict=True, reason=(
-    "the catalog keeps nvidia/Llama-3.1-70B-Instruct-FP8's hf_quant_config.json section flattened into "
-    "quantization_config (kv_cache_quant_algo at the top), which reads as config.json's flat layout: SGLang 0.5.10 "
-    "reads the nested file and caches FP8, 163,840 B a token; oomkit gives BF16, 327,680 B"))
-def test_catalog_flattened_hf_quant_config():
-    assert _llama70(None, "0.5.10").kv_bytes_per_token == LLAMA70_FP8
+    "SGLang 0.5.15+ reads nvidia/Qwen3.6-35B-A3B-NVFP4's hf_quant_config.json (kv_cache_quant_algo FP8) when "
+    "config.json's MIXED_PRECISION section declares no KV cache: 10,240 B a token; the catalog variant carries "
+    "config.json's section only, so oomkit gives bf16, 20,480 B"))
+def test_mixed_precision_incomplete_config_reads_hf_quant_config():
+    spec = resolve("nvidia/Qwen3.6-35B-A3B-NVFP4", tag_formats=False)
+    s = sg.SGLangSettings(engine_version="0.5.15", kv_cache_memory_bytes=10 * GiB, context_length=8192)
+    assert sg.ENGINE.estimate(spec, (B200,), s).kv_bytes_per_token == 10 * 2 * 512

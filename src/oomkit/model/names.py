@@ -30,12 +30,19 @@ from . import catalog
 # (Qwen/Qwen3-30B-A3B-FP8 modules_to_not_convert, nvidia/Qwen3-235B-A22B-NVFP4 exclude_modules: catalog variants).
 _FP8_BLOCK = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [128, 128],
               "modules_to_not_convert": ["lm_head", "mlp.gate"]}
-# NVIDIA ModelOpt checkpoints (nvidia/Llama-3.1-70B-Instruct-FP8 and nvidia/DeepSeek-V3.1-NVFP4 config.json,
-# catalog variants): per-tensor FP8 / NVFP4 group 16, lm_head left out.
-_MODELOPT_FP8 = {"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "FP8",
-                 "exclude_modules": ["lm_head", "*mlp.gate"]}
-_MODELOPT_NVFP4 = {"quant_method": "modelopt", "quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8", "group_size": 16,
-                   "exclude_modules": ["lm_head", "*mlp.gate"]}
+# NVIDIA ModelOpt checkpoints (nvidia/Llama-3.1-70B-Instruct-FP8 and nvidia/DeepSeek-V3.1-NVFP4, catalog variants):
+# per-tensor FP8 / NVFP4 group 16, lm_head left out, an FP8 KV cache. Their config.json has no quantization_config;
+# the algorithms are in hf_quant_config.json's nested "quantization" section, which the engines read as it is
+# (SGLang model_loader/weight_utils.py get_quant_config -> modelopt_quant.py from_config, 0.4.6.post5-0.5.23: the
+# section's kv_cache_quant_algo, so --kv-cache-dtype auto is FP8 from 0.5.3 / 0.5.4). quant_method "modelopt" is
+# what the engines' readers of that file name the method. Kept nested: flattened, SGLang 0.5.4-0.5.14 would read
+# only a kv_cache_scheme there and find none.
+_MODELOPT_FP8 = {"quant_method": "modelopt", "producer": {"name": "modelopt"},
+                 "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8",
+                                  "exclude_modules": ["lm_head", "*mlp.gate"]}}
+_MODELOPT_NVFP4 = {"quant_method": "modelopt", "producer": {"name": "modelopt"},
+                   "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8", "group_size": 16,
+                                    "exclude_modules": ["lm_head", "*mlp.gate"]}}
 
 
 def _ct(weights: dict[str, Any], fmt: str, acts: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -16,7 +16,8 @@ kv_cache_quant_algo is taken as is (a nested kv_cache_scheme is not read). Flat:
   and from 0.5.15 every ModelOpt config reads it when kv_cache_scheme is not a dict (ERAS
   kv_modelopt_fp4_flat_algo_dropped, kv_modelopt_flat_algo).
 The class is configs/model_config.py _parse_modelopt_quant_config's by quant_algo: "MIXED_PRECISION" is
-ModelOptMixedPrecisionConfig from 0.5.10 (W4AFp8Config, no kv_cache_quant_algo, before: ERAS kv_modelopt_mixed),
+ModelOptMixedPrecisionConfig for a Nemotron-H model in 0.5.10-0.5.14 and for a checkpoint with NVFP4 layers from
+0.5.15, else W4AFp8Config, no kv_cache_quant_algo (ERAS kv_modelopt_mixed, kv_modelopt_mixed_by_layers),
 one naming FP4 ModelOptFp4Config, "FP8" ModelOptFp8Config. Other methods: Fp8Config (quant_method "fp8") reads a
 kv_cache_quant_algo from 0.5.18, CompressedTensorsConfig gives "FP8" for a static symmetric per-tensor 8-bit float
 kv_cache_scheme from 0.5.19 (ERAS kv_fp8_config_algo, kv_compressed_tensors_scheme; the spec carries no scheme
@@ -30,10 +31,17 @@ from ..versions import Version
 from .settings import reached
 
 
-def _modelopt_class(quant_algo: str, v: Version) -> str | None:
+def _modelopt_class(spec: ModelSpec, quant_algo: str, v: Version) -> str | None:
     """_parse_modelopt_quant_config / weight_utils.py get_quant_config: the config class SGLang builds."""
     if quant_algo == "MIXED_PRECISION":
-        return "ModelOptMixedPrecisionConfig" if reached(v, "kv_modelopt_mixed") else None
+        if not reached(v, "kv_modelopt_mixed"):
+            return None
+        if reached(v, "kv_modelopt_mixed_by_layers"):
+            # quantized_layers with an NVFP4 / W4A16_NVFP4 layer: such layers are read as modelopt-nvfp4 tensors
+            mixed = any(t.dtype == "modelopt-nvfp4" for t in spec.weights.tensors)
+        else:
+            mixed = spec.hf_model_type == "nemotron_h"
+        return "ModelOptMixedPrecisionConfig" if mixed else None
     if "FP4" in quant_algo:
         return "ModelOptFp4Config"
     if quant_algo == "FP8":
@@ -45,8 +53,12 @@ def _read_value(spec: ModelSpec, v: Version) -> tuple[bool, str]:
     """Whether SGLang's quant_config carries the declared value as kv_cache_quant_algo; -> (read, why not)."""
     method, key, qa = spec.checkpoint_kv_cache_method, spec.checkpoint_kv_cache_key, spec.checkpoint_quant_algo
     if method.startswith("modelopt"):
-        cls = _modelopt_class(qa, v)
+        cls = _modelopt_class(spec, qa, v)
         if cls is None:
+            if qa == "MIXED_PRECISION" and reached(v, "kv_modelopt_mixed"):
+                return False, ("quant_algo MIXED_PRECISION builds W4AFp8Config, which has no kv_cache_quant_algo, "
+                               "for this checkpoint at this release (ModelOptMixedPrecisionConfig for a Nemotron-H "
+                               "model in 0.5.10-0.5.14, for one with NVFP4 layers from 0.5.15)")
             return False, (f"quant_algo {qa or '(none)'} builds no ModelOpt config with a kv_cache_quant_algo at "
                            "this release")
         if cls == "ModelOptFp8Config" and not reached(v, "kv_modelopt_fp8_attr"):

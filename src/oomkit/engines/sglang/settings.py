@@ -370,8 +370,13 @@ ERAS = Eras({
     # scheme when it is a dict, else kv_cache_quant_algo) for the FP8, FP4 and mixed-precision configs alike
     "kv_modelopt_fp4_flat_algo_dropped": (0, 5, 9),
     "kv_modelopt_flat_algo": (0, 5, 15),
-    # MIXED_PRECISION is ModelOptMixedPrecisionConfig (a kv_cache_quant_algo) from 0.5.10; w4afp8 (none) before
+    # MIXED_PRECISION is ModelOptMixedPrecisionConfig (a kv_cache_quant_algo) from 0.5.10; w4afp8 (none) before.
+    # configs/model_config.py _parse_modelopt_quant_config picks it for a Nemotron-H model only in 0.5.10-0.5.14
+    # (model_type nemotron_h or an architecture starting NemotronH; 0.5.10 sdist, 0.5.14 wheel read), from 0.5.15 for
+    # a checkpoint whose quantized_layers hold an NVFP4 or W4A16_NVFP4 layer (0.5.15-0.5.23 wheels read); w4afp8
+    # otherwise
     "kv_modelopt_mixed": (0, 5, 10),
+    "kv_modelopt_mixed_by_layers": (0, 5, 15),
     # fp8.py Fp8Config.from_config reads kv_cache_quant_algo from 0.5.18 (not 0.5.17)
     "kv_fp8_config_algo": (0, 5, 18),
     # compressed_tensors.py CompressedTensorsConfig.kv_cache_quant_algo, "FP8" for a static per-tensor 8-bit float
