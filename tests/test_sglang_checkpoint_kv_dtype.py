@@ -12,9 +12,11 @@ gives the engine: config.json's quantization_config when it has one, else hf_qua
 (model_loader/weight_utils.py get_quant_config, 0.4.6.post5-0.5.23), so the catalog keeps ModelOpt repos without a
 config.json quantization_config nested (ai-dynamo/aiconfigurator's copies of both files).
 
-The figures are SGLang's cell (model_runner.py profile_max_num_token: layers x KV heads a rank x (K + V head dims) x
-the element size) worked by hand from the checkpoints' configs. No SGLang log kept under tests/ runs a ModelOpt
-checkpoint with --kv-cache-dtype auto (the NVFP4 hybrid-GDN log of club-3090#1261 gives fp8_e4m3 itself).
+The engine's own figures: littlecedar/sparkrun-recipe-registry's Qwen3 guide quotes two SGLang allocation lines of
+RadixArk/Qwen3.8-27B-NVFP4 (a ModelOpt export whose hf_quant_config.json declares kv_cache_quant_algo FP8) served with
+--kv-cache-dtype auto on one DGX Spark (test_auto_fp8_printed_by_sglang). The other figures are SGLang's cell
+(model_runner.py profile_max_num_token: layers x KV heads a rank x (K + V head dims) x the element size) worked by
+hand from the checkpoints' configs.
 """
 from __future__ import annotations
 
@@ -230,3 +232,26 @@ def test_mixed_precision_incomplete_config_reads_hf_quant_config():
     spec = resolve("nvidia/Qwen3.6-35B-A3B-NVFP4", tag_formats=False)
     s = sg.SGLangSettings(engine_version="0.5.15", kv_cache_memory_bytes=10 * GiB, context_length=8192)
     assert sg.ENGINE.estimate(spec, (B200,), s).kv_bytes_per_token == 10 * 2 * 512
+
+
+# https://github.com/littlecedar/sparkrun-recipe-registry/blob/6b40cf6cdc7910b0efd2d8efba2c5882bee23795/recipes/qwen3/AGENTS.md
+# (section 5.6, "kv_cache_dtype: auto"): RadixArk/Qwen3.8-27B-NVFP4 at TP1 on a DGX Spark, lmsysorg/sglang:dev-cu13
+# measured 2026-09-19 (taken as 0.5.19, the release of that month; the auto rule is the same in 0.5.15-0.5.23), the
+# DFlash2 boot verbatim and the no-spec control's figures as the guide quotes them:
+RADIXARK_DFLASH_LINE = ("KV Cache is allocated. dtype: torch.float8_e4m3fn, #tokens: 117125,\n"
+                        "                     K size: 1.79 GB, V size: 1.79 GB")
+RADIXARK_NOSPEC = (268343, "4.09")  # "#tokens: 268343, K 4.09 GB"
+
+
+def test_auto_fp8_printed_by_sglang():
+    # the name reads as ModelOpt NVFP4 with hf_quant_config.json's kv_cache_quant_algo FP8 (model/names.py); 16
+    # full-attention layers x 4 KV heads x 256 x 1 B = 16,384 B of K a token: 117,125 tokens are 1.79 GiB of K and
+    # 268,343 are 4.09 (bf16 would print 3.57 and 8.19)
+    spec = resolve("RadixArk/Qwen3.8-27B-NVFP4", tag_formats=False)
+    est = sg.ENGINE.estimate(spec, (B200,), sg.SGLangSettings(engine_version="0.5.19", context_length=8192))
+    ev = est.engine_view
+    assert "dtype: torch.float8_e4m3fn" in RADIXARK_DFLASH_LINE and ev["kv_cache_dtype"] == FP8
+    k_per_token = ev["cell_size_bytes"] // 2
+    assert f"K size: {117125 * k_per_token / GiB:.2f} GB" in RADIXARK_DFLASH_LINE
+    tokens, k_gb = RADIXARK_NOSPEC
+    assert f"{tokens * k_per_token / GiB:.2f}" == k_gb
