@@ -23,8 +23,11 @@ Agreement before this set (oomkit's GiB / the table's; exact = the same to the t
     A (72)   exact 0, within 5 % 67, within 10 % 4, off 1
     B (84)   exact 0, within 5 % 81, within 10 % 0, off 3
 
-No rule changes these figures (the engine rules were left as they are; see below), so after is before: 148 of 156
-in the band, 8 strict xfails:
+No rule changes these figures, so after is before: 148 of 156 in the band, 8 strict xfails (below). One rule the
+tables show is added: table A prints Transformers 4.38.2 beside the 57B-A14B MoE, which that release cannot load;
+oomkit sized it anyway. transformers/archs.py now refuses, in one line, a release older than the architecture's
+modeling file (read in the PyPI sdists' transformers/models/: qwen2 from 4.37.0, qwen2_moe from 4.40.0, qwen3 and
+qwen3_moe from 4.51.0), and the MoE rows are taken at 4.40.0. The 8 strict xfails:
 
     A  Qwen2-57B-A14B BF16 @ 30720 on 2 GPUs   153.5 of 163.77 GiB (0.937). The printed figure is above what two
        A100 80GB hold (2 x 80 GiB): it cannot be the sum of two GPUs' peaks the GPU Num column says.
@@ -56,6 +59,7 @@ from __future__ import annotations
 import pytest
 
 from oomkit.engines import transformers as tfe
+from oomkit.errors import OomkitError
 from oomkit.memory import Device
 from oomkit.model import catalog
 from oomkit.model.hf_config import spec_from_config
@@ -375,3 +379,24 @@ def test_awq_input_1_rows_hold_an_embedding_more():
         awq = printed[model, "AWQ", 6144] - printed[model, "AWQ", 1]
         gptq = printed[model, "GPTQ-Int4", 6144] - printed[model, "GPTQ-Int4", 1]
         assert (awq < gptq - 0.1) == tied, (size, awq, gptq)
+
+
+@pytest.mark.parametrize("slug,before,first", [
+    ("Qwen/Qwen2-7B-Instruct", "4.36.2", "4.37.0"),
+    ("Qwen/Qwen2-57B-A14B-Instruct", "4.39.3", "4.40.0"),
+    ("Qwen/Qwen3-8B", "4.50.3", "4.51.0"),
+    ("Qwen/Qwen3-30B-A3B", "4.50.3", "4.51.0"),
+])
+def test_release_without_the_modeling_file_is_refused(slug, before, first):
+    """Table A prints Transformers 4.38.2 beside Qwen2-57B-A14B, which 4.38.2 cannot load: transformers/models/
+    qwen2_moe/ is absent from the 4.39.3 sdist and present in 4.40.0 (archs.py FIRST_RELEASES), so that release is
+    refused in one line naming the first that runs it, and the row is taken at 4.40.0."""
+    spec = spec_from_config(dict(catalog.lookup(slug).config), name=slug)
+
+    def estimate(version):
+        return tfe.ENGINE.estimate(spec, (Device("CUDA0", "NVIDIA A100-SXM4-80GB", 80 * GiB),),
+                                   tfe.TransformersSettings(prompt_tokens=1, max_new_tokens=16, engine_version=version))
+
+    with pytest.raises(OomkitError, match=rf"transformers {before} has no .* runs from transformers {first} \("):
+        estimate(before)
+    assert estimate(first).total_bytes > 0

@@ -12,6 +12,7 @@ from ...model.spec import ModelSpec
 from ...model.weights import is_gguf_format
 from ...quant.dtypes import FLOAT_BYTES, canonical, unquantized_dtype
 from ..versions import NEWEST_WORDS, Eras, Version, parse_release
+from .archs import check_model_release
 
 NEWEST = "5.24.0"
 OLDEST = (4, 36, 0)
@@ -288,6 +289,7 @@ def _logits_kept(s: TransformersSettings, v: Version, prompt: int) -> int:
 
 def resolve(spec: ModelSpec, s: TransformersSettings) -> Resolved:
     v = parse_version(s.engine_version)
+    check_model_release(spec, v)  # archs.py FIRST_RELEASES: a release without the model's modeling file
     labels: list[str] = []
     dtype = _resolve_dtype(spec, s, v)
     prompt, new = _resolve_lengths(spec, s, labels)
