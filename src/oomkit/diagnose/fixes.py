@@ -25,6 +25,9 @@ from .lmstudio import defaults as lms_defaults
 from .result import Diagnosis, Fix
 from .signatures import BY_ID, Signature
 
+# how a fix says its step is oomkit's choice, not a figure or rule read from the engine's source
+RULE_OF_THUMB = "a rule of thumb, not an engine figure"
+
 GiB = 1 << 30
 MiB = 1 << 20
 Q8_SAVES = 1 - 8.5 / 16  # share of an f16 cache that q8_0 K and V save (ggml block_q8_0: 34 bytes / 32 values)
@@ -208,6 +211,8 @@ def _large_reserve(d: Diagnosis) -> bool:
 # apply. (why, drops(text, d, computed, runner))
 _CANNED_DROPS: tuple[tuple[str, Callable[[str, Diagnosis, list[Fix], str | None], bool]], ...] = (
     ("a computed fix already says it", lambda t, d, c, r: _covered(t, c)),
+    ("the MoE offload's fix names -ngl beside --n-cpu-moe",
+     lambda t, d, c, r: t.startswith("-ngl fewer") and any(f.summary.startswith("--n-cpu-moe higher") for f in c)),
     # reader.py GARBAGE_CAUSE: a size computed wrongly; no batch, quantization or GPU count makes it fit
     ("a wrong size, not a shortage", lambda t, d, c, r: GARBAGE_CAUSE in d.causes),
     # PyTorch's message carries several: its allocator settings only where the allocator holds much unused
@@ -529,6 +534,62 @@ def other_processes(n: dict[str, Any]) -> list[dict[str, int]]:
         return procs
     me = min(candidates, key=lambda p: p["bytes"])
     return [p for p in procs if p is not me]
+
+
+# c10/cuda/CUDAMallocAsyncAllocator.cpp mallocAsync (PyTorch 2.0+): "Currently allocated" is pytorch_used_bytes (what
+# this process's PyTorch holds through the allocator, which caches nothing), "Device limit" / "Free" cudaMemGetInfo's
+# total and free, the last figure pytorch_memory_limits (the memory fraction; UINT64_MAX when none is set)
+def async_limit_hit(n: dict[str, Any]) -> bool:
+    """The memory fraction refused it: allocated + requested over the PyTorch limit, a limit below the device."""
+    alloc, req, limit, total = (n.get(k) for k in ("allocated_bytes", "requested_bytes", "fraction_limit_bytes",
+                                                   "total_bytes"))
+    return (isinstance(alloc, int) and isinstance(req, int) and isinstance(limit, int) and alloc + req > limit
+            and not (isinstance(total, int) and limit > total))
+
+
+def async_outside(n: dict[str, Any]) -> int | None:
+    """The device refused it (free below the request, under the fraction's limit) while memory held outside this
+    process's PyTorch allocations (total - free - allocated: other programs on the GPU, or this process's CUDA context
+    and non-PyTorch libraries) could have held the request: -> those bytes, else None."""
+    alloc, req, total, free = (n.get(k) for k in ("allocated_bytes", "requested_bytes", "total_bytes", "free_bytes"))
+    if not all(isinstance(v, int) for v in (alloc, req, total, free)) or async_limit_hit(n) or free >= req:
+        return None
+    outside = total - free - alloc
+    return outside if outside >= req else None
+
+
+def _sycl_moe(d: Diagnosis) -> list[Fix]:
+    """A SYCL failure with llama.cpp's MoE offload on the command line: the experts it leaves on the GPUs
+    (common/arg.cpp --n-cpu-moe N keeps those of the first N layers on the CPU, -ngl the rest of each layer) are the
+    weights to move back; the SYCL maintainers' answer to a model larger than the GPUs (llama.cpp#25812)."""
+    flag = d.settings.get("cpu_moe_flag")
+    if not flag:
+        return []
+    return [Fix(summary=f"--n-cpu-moe higher (more layers' experts kept in host RAM; {flag} was given) or -ngl fewer: "
+                        "the experts left on the GPUs are the weights that did not fit")]
+
+
+def _torch_allowed(d: Diagnosis) -> list[Fix]:
+    n = d.numbers
+    alloc, req, limit = n.get("allocated_bytes"), n.get("requested_bytes"), n.get("fraction_limit_bytes")
+    if async_limit_hit(n):
+        return [Fix(summary=f"a larger memory fraction (torch.cuda.set_per_process_memory_fraction; TGI: "
+                            f"--cuda-memory-fraction): {_g(alloc)} allocated + {_g(req)} requested exceed the "
+                            f"{_g(limit)} it allows"),
+                Fix(summary="a smaller batch / prefill")]
+    outside = async_outside(n)
+    out = []
+    if outside is not None:
+        # first where the reading placed the shortage outside PyTorch (reader.py); after the batch where a step of
+        # the program's own placed it (TGI's warm-up), where that memory may be its own non-PyTorch use
+        out.append(Fix(summary=f"close the other programs using this GPU (`nvidia-smi` lists them; a browser or the "
+                               f"desktop on the same GPU counts): {_g(outside)} of the {_g(n['total_bytes'])} device "
+                               f"is held outside PyTorch's {_g(alloc)}, and the {_g(req)} request would fit in it",
+                       command="nvidia-smi --query-compute-apps=pid,used_memory --format=csv",
+                       saves_bytes=outside))
+    smaller = Fix(summary="a smaller batch, resolution or prefill, or a smaller / quantized model"
+                          + (f": PyTorch itself holds {_g(alloc)}" if isinstance(alloc, int) else ""))
+    return out + [smaller] if d.stage == "other_process" else [smaller] + out
 
 
 def _other_process(d: Diagnosis) -> list[Fix]:
@@ -1085,10 +1146,11 @@ def _sglang_short_pool(d: Diagnosis) -> list[Fix]:
                        flags=("--context-length", str(limit))))
     mfs = d.settings.get("mem_fraction_static")
     k, v = d.buffers.get("k_bytes"), d.buffers.get("v_bytes")
+    kv = (k + v) if k and v else d.buffers.get("kv_bytes")  # MHA's K and V, or an MLA pool's one KV size
     tokens = d.buffers.get("max_total_num_tokens") or pool
     avail, weights = d.buffers.get("avail_mem_after_weights_bytes"), d.buffers.get("model_loading_bytes")
-    if mfs and k and v and tokens and asked and avail and weights:
-        cell = (k + v) / tokens
+    if mfs and kv and tokens and asked and avail and weights:
+        cell = kv / tokens
         gpu = avail + weights  # as _sglang_not_enough: free after the weights plus the weights
         need = (asked + 6 - tokens) * cell
         new = math.ceil((float(mfs) + need / gpu) * 100) / 100
@@ -1658,9 +1720,11 @@ def _llama_compute(d: Diagnosis) -> list[Fix]:
             # own device: the batch (api/types.go NumBatch, 512 by default, is the runner's --batch-size; llama.cpp
             # clamps n_ubatch to it, and the compute graph scales with n_ubatch), or keeping the split off that GPU
             nb = int(d.settings.get("n_batch") or 512)
+            # halving, with 32 as the floor, is a rule of thumb (the buffer scales with the batch; no engine rule
+            # names the step), and the summary says so
             out.append(Fix(summary=f"num_batch {max(32, nb // 2)} (from {nb}): the compute buffer on {dev} scales with "
                                    "the batch; OLLAMA_GPU_OVERHEAD would reserve room on every GPU of the split, not "
-                                   "only on this one"))
+                                   f"only on this one (halving, floor 32: {RULE_OF_THUMB})"))
             if igpu is None:  # else the integrated GPU's own fix, first, says it
                 out.append(Fix(summary=f"CUDA_VISIBLE_DEVICES (or ROCR_VISIBLE_DEVICES) on the Ollama server without "
                                        f"the GPU that held {dev}, or OLLAMA_SCHED_SPREAD unset where it is set (Ollama "
@@ -1878,7 +1942,8 @@ def _ollama_buffer_limit(d: Diagnosis) -> list[Fix]:
     ub = int(d.settings.get("n_ubatch") or 512)
     new = max(32, ub // 2)
     return [Fix(summary=f"num_batch {new} (from {ub}): the compute buffer over the driver's single-buffer limit "
-                        "scales with the batch (PARAMETER num_batch in a Modelfile, or the request's options)"),
+                        "scales with the batch (PARAMETER num_batch in a Modelfile, or the request's options; "
+                        f"halving, floor 32: {RULE_OF_THUMB})"),
             Fix(summary="num_ctx / OLLAMA_CONTEXT_LENGTH smaller: the attention part of that buffer scales with the "
                         "context")]
 
@@ -2009,6 +2074,8 @@ def _trtllm_executor(d: Diagnosis) -> list[Fix]:
 
 _BY_SIGNATURE = {
     "trtllm_executor": _trtllm_executor,
+    "torch_allowed_memory": _torch_allowed,
+    "ggml_sycl_oom": _sycl_moe,
     "vllm_v1_kv_insufficient": _vllm_kv_v1,
     "vllm_v0_kv_insufficient": _vllm_kv_v0,
     "vllm_free_memory_startup": _vllm_free_startup,

@@ -167,6 +167,9 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("-ub", r"(?:^|[\s`'\"])-ub[ =]([0-9]{1,7})\b", "n_ubatch", "int"),
     ("--ubatch-size", r"--ubatch-size[ =]([0-9]{1,7})\b", "n_ubatch", "int"),
     ("--n-gpu-layers", r"--n-gpu-layers ([0-9]{1,20})", "n_gpu_layers", "int"),
+    # llama.cpp's MoE offload named in the text (common/arg.cpp: -cmoe / --cpu-moe, -ncmoe / --n-cpu-moe N keep the
+    # MoE weights of all / the first N layers on the CPU): the flag as typed
+    ("moe", r"(?:^|[\s`'\"(])(--n-cpu-moe|-ncmoe|--cpu-moe|-cmoe)\b", "cpu_moe_flag", "str"),
     # the layer split over several GPUs: common/arg.cpp -ts / --tensor-split 3,1 (llama-bench 3/1), KoboldCpp's
     # --tensor_split 3 1 and its Namespace(... tensor_split=[3.0, 1.0] ...) (None when unset)
     ("tensor_split=[", r"\btensor_split=\[([0-9., ]{1,80})\]", "tensor_split", "str"),
@@ -263,8 +266,11 @@ FIGURES: tuple[tuple[str, str, str, str], ...] = (
     ("Load weight end", r"Load weight end\.[^\n]{0,300}?avail mem=([0-9.]{1,24}) ?GB", "avail_mem_after_weights_bytes",
      "gib"),
     ("KV Cache is allocated", r"KV Cache is allocated\. #tokens: ([0-9]{1,20})", "max_total_num_tokens", "int"),
-    ("KV Cache is allocated", r"K size: ([0-9.]{1,24}) ?GB", "k_bytes", "gib"),
-    ("KV Cache is allocated", r"V size: ([0-9.]{1,24}) ?GB", "v_bytes", "gib"),
+    # mem_cache/memory_pool.py (0.4 to 0.5.x, GB = 1024**3): MHATokenToKVPool prints "K size: X GB, V size: Y GB",
+    # MLATokenToKVPool one "KV size: Z GB" (a latent cache, no separate V): "KV size" is not a V size
+    ("KV Cache is allocated", r"(?<![A-Za-z])K size: ([0-9.]{1,24}) ?GB", "k_bytes", "gib"),
+    ("KV Cache is allocated", r"(?<![A-Za-z])V size: ([0-9.]{1,24}) ?GB", "v_bytes", "gib"),
+    ("KV Cache is allocated", r"\bKV size: ([0-9.]{1,24}) ?GB", "kv_bytes", "gib"),
 )
 # device free memory at load (llama.cpp >= 2025: "using device CUDA0 (NVIDIA ...) - 23307 MiB free")
 DEVICE_FREE = ("using device", r"using device (\S{1,20}) \(([^)\n]{0,120})\)[^\n]{0,80}?- ([0-9]{1,20}) MiB free")

@@ -29,6 +29,7 @@ from .fixes import (
     TRAINING_CAUSE,
     VLLM_SERVING_CAUSE,
     VULKAN_OVERREAD_CAUSE,
+    async_outside,
     causes_for,
     fixes_for,
     metal_budget,
@@ -800,6 +801,15 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
     st = stage_from_next_marker(moved)
     if st:
         return st, "low", ["placed by the step the engine names right after the failure (the message re-wrapped)"]
+    outside = async_outside(numbers) if sig.id == "torch_allowed_memory" else None
+    if outside is not None:
+        # c10/cuda/CUDAMallocAsyncAllocator.cpp mallocAsync: under the fraction's limit, cudaMallocAsync itself found
+        # no room; what is neither free nor this process's PyTorch allocations could have held the request
+        total, alloc, req = numbers["total_bytes"], numbers["allocated_bytes"], numbers["requested_bytes"]
+        return "other_process", "medium", [
+            f"{outside / GiB:.2f} GiB of the {total / GiB:.2f} GiB device is held outside this process's PyTorch "
+            f"allocations ({alloc / GiB:.2f} GiB): another program on the GPU, or this process's CUDA context and "
+            f"non-PyTorch memory; the {req / MiB:,.2f} MiB requested would have fit in it"]
     ub = (settings or {}).get("n_ubatch")
     if sig.engine == "llama.cpp" and isinstance(ub, int) and ub > LLAMA_DEFAULT_UBATCH:
         return "compute", "low", [f"no line names the buffer; the micro-batch is {ub:,} tokens (-ub), "
@@ -1256,6 +1266,17 @@ def _ollama_reason(reason: str) -> tuple[str, str, list[str]]:
     return "unknown", "low", []
 
 
+# a HIP build's fault: ggml-cuda's "ROCm error" (ggml-cuda.cu, CUDA_CHECK under GGML_USE_HIP), HIP's own error names,
+# PyTorch's ROCm message ("Search for `hipErrorIllegalAddress'"; its debugging hint AMD_SERIALIZE_KERNEL=3, what
+# torch/utils/hipify/cuda_to_hip_mappings.py turns CUDA_LAUNCH_BLOCKING=1 into): HIP reads AMD_SERIALIZE_KERNEL=3
+# (wait for each kernel to finish) where CUDA reads CUDA_LAUNCH_BLOCKING=1
+HIP_WINDOW = 4_000  # bytes either side of the fault's line: its own message block
+_HIP_FAULT = re.compile(r"ROCm error|HIP error|hipError|AMD_SERIALIZE_KERNEL")
+_HIP_FAULT_FIXES = (Fix(summary="AMD_SERIALIZE_KERNEL=3 (HIP's counterpart of CUDA_LAUNCH_BLOCKING=1) to find the "
+                                "kernel; update the engine or ROCm; report the bug",
+                        env=(("AMD_SERIALIZE_KERNEL", "3"),)),)
+
+
 def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...], predict: bool = True) -> Diagnosis:
     look = [e for e in evs if e.role == "not_oom" and e.sig.id not in NOTICES]
     notices = [e for e in evs if e.role == "not_oom" and e.sig.id in NOTICES]
@@ -1263,10 +1284,14 @@ def _without_oom(doc: Text, evs: list[Event], recognised: tuple[str, ...], predi
 
     def none_by(e: Event, confidence: str = "high") -> Diagnosis:
         host = host_of(doc.slice(0, 200_000))
+        fixes, backend = _canned(e), e.sig.backend
+        if e.sig.id == "illegal_memory_access" and _HIP_FAULT.search(doc.slice(max(0, e.line.start - HIP_WINDOW),
+                                                                               e.line.start + HIP_WINDOW)):
+            backend, fixes = "ROCm", _HIP_FAULT_FIXES
         return Diagnosis(engine=host if e.sig.engine in HOSTED else e.sig.engine, stage="not_oom", confidence=confidence,
-                         numbers=dict(e.numbers), settings=settings, causes=e.sig.causes, fixes=_canned(e),
+                         numbers=dict(e.numbers), settings=settings, causes=e.sig.causes, fixes=fixes,
                          signature=e.sig.id, line=e.line.no, evidence=e.line.text.strip()[:400], recognised=recognised,
-                         backend=e.sig.backend, host=host if e.sig.engine not in (*HOSTED, host) else None,
+                         backend=backend, host=host if e.sig.engine not in (*HOSTED, host) else None,
                          engine_version=_version(settings, e.sig.engine), buffers=buffers)
 
     if look:

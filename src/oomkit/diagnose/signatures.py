@@ -189,19 +189,28 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("the engine's memory share lower (SGLang --mem-fraction-static, vLLM --gpu-memory-utilization)",
                "a smaller batch or sequence length; more NPUs (tensor parallel)")),
     Signature(
+        # c10/cuda/CUDAMallocAsyncAllocator.cpp mallocAsync (PyTorch 2.0+, the cudaMallocAsync backend): one message
+        # for two refusals. err is set to cudaErrorMemoryAllocation when pytorch_used_bytes + size exceeds
+        # pytorch_memory_limits (set_per_process_memory_fraction; UINT64_MAX, printed 17179869184.00 GiB, when no
+        # fraction is set), or comes from cudaMallocAsync itself when the device has no room; then it prints
+        # pytorch_used_bytes, the size, cudaMemGetInfo's total and free, and the limit. fixes.torch_allowed reads
+        # which of the two it was from those figures
         "torch_allowed_memory", "pytorch", ("would exceed allowed memory",),
-        r"Allocation on device [0-9]{1,4} would exceed allowed memory", priority=5,
+        r"Allocation on device [0-9]{1,4} would exceed allowed memory", priority=5, span=6,
         fields=(Field("device", r"Allocation on device ([0-9]{1,4})", "int"),
                 Field("allocated_bytes", r"Currently allocated\s{0,40}: " + SIZE),
                 Field("requested_bytes", r"Requested\s{0,40}: " + SIZE),
-                Field("allowed_bytes", r"Device limit\s{0,40}: " + SIZE),
-                Field("free_bytes", r"Free \(according to CUDA\): " + SIZE)),
+                Field("total_bytes", r"Device limit\s{0,40}: " + SIZE),
+                Field("free_bytes", r"Free \(according to CUDA\): " + SIZE),
+                Field("fraction_limit_bytes", r"memory fraction\)(?:\s|\\n){0,40}: " + SIZE)),
         message="Allocation on device {DEV} would exceed allowed memory. (out of memory) / Currently allocated : {A} / "
-                "Requested : {REQ} / Device limit : {LIMIT} / Free (according to CUDA): {FREE} / PyTorch limit (set "
+                "Requested : {REQ} / Device limit : {TOTAL} / Free (according to CUDA): {FREE} / PyTorch limit (set "
                 "by user-supplied memory fraction) : {LIMIT}",
-        versions="PyTorch 2.0 with a per-process memory fraction (TGI's --cuda-memory-fraction)",
-        causes=("the process's memory fraction (set_per_process_memory_fraction) caps what PyTorch may allocate",),
-        fixes=("a larger memory fraction (TGI: --cuda-memory-fraction), or a smaller batch / prefill",)),
+        versions="PyTorch 2.0+ with the cudaMallocAsync allocator (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync, "
+                 "ComfyUI's default; TGI)",
+        causes=("PyTorch's cudaMallocAsync allocator refused the allocation: the per-process memory fraction's limit, "
+                "or the device itself out of room (the figures say which)",),
+        fixes=()),
     Signature(
         # c10/cuda/CUDAMallocAsyncAllocator.cpp mallocAsync (PyTorch 2.x, the cudaMallocAsync backend that ComfyUI
         # turns on by default, cli_args --cuda-malloc): TORCH_CHECK_WITH(OutOfMemoryError, false, "Allocation on
@@ -841,7 +850,8 @@ SIGNATURES: tuple[Signature, ...] = (
         message="Native API failed. Native API returns: -5 (PI_ERROR_OUT_OF_RESOURCES) / "
                 "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
         versions="llama.cpp SYCL backend (Intel GPUs; also ipex-llm)",
-        causes=("the Intel GPU's memory (or the driver's allocation limit) is exhausted",),
+        causes=("the Intel GPU's memory (or the driver's allocation limit) is exhausted; OUT_OF_HOST_MEMORY is the "
+                "host memory Level Zero allocates for the device's work (USM host and staging buffers)",),
         # Level Zero refuses one allocation above the device's max_mem_alloc_size (4 GB under the stateful addressing
         # model: compute-runtime's "Allocations greater than 4GB") unless the Unified Runtime's L0 adapter is told
         # UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 (intel/llvm sycl/test-e2e/Plugin/max_malloc.cpp); ggml-sycl caps
