@@ -147,6 +147,13 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
             # pathlib drops the slash; open() and llama.cpp's fopen fail on "m.gguf/" (ENOTDIR)
             raise ModelError(f"{ref}: Not a directory (a file named with a trailing slash): drop the slash")
         return _from_path(path, weight_format, default_format)
+    bidi = next((c for c in ref if "\u202a" <= c <= "\u202e" or "\u2066" <= c <= "\u2069"), None)
+    if bidi is not None:
+        # a bidirectional embedding, override or isolate shows the name in another order than it reads
+        # ("\u202eQwen/Qwen3-8B" shows reversed): the catalog's key drops it and would read a model the
+        # user never saw (a file of that name on this machine is read above)
+        raise ModelError(f"model {ref[:80]!r}: a model name cannot hold the bidirectional control {bidi!r}, which "
+                         "shows the name in another order than it reads")
     ref = names.canonical_ref(ref)  # a hub URL is its repo name, not a folder
     lms = _LMS_VARIANT.fullmatch(ref)
     if lms is not None and is_gguf_format(lms.group(2)):
@@ -178,6 +185,13 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
         # "mlx-community/" (a repo id cut after its owner) is no model: no catalog or hub lookup guesses one for it
         raise ModelError(f"unknown model {ref!r}: not a folder on this machine, and as a repo id it names only its "
                          f"owner ({ref.rstrip('/')}/<model>)")
+    folder = re.split(r"[\\/]", ref.rstrip("\\/"))[-1]
+    if _PATH_LIKE.search(ref) and not _HUB_CACHE_DIR.search(ref) and _is_owner(folder):
+        # "/models/Qwen", "/Qwen": a folder named after a publisher (where its repos are kept), not on this machine;
+        # no model name is in it (Ollama's tag "qwen", Qwen1.5 4B Chat, is not what it holds)
+        sep = "\\" if "\\" in ref else "/"
+        raise ModelError(f"no such folder: {ref} (a folder named after the publisher {folder}, not after a model: "
+                         f"give the model's folder, {ref.rstrip(sep)}{sep}<model>)")
     cached = _cached_gguf(ref)
     if cached is not None:
         repo, quant = split_quant(cached)
@@ -481,6 +495,10 @@ def _catalog_folder(ref: str) -> str | None:
     # ModelScope's download cache keeps a repo whose name holds a dot in a folder with "___" for each "." (the
     # ".../Qwen/Qwen2___5-VL-72B-Instruct" of its snapshot_download, vllm#13124)
     base = base.replace("___", ".")
+    if not cached and _is_owner(base):
+        # a folder named after a publisher ("Qwen/", "/models/Qwen": the folder its repos are kept in, or a repo id
+        # cut after its owner) names no model, though Ollama's tag "qwen" would read it as Qwen1.5 4B Chat
+        return None
     entry = catalog.lookup(base)
     if entry is not None:
         return entry.hf_id
@@ -495,6 +513,12 @@ def _catalog_folder(ref: str) -> str | None:
         return None
     repo = f"{found.base_hf_id.split('/', 1)[0]}/{base}"
     return repo if names.derive(repo) is not None else None
+
+
+def _is_owner(name: str) -> bool:
+    """Whether `name` is the owner part of a catalog model's repo id (case-insensitive): "Qwen", "TinyLlama"."""
+    low = name.lower()
+    return any(e["hf_id"].lower().startswith(low + "/") for e in catalog.entries())
 
 
 def _cached_gguf(ref: str) -> str | None:
