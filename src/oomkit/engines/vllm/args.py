@@ -545,6 +545,9 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         opts["disable_custom_all_reduce"] = bool(value)
     elif flag == "--attention-backend":
         opts["attention_backend"] = str(value).upper()
+    elif flag == "--moe-backend":
+        # KernelConfig.moe_backend (engine/arg_utils.py): read by profile.py's cutlass and flashinfer_b12x rules
+        opts["moe_backend"] = str(value).strip().lower()
     elif flag in ("--attention-config", "-ac"):
         _apply_attention_config(flag, value, opts)
     elif flag == "--mamba-cache-dtype":

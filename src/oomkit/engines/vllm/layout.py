@@ -43,6 +43,7 @@ from .phases import (
 from .profile import (
     RankMemory,
     activation_bytes,
+    b12x_workspace_bytes,
     context_bytes,
     cudagraphs_in_budget,
     determine_available_memory,
@@ -141,14 +142,15 @@ def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) ->
         state = runner_state_bytes(spec, r, last_stage=stage == r.pp - 1)
         inside = state if runner_state_in_budget(r) else 0
         mamba = v0_mamba_cache_bytes(spec, s, r, parts[stage])  # V0: built in the profile run, kept
+        kept = b12x_workspace_bytes(spec, s, r, parts[stage])  # the b12x MoE wrappers: likewise
         memory = RankMemory(weights=weights_rank[g] - moved,
                             activation=activation_bytes(spec, s, r, last_stage=stage == r.pp - 1,
-                                                        driver=g % r.tp == 0) + mamba,
+                                                        driver=g % r.tp == 0, kept=kept) + mamba,
                             non_torch=non_torch_bytes(r) + inside,
                             cudagraph=_graph_pool(spec, s, r, parts[stage][1] - parts[stage][0]
                                                   + drafter_graph_layers(s, r, stage == r.pp - 1), stage == 0,
                                                   drafter_graph_layers(s, r, stage == r.pp - 1)),
-                            context=context_bytes(r) + state - inside, state=mamba)
+                            context=context_bytes(r) + state - inside, state=mamba, kept=kept)
         ranks.append(_Rank(index=g, device=dev, stage=stage, layers=parts[stage],
                            plan=kv_plan(spec, s, r, parts[stage]), memory=memory, host_weights=moved))
     return ranks
@@ -491,7 +493,7 @@ def _usages(spec: ModelSpec, s: VllmSettings, r: Resolved, ranks: list[_Rank], n
             graphs = capture_bytes(spec, s, r, n_layers, rk.stage == 0, drafter_graph_layers(s, r, last)) \
                 if r.v1 else m.cudagraph
             held = sampler_warmup_bytes(spec, s, r) if last else 0
-            compute = max(m.activation - m.state - kv - graphs, held)
+            compute = max(m.activation - m.state - m.kept - kv - graphs, held) + m.kept
         else:
             graphs, compute = m.cudagraph, m.activation - m.state
         overhead = m.context + m.non_torch + graphs

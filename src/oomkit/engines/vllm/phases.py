@@ -597,7 +597,9 @@ def startup_phases(spec: ModelSpec, s: VllmSettings, r: Resolved, total: int | N
         ("CUDA context", m.context, False, False),
         ("weights", m.weights, True, False),
         *([("Mamba state (V0 MambaCacheManager, built in the profile run)", m.state, True, False)] if m.state else []),
-        ("profile run (activation peak)", m.activation - m.state, True, True),
+        *([("FlashInfer b12x MoE workspaces (built in the profile run, kept)", m.kept, True, False)]
+          if m.kept else []),
+        ("profile run (activation peak)", m.activation - m.state - m.kept, True, True),
         ("non-torch memory (NCCL / custom all-reduce buffers, cuBLAS)", m.non_torch, True, False),
         ("KV cache", kv, True, False),
     ]

@@ -187,11 +187,13 @@ V2_SAMPLER_FLASHINFER = 8
 
 
 def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: bool = True,
-                     driver: bool = True) -> int:
+                     driver: bool = True, kept: int = 0) -> int:
     """torch peak increase of profile_run (v1/worker/gpu_model_runner.py): _dummy_run of max_num_batched_tokens
     tokens, then _dummy_sampler_run on min(max_num_seqs, tokens) rows of full-vocabulary logits with top-k and
     top-p; MoE layers keep the fused-MoE workspace (T x top_k x (max(2N, H) + N)) alive. driver: in V0 the rank
-    that samples (tensor-parallel rank 0 of the last stage; v0_activation)."""
+    that samples (tensor-parallel rank 0 of the last stage; v0_activation). kept: what the model's forward builds
+    and keeps from then on (the b12x wrappers, b12x_workspace_bytes), beside the forward and the sampler pass but
+    not the multimodal encoder's earlier pass."""
     v0 = v0_profile(spec, s, r)  # V0: a multimodal dummy prompt runs whole past its share (encoder.py)
     T = v0.tokens
     b = r.dtype_bytes
@@ -207,7 +209,11 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     if moe and not triton_mxfp4_moe(spec, r):
         f = max(moe, key=lambda x: x.n_ff_expert * x.n_experts_used)
         n_rank = f.n_ff_expert if s.enable_expert_parallel else f.n_ff_expert / r.tp
-        if r.at_least("moe_modular") and not vllm_cutlass_fp4_moe(spec, s):
+        if b12x_moe(spec, s, r):
+            # FlashInferB12xExperts.workspace_shapes: (1,) and (0,), the (M, K) output beside them; the wrappers'
+            # own buffers, allocated in this run and kept, the caller adds by stage (b12x_workspace_bytes)
+            ws = T * h * b
+        elif r.at_least("moe_modular") and not vllm_cutlass_fp4_moe(spec, s):
             # the modular kernel's TritonExperts.workspace_shapes (settings.ERAS moe_modular): workspace13
             # (M, top_k, max(N/2, K)), which the output reuses, and workspace2 (M, top_k, max(N, K)), N = 2 n; M is
             # the whole batch from 0.18 (moe_unchunked), at most VLLM_FUSED_MOE_CHUNK_SIZE before
@@ -244,6 +250,7 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
         return max(sampled, mm.vision_peak, mm.decoder_held + max(forward + ws, mm.cross))
     # the encoder pass runs first (its own peak), then its inputs and outputs stay alive through the rest
     encoder, encoder_pass = encoder_profile(spec, s, r)
+    ws += kept
     if not last_stage:
         return int(max(forward + ws + encoder, encoder_pass))
     if not r.at_least("v1_dummy_sampler"):
@@ -514,6 +521,65 @@ def vllm_cutlass_fp4_moe(spec: ModelSpec, s: VllmSettings) -> bool:
         "nvfp4" in t.dtype.lower() and "_exps" in t.name for t in spec.weights.tensors)
 
 
+# FlashInfer's b12x fused MoE for SM12x (--moe-backend flashinfer_b12x; fused_moe/oracle/nvfp4.py keeps it out of
+# vLLM's own pick, "intentionally excluded from auto-selection", so only the flag selects it). From 0.25 each MoE
+# layer's FlashInferB12xExperts builds its own flashinfer.fused_moe.B12xMoEWrapper on its first apply(), in the
+# profile run (experts/flashinfer_b12x_moe.py _ensure_wrapper: use_cuda_graph=True, max_num_tokens =
+# FusedMoEConfig.max_num_tokens = max_num_batched_tokens, fused_moe/layer.py; read in 0.25.1 and 0.27.0; 0.24.0
+# calls the functional flashinfer_b12x_fused_moe, whose module-level workspace cache one shape shares across the
+# layers: not modelled). The wrapper pre-allocates and keeps, per layer (FlashInfer 0.6.13, 0.25.1's pin:
+# fused_moe/cute_dsl/b12x_moe.py B12xMoEWrapper._allocate_buffers, blackwell_sm12x/moe_dispatch.py), for
+# R = max_num_tokens x top_k routed rows over E local experts of hidden K: a static workspace of
+# min(R, B12X_STATIC_CUTOVER) rows a expert where R is past the cutover (allocate_sm120_static_workspace: the packed
+# FP4 input E x rows x K/2, its FP8 block scales E x rows (to 128) x K/16 (to 4), token_map and token_weights,
+# 4 B each), a dynamic one beside it (allocate_sm120_dynamic_workspace: ceil(R / 128) + min(E, R) - 1 tiles of
+# 128 rows, _dynamic_task_geometry, with the same per-row input, scales and maps) and the bf16 output
+# (max_num_tokens, K). The modular kernel's own workspaces are (1,) and (0,) (workspace_shapes), only its (M, K)
+# output beside them. vllm#49476 (RTX PRO 6000, 0.25.1, Qwen3.6-35B-A3B NVFP4 at 8,192 batched tokens): 52.89 GiB of
+# KV with b12x against 64.36 with Marlin; 40 layers x 322 MiB here. Not carried: later FlashInfer pins (0.27's
+# not read) and vllm PR #48698 (one workspace shared across the layers; open in the 0.27 tree).
+B12X_WRAPPER_FROM = (0, 25, 0)
+B12X_TILE = 128  # moe_dispatch.py _LEVEL_TILE_M
+B12X_STATIC_CUTOVER = 640  # moe_dispatch.py _STATIC_COMPACT_CUTOVER_PAIRS_DEFAULT (routed rows)
+
+
+def b12x_moe(spec: ModelSpec, s: VllmSettings, r: Resolved) -> bool:
+    """NVFP4 experts on FlashInfer's b12x kernel with its per-layer wrapper (B12X_WRAPPER_FROM): the flag, an SM12x
+    GPU (FlashInferB12xExperts._supports_current_device), no expert parallelism (_supports_parallel_config)."""
+    return ((s.moe_backend or "").lower() == "flashinfer_b12x" and r.version >= B12X_WRAPPER_FROM
+            and (r.cc or (0, 0))[0] == 12 and not s.enable_expert_parallel
+            and any("nvfp4" in t.dtype.lower() and "_exps" in t.name for t in spec.weights.tensors))
+
+
+def b12x_workspace_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved,
+                         layer_range: tuple[int, int] | None = None) -> int:
+    """What the b12x wrappers keep on a rank from the profile run on (the comment above B12X_WRAPPER_FROM): every MoE
+    layer's (of layer_range, the rank's pipeline stage; None: all) static and dynamic workspaces and output buffer;
+    0 off that path. Built in the profile run, so inside its peak, and kept after it (layout.py RankMemory.kept)."""
+    if not b12x_moe(spec, s, r):
+        return 0
+    lo, hi = layer_range if layer_range is not None else (0, spec.n_trunk_layers)
+    m = r.max_num_batched_tokens
+    k = spec.n_embd
+    scale_cols = -(-(k // 16) // 4) * 4  # FP8 block scales a row: K / 16, aligned to 4
+    per_row = k // 2 + scale_cols + 4 + 4  # packed FP4 input, its scales, token_map, token_weights
+    total = 0
+    for layer in spec.trunk_layers:
+        f = layer.ffn
+        if not f.is_moe or not lo <= layer.index < hi:
+            continue
+        e = f.n_experts
+        routed = m * f.n_experts_used
+        dynamic = routed > B12X_STATIC_CUTOVER
+        static_rows = min(routed, B12X_STATIC_CUTOVER) if dynamic else routed
+        total += e * static_rows * per_row
+        if dynamic:
+            tiles = -(-routed // B12X_TILE) + min(e, routed) - 1
+            total += tiles * B12X_TILE * per_row
+        total += m * k * 2  # the bf16 output (max_num_tokens, K)
+    return total
+
+
 # The first release whose install carries triton_kernels. From 0.10.2 the Triton MXFP4 MoE is vLLM's pick on Hopper
 # only when that package imports (quantization/mxfp4.py get_mxfp4_backend: has_triton_kernels()), else Marlin; no
 # wheel depended on it: "users have to install triton_kernels manually" (vllm#27370, 2025-10-22, whose pip
@@ -763,6 +829,9 @@ class RankMemory:
     context: int
     # V0's MambaCacheManager (kv.v0_mamba_cache_bytes): built in the profile run, so inside `activation`, and kept
     state: int = 0
+    # buffers the profile run builds and keeps that are no recurrent state (the b12x MoE wrappers' workspaces,
+    # b12x_workspace_bytes): inside `activation` too
+    kept: int = 0
 
 
 @dataclass(frozen=True)
