@@ -70,6 +70,7 @@ from oomkit.memory import Device
 from oomkit.model import catalog
 from oomkit.model.hf_config import spec_from_config
 from oomkit.model.resolve import resolve
+from tests.sweep_harness import offline, run_cli  # noqa: F401 (the autouse fixture: no network, a fresh cache)
 
 GiB = 1 << 30
 LENGTHS = (1, 6144, 14336, 30720)
@@ -588,3 +589,12 @@ def test_qwen3_quantized_speed_benchmark_peak(model, quant, length, printed, mon
         device_map="auto", engine_version=VERSION_QWEN3))
     allocated = est.engine_view["torch_allocated_bytes"]["CUDA0"] / (1 << 20)
     assert abs(allocated / printed - 1) <= 0.05, f"{model} {quant} @ {length}: {allocated:.0f} vs {printed} MiB ({URL_QWEN3})"
+
+
+def test_cli_refuses_the_release_in_one_line():
+    """The command line: exit 2 and one line naming the first release, no traceback."""
+    rc, out, err = run_cli("estimate", "Qwen/Qwen2-57B-A14B-Instruct", "--engine", "transformers",
+                           "--engine-version", "4.38.2", "--gpu", "A100-80GB")
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "transformers 4.38.2 has no Qwen2MoeForCausalLM" in err and "--engine-version 4.40.0" in err
