@@ -35,20 +35,21 @@ concurrency and blocks 3 %.
 18 of 21 printed figures agree before, 21 after. The three that did not were one cause: oomkit read --moe-backend
 into nothing (engines/vllm/args.py kept the flag for the command it writes but never set the setting), and no rule
 knew FlashInfer's b12x MoE. Both are fixed from the sources: the flag now sets moe_backend (which also makes the
---moe-backend cutlass rule reachable from the command line), and profile.py b12x_workspace_bytes keeps, from 0.25
-on, every MoE layer's B12xMoEWrapper workspaces (vLLM 0.25.1 / 0.27.0 experts/flashinfer_b12x_moe.py
-_ensure_wrapper, built in the profile run with use_cuda_graph=True and max_num_tokens = max_num_batched_tokens;
-FlashInfer 0.6.13 b12x_moe.py _allocate_buffers and blackwell_sm12x/moe_dispatch.py: a static workspace of 640 rows
-a expert, a dynamic one of ceil(R / 128) + E - 1 tiles of 128 rows and the (tokens, hidden) output), 40 layers x 322
-MiB for this model at 8,192 batched tokens, in place of the modular kernel's one-layer Triton workspace. The
-difference the comment measures between the two backends, 11.47 GiB, is 11.49 here.
+--moe-backend cutlass rule reachable from the command line), and profile.py b12x_workspace_bytes keeps, in 0.25.0 to
+0.28.x, every MoE layer's B12xMoEWrapper workspaces from the profile run on (vLLM 0.25.1 / 0.27.0
+experts/flashinfer_b12x_moe.py _ensure_wrapper, built in the profile run with use_cuda_graph=True and max_num_tokens
+= max_num_batched_tokens; FlashInfer 0.6.13 b12x_moe.py _allocate_buffers and blackwell_sm12x/moe_dispatch.py, the
+same allocations in 0.6.14 and 0.6.16.post3: a static workspace of 640 rows a expert, a dynamic one of
+ceil(R / 128) + E - 1 tiles of 128 rows and the (tokens, hidden) output), 40 layers x 322 MiB for this model at
+8,192 batched tokens, in place of the modular kernel's one-layer Triton workspace, and kept through the phases after
+the KV cache. The difference the comment measures between the two backends, 11.47 GiB, is 11.49 here.
 
 Read but not modelled: the DGX Spark's budget sits 1.64 % of the GPU low because its unified memory makes the
 profile's non-torch figure whatever the host took meanwhile (profile.py NON_TORCH_UMA, 4.60 GiB fitted on a 0.22
 log; this 0.11.0 container run leaves about 2.6 GiB), and the same free-memory reading gives the graph capture its
 negative -0.03 GiB (oomkit's 0.67 is the discrete-GPU capture; both inside the limit). 0.24.0 runs b12x through the
-functional flashinfer_b12x_fused_moe, whose module-level workspace cache one shape shares across layers: not
-modelled (no log).
+functional flashinfer_b12x_fused_moe, whose module-level workspace cache one shape shares across layers, and 0.29+
+pin FlashInfer 0.6.18 and later, whose dynamic workspace takes a per-shape tile height: neither modelled (no log).
 
 Searched and not held (corpus "issues", "pages" and "code"): blog.huikang.dev's gpt-oss-120b walk-through and
 www.robotmunki.com (already listed as not held by tests/test_vllm_heldout14.py), a Qwen3-235B-A22B-FP8 8 x L40S TP 8
@@ -203,6 +204,7 @@ def test_b12x_workspace_by_hand():
 
 @pytest.mark.parametrize("changes,gpu", [
     ({"engine_version": "0.24.0"}, None),  # the functional path: one shared workspace cache (not modelled)
+    ({"engine_version": "0.29.0"}, None),  # FlashInfer 0.6.18's per-shape tile height (not modelled)
     ({"moe_backend": None}, None),  # vLLM never picks b12x itself (oracle/nvfp4.py)
     ({"moe_backend": "marlin"}, None),
     ({}, "H100"),  # SM120 family only (_supports_current_device)

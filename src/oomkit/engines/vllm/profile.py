@@ -525,9 +525,10 @@ def vllm_cutlass_fp4_moe(spec: ModelSpec, s: VllmSettings) -> bool:
 # vLLM's own pick, "intentionally excluded from auto-selection", so only the flag selects it). From 0.25 each MoE
 # layer's FlashInferB12xExperts builds its own flashinfer.fused_moe.B12xMoEWrapper on its first apply(), in the
 # profile run (experts/flashinfer_b12x_moe.py _ensure_wrapper: use_cuda_graph=True, max_num_tokens =
-# FusedMoEConfig.max_num_tokens = max_num_batched_tokens, fused_moe/layer.py; read in 0.25.1 and 0.27.0; 0.24.0
-# calls the functional flashinfer_b12x_fused_moe, whose module-level workspace cache one shape shares across the
-# layers: not modelled). The wrapper pre-allocates and keeps, per layer (FlashInfer 0.6.13, 0.25.1's pin:
+# FusedMoEConfig.max_num_tokens = max_num_batched_tokens, fused_moe/layer.py; read in 0.25.0, 0.25.1, 0.27.0, 0.29.0
+# and 0.34.0; 0.24.0 calls the functional flashinfer_b12x_fused_moe, whose module-level workspace cache one shape
+# shares across the layers: not modelled). The wrapper pre-allocates and keeps, per layer (FlashInfer 0.6.13, the
+# pin of 0.25.x, and the same allocations in 0.6.14 and 0.6.16.post3, those of 0.26.0 and 0.27.0-0.28.0:
 # fused_moe/cute_dsl/b12x_moe.py B12xMoEWrapper._allocate_buffers, blackwell_sm12x/moe_dispatch.py), for
 # R = max_num_tokens x top_k routed rows over E local experts of hidden K: a static workspace of
 # min(R, B12X_STATIC_CUTOVER) rows a expert where R is past the cutover (allocate_sm120_static_workspace: the packed
@@ -536,17 +537,21 @@ def vllm_cutlass_fp4_moe(spec: ModelSpec, s: VllmSettings) -> bool:
 # 128 rows, _dynamic_task_geometry, with the same per-row input, scales and maps) and the bf16 output
 # (max_num_tokens, K). The modular kernel's own workspaces are (1,) and (0,) (workspace_shapes), only its (M, K)
 # output beside them. vllm#49476 (RTX PRO 6000, 0.25.1, Qwen3.6-35B-A3B NVFP4 at 8,192 batched tokens): 52.89 GiB of
-# KV with b12x against 64.36 with Marlin; 40 layers x 322 MiB here. Not carried: later FlashInfer pins (0.27's
-# not read) and vllm PR #48698 (one workspace shared across the layers; open in the 0.27 tree).
+# KV with b12x against 64.36 with Marlin; 40 layers x 322 MiB here. Not carried: 0.29's pin, FlashInfer 0.6.18,
+# picks the dynamic tile height per shape (moe_dispatch.py _select_dynamic_tile_m) and adds the direct-micro planes,
+# and 0.34's 0.7.3 was not read, so the rule stops at B12X_UNTIL; vllm PR #48698 (one workspace shared across the
+# layers) is not in the 0.34.0 tree.
 B12X_WRAPPER_FROM = (0, 25, 0)
+B12X_UNTIL = (0, 29, 0)
 B12X_TILE = 128  # moe_dispatch.py _LEVEL_TILE_M
 B12X_STATIC_CUTOVER = 640  # moe_dispatch.py _STATIC_COMPACT_CUTOVER_PAIRS_DEFAULT (routed rows)
 
 
 def b12x_moe(spec: ModelSpec, s: VllmSettings, r: Resolved) -> bool:
-    """NVFP4 experts on FlashInfer's b12x kernel with its per-layer wrapper (B12X_WRAPPER_FROM): the flag, an SM12x
-    GPU (FlashInferB12xExperts._supports_current_device), no expert parallelism (_supports_parallel_config)."""
-    return ((s.moe_backend or "").lower() == "flashinfer_b12x" and r.version >= B12X_WRAPPER_FROM
+    """NVFP4 experts on FlashInfer's b12x kernel with its per-layer wrapper, in the releases whose FlashInfer pin was
+    read (B12X_WRAPPER_FROM to B12X_UNTIL): the flag, an SM12x GPU (FlashInferB12xExperts._supports_current_device),
+    no expert parallelism (_supports_parallel_config)."""
+    return ((s.moe_backend or "").lower() == "flashinfer_b12x" and B12X_WRAPPER_FROM <= r.version < B12X_UNTIL
             and (r.cc or (0, 0))[0] == 12 and not s.enable_expert_parallel
             and any("nvfp4" in t.dtype.lower() and "_exps" in t.name for t in spec.weights.tensors))
 
