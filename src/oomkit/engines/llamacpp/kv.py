@@ -90,7 +90,10 @@ def resolve_context(spec: ModelSpec, s: LlamaCppSettings) -> Context:
     type_k = _cache_type(s.cache_type_k, "-ctk")
     type_v = _cache_type(s.cache_type_v, "-ctv")
     fa = _flash_attention(spec, s, type_k, type_v, build)
-    n_ubatch = min(s.n_batch, s.n_ubatch)  # llama_context: n_ubatch = min(n_batch, n_ubatch)
+    # llama_context: n_batch raised to GGML_KQ_MASK_PAD (-b 8 runs a 32-token ubatch at b4394), then n_ubatch =
+    # min(n_batch, n_ubatch)
+    n_batch = max(s.n_batch, kq_mask_pad(build))
+    n_ubatch = min(n_batch, s.n_ubatch)
     # llama_context::llama_context: n_ctx = GGML_PAD(n_ctx, 256); per-sequence size padded too when not unified
     if ERAS.reached(build, "pad_256_always"):
         pad = 256
@@ -105,8 +108,17 @@ def resolve_context(spec: ModelSpec, s: LlamaCppSettings) -> Context:
             raise OomkitError("n_ctx_seq == 0: context too small for -np")
         n_ctx = n_ctx_seq * n_seq
     return Context(n_ctx=n_ctx, n_ctx_seq=n_ctx_seq, n_seq_max=n_seq, kv_unified=unified, n_ubatch=n_ubatch,
-                   n_batch=s.n_batch, flash_attn=fa, type_k=type_k, type_v=type_v, build=build,
+                   n_batch=n_batch, flash_attn=fa, type_k=type_k, type_v=type_v, build=build,
                    n_rs_seq=n_rs_seq(spec.architecture, s, build), n_seq_extra=extra)
+
+
+def kq_mask_pad(build: int) -> int:
+    """GGML_KQ_MASK_PAD at a build, the least n_batch llama_context takes (src/llama-context.cpp llama_context::
+    llama_context, b2771-b7349; settings.ERAS kq_mask_pad_*): 32, 64 from b4617, 1 from b7256 (and no rule from
+    b7350, the same as 1); before b2771 no such rule."""
+    if ERAS.reached(build, "kq_mask_pad_1") or not ERAS.reached(build, "kq_mask_pad_32"):
+        return 1
+    return 64 if ERAS.reached(build, "kq_mask_pad_64") else 32
 
 
 def server_extra_seq(s: LlamaCppSettings, build: int) -> int:
@@ -220,6 +232,21 @@ def swa_honoured(spec: ModelSpec, build: int) -> bool:
         # phi3 had a sliding-window cache from PR #13194 until PR #13676 ("model : disable SWA for Phi models")
         return ERAS.reached(build, "iswa") and not ERAS.reached(build, "phi3_swa_off")
     return ERAS.reached(build, "iswa") and spec.architecture in SWA_ARCHS
+
+
+def pre_iswa_swa_mask(spec: ModelSpec, build: int) -> bool:
+    """Whether the graph makes a second KQ mask, KQ_mask_swa, beside KQ_mask for the one cache of a model with
+    sliding and full layers, before the iSWA caches gave each its own cache and mask (ERAS gemma2_swa_mask,
+    swa_mask_pattern, iswa): llama.cpp build_gemma2 (b3274-b4880), then src/llama-graph.cpp
+    build_attn_inp_kv_unified for any hparams.n_swa_pattern > 1 (b4881-b5428). Both masks n_kv x n_tokens F32
+    graph inputs, cast to F16 for flash attention."""
+    if ERAS.reached(build, "iswa"):
+        return False
+    kinds = {layer.kind for layer in attention_layers(spec)}
+    if LayerKind.FULL not in kinds or not kinds & {LayerKind.SLIDING, LayerKind.CHUNKED}:
+        return False  # hparams.n_swa_pattern > 1: windowed (Gemma 2 / 3, Cohere 2) or chunked (Llama 4) and full
+    return ERAS.reached(build, "swa_mask_pattern") or (spec.architecture == "gemma2"
+                                                       and ERAS.reached(build, "gemma2_swa_mask"))
 
 
 def attention_layers(spec: ModelSpec) -> list[LayerSpec]:

@@ -112,6 +112,25 @@ ERAS = Eras({
     # an n_outputs int32 graph input the last layer gathers its rows by (llama.cpp llm_build_context, later
     # src/llama-graph.cpp; built even when every token is an output from PR #14275, 812939a9, b5714, as before it)
     "out_ids": 2540,
+    # GGML_KQ_MASK_PAD (ggml/include/ggml.h, ggml.h before the ggml/ split), the batch padding of the KQ mask, and
+    # llama_context's rule that n_batch is at least that padding (src/llama-context.cpp llama_context::
+    # llama_context, llama.cpp llama_new_context_with_model before it: "n_batch is less than GGML_KQ_MASK_PAD -
+    # increasing to %d"; n_ubatch = min(n_batch, n_ubatch) after it): 32 from PR #5021 "ggml : add Flash
+    # Attention" (9c67c277, 2024-04-30, b2771), 64 from PR #11583 "CUDA: use mma PTX instructions for
+    # FlashAttention" (864a0b67, 2025-02-02, b4617), 1 from PR #17505 "CUDA: generalized (mma) FA" (2e1c9cd81,
+    # 2025-12-03, b7256); PR #17910 "ggml : remove GGML_KQ_MASK_PAD constant" (4dff236a5, 2025-12-10, b7350) then
+    # dropped the rule with the constant (kv.kq_mask_pad)
+    "kq_mask_pad_32": 2771,
+    "kq_mask_pad_64": 4617,
+    "kq_mask_pad_1": 7256,
+    # Before the iSWA caches (ERAS iswa) a model with sliding and full layers kept one cache and two KQ masks of
+    # n_kv x GGML_PAD(n_tokens, GGML_KQ_MASK_PAD), KQ_mask and KQ_mask_swa (kv.pre_iswa_swa_mask): Gemma 2 from PR
+    # #8227 "gemma2: add sliding window mask" (49122a87, 2024-07-01, b3274; llama.cpp build_gemma2 calls
+    # build_inp_KQ_mask_swa beside build_inp_KQ_mask, phi3 only the windowed one), every such model from PR #12181
+    # "llama : refactor llama_context, llama_kv_cache, llm_build_context" (e0dbec0b, 2025-03-13, b4881;
+    # src/llama-graph.cpp build_attn_inp_kv_unified: self_kq_mask_swa when hparams.n_swa_pattern > 1)
+    "gemma2_swa_mask": 3274,
+    "swa_mask_pattern": 4881,
     # PR #21038 "llama : rotate activations for better quantization" (744c0c73, merged 2026-04-01; dated here by
     # llamacpp_build_on): a quantized K / V cache's Hadamard matrices, graph inputs (llama_kv_cache::
     # build_input_k_rot / build_input_v_rot)
