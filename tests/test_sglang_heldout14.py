@@ -3,10 +3,11 @@ lines kept verbatim and the release it names). No constant in oomkit was fitted 
 recorded in the fixtures before oomkit was run, and the figures below are the logs', never oomkit's. "before" is oomkit
 before this set was read, "after" with this set's commits (no rule changed: same).
 
-Three start-ups of Qwen/Qwen2.5-1.5B-Instruct on one DGX Spark (GB10, unified memory) under NVIDIA's
+A-C: three start-ups of Qwen/Qwen2.5-1.5B-Instruct on one DGX Spark (GB10, unified memory) under NVIDIA's
 nvcr.io/nvidia/sglang:26.05-py3 container, whose log prints 'SGLang Version 0.5.11+05fb6a52' (read as 0.5.11), from
 jethac/dgx-spark-hijinks results/ (the unpatched runs: the repository's FP4-KV runs print lines upstream 0.5.11 has
-not, "NVFP4 KV cache calibrated ...", and are not held).
+not, "NVFP4 KV cache calibrated ...", and are not held). D: the reference start-up log in SGLang's own
+.claude/skills/clean-startup-log/SKILL.md (Qwen3-8B, every flag at its default, main of 2026-05-24, read as 0.5.12).
 
 | log | flags | figure | printed | before | after |
 |---|---|---|---|---|---|
@@ -35,9 +36,20 @@ not, "NVFP4 KV cache calibrated ...", and are not held).
 | | | K size of the printed pool | 0.09 GB | 0.09 GiB | same |
 | | | KV tokens from the printed free memory | 6,827 | 10,335 (+51 %; 0.09 GiB, strict xfail) | same |
 | | | decode / prefill graphs | 2.99 / 0.75 GB | 0.87 (strict xfail) / 0.74 GiB (-1.3 %) | same |
+| D: SGLang's clean-startup-log skill | Qwen3-8B, every default, an SM100 GPU with 275.75 GiB free | attention backend, page size, chunked_prefill_size, max_running_requests, context_len | trtllm_mha, 64, 16,384, 4,096, 40,960 | same | same |
+| | | decode graphs (52, to 512), prefill sizes (74, to 16,384) | 52, 74 | same | same |
+| | | weights | 15.28 GB | 15.28 GiB | same |
+| | | K size of the printed pool (size + one page) | 117.28 GB | 117.28 GiB | same |
+| | | KV tokens from the printed free memory at start | 1,707,904 | 1,705,920 (-0.12 %) | same |
+| | | free after the weights / the pools / before and after the decode graphs | 260.48 / 25.28 / 24.16 / 23.56 GB | 260.47 / 25.56 / 24.53 / 23.50 GiB | same |
+| | | decode graphs | 0.60 GB | 1.04 GiB (+73 %, strict xfail) | same |
+| | | prefill (piecewise) graphs | 2.32 GB | 3.55 GiB (+53 %, strict xfail) | same |
+| | | free at the end (available_gpu_mem) | 21.24 GB | 19.94 GiB (-0.5 % of the card) | same |
 
-Count, the rows above taken figure by figure (a row of several figures counts each): 28 of 37 before, 28 of 37
-after. No engine rule explains the nine: they are the GB10's unified memory, where torch.cuda.mem_get_info is the
+Count, the rows above taken figure by figure (a row of several figures counts each): 43 of 54 before, 43 of 54
+after. D's two are capture amounts oomkit prices with constants fitted on other backends (0.408 MiB a decode graph
+and layer; the prefill graphs' per-hidden cost), which one log does not refit; its free memory stays inside the band
+because the pool absorbs them. No engine rule explains A-C's nine: they are the GB10's unified memory, where torch.cuda.mem_get_info is the
 system's free memory. (1) The host's own use: oomkit's GB10 starts with 121.35 GiB free, the logs with 112.26 and
 112.24 (and 16.48 on a busy host); sized from the printed free memory at start the pool is within 0.7 %. (2) What the
 process allocates on the host during a phase counts as GPU memory: the same weights print 3.01 GB in log C and 3.25 /
@@ -235,3 +247,65 @@ def test_verdicts():
     # every run started; so does oomkit's estimate of each
     for stem in (A, B, C):
         assert _on_gb10(stem).engine_view["max_total_num_tokens"] > 0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# D: SGLang's own clean-startup-log skill, Qwen3-8B at every default on an SM100-family GPU (main of 2026-05-24)
+
+D = "qwen3-8b-sm100-defaults-main-2026-05-24-sglang-skill"
+Q8_K_CELL = 36 * 8 * 128 * 2  # K of a token: 36 layers x 8 KV heads x 128 x 2 B
+
+
+def _d():
+    """The log names no GPU: an SM 10.3 card (B300) whose free memory at start is the printed 275.75 GiB."""
+    dev = with_facts(Device("CUDA0", "NVIDIA B300", int(275.75 * 1024 + CONTEXT_MIB) * MiB))
+    return sg.ENGINE.estimate(resolve("Qwen/Qwen3-8B", tag_formats=False), (dev,),
+                              sg.SGLangSettings(engine_version="0.5.12"))
+
+
+def test_d_defaults():
+    # trtllm_mha with 64-token pages on SM100, 16,384-token chunks, 52 decode graphs (to 512) and 74 prefill sizes (to
+    # 16,384), 4,096 requests, Qwen3-8B's 40,960-token context
+    p = fixture(D)["printed"]
+    ev = _d().engine_view
+    assert (ev["attention_backend"], ev["page_size"]) == (p["attention_backend"], p["page_size"])
+    assert ev["chunked_prefill_size"] == p["chunked_prefill_size"]
+    assert ev["max_running_requests"] == p["max_running_requests"]
+    assert ev["context_len"] == p["context_len"]
+    log = ev["log"].split("\n")
+    bs = next(x for x in log if x.startswith("Capture cuda graph bs "))
+    tokens = next(x for x in log if x.startswith("Capture cuda graph num tokens "))
+    assert bs.count(",") + 1 == p["decode_graphs"] and tokens.count(",") + 1 == p["prefill_graphs"]
+
+
+def test_d_weights_pool_and_free_memory():
+    # 15.28 GiB of weights against 15.28; 1,705,920 tokens against 1,707,904 (-0.12 %); free after the weights, the
+    # pools, before and after the decode graphs and at the end within 0.5 % of the card
+    p = fixture(D)["printed"]
+    est = _d()
+    assert_weights(est, p["weights_mem_gb"])
+    got = est.engine_view["max_total_num_tokens"]
+    assert abs(got - p["kv_cache_tokens"]) / p["kv_cache_tokens"] < 0.002
+    for prefix, key in (("Load weight end.", "weights_avail_after_gb"), ("Memory pool end.", "pool_end_avail_gb"),
+                        ("Capture cuda graph begin.", "capture_begin_avail_gb"),
+                        ("Capture cuda graph end.", "decode_capture_avail_after_gb")):
+        assert_avail_mem(est, prefix, p[key])
+    assert_avail_mem(est, "max_total_num_tokens=", p["available_gpu_mem_gb"], key="available_gpu_mem=")
+
+
+def test_d_k_size_of_the_printed_pool():
+    # the K buffer holds size + page_size tokens (memory_pool.py MHATokenToKVPool._create_buffers, 0.5.10 sdist):
+    # (1,707,904 + 64) x 73,728 B = 117.28 GiB
+    p = fixture(D)["printed"]
+    assert f"{(p['kv_cache_tokens'] + p['page_size']) * Q8_K_CELL / GiB:.2f}" == p["k_size_gb"]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "Qwen3-8B's 52 decode graphs with trtllm_mha print 0.60 GB and its 74 piecewise prefill sizes 2.32 GB; oomkit "
+    "gives 1.04 GiB (+73 %: 0.408 MiB a graph and layer, fitted on other backends) and 3.55 GiB (+53 %)"))
+@pytest.mark.parametrize("prefix, key", [("Capture cuda graph end.", "decode_capture_mem_usage_gb"),
+                                         ("Capture piecewise CUDA graph end.", "prefill_capture_mem_usage_gb")])
+def test_d_graphs(prefix, key):
+    got = line_value(_d(), prefix, "mem usage=")
+    want = float(fixture(D)["printed"][key])
+    assert abs(got - want) / want < 0.05
