@@ -392,6 +392,67 @@ def gemma3_embed_graph_replayed(spec: ModelSpec, n_tokens: int, swa_cells: int, 
 
 
 @lru_cache(maxsize=64)
+def nomicbert_graph_bytes(n_embd: int, n_head: int, head_dim: int, n_ff: int, n_layer: int, n_vocab: int,
+                          n_tokens: int, on_cpu: bool = False, alignment: int = 128) -> int:
+    """ggml-alloc's buffer for Ollama's nomic-bert graph (model/models/nomicbert/model.go, v0.13.2+), replayed node
+    for node (galloc.py): the token rows plus token_types' first row, token_embd_norm (norm, x weight, + bias); per
+    block attn_qkv (no bias), Reshape and Chunk into Q, K and V views, NeoX RoPE on Q and K, nn.Attention without a
+    cache: ml/backend/ggml ScaledDotProductAttention without flash attention (embedding models never have it):
+    the permuted V made contiguous (value.Permute(1, 2, 0, 3).Contiguous) before kq = mul_mat(K, Q) in F32
+    (tokens x tokens x heads) and soft_max_ext (no mask), kqv = mul_mat(V, kq), its permutation made contiguous,
+    attn_output, + residual, attn_output_norm; the SwiGLU FFN (ffn_gate, ffn_up, SILU(gate, up), ffn_down),
+    + residual, layer_output_norm; then the mean pooling (permute, contiguous, ggml_mean, permute, contiguous).
+    The batch is the whole context from v0.13.3 (layout._reserve_batch), so the scores dominate: 12 heads x 2048^2
+    x 4 B = 192 MiB of Ka0s-Klaus/ka0s's CPU "compute graph" 234.0 MiB (nomic-embed-text v1.5 at 2048 tokens).
+    on_cpu: token_embd's get_rows a node of this buffer and the inputs in buffers of their own; on a GPU the token
+    rows and positions are split inputs copied in."""
+    E, H, D, FF, Tn = n_embd, n_head, head_dim, n_ff, n_tokens
+
+    def inp(nbytes: int, *shape: int, kind: str = "f32") -> T:
+        return T("", nbytes=nbytes, layout=(kind, shape), external=on_cpu)
+
+    def layer_norm(t: T) -> T:
+        return _f32("add", (_f32("mul", (_f32("norm", (t,), E, Tn), _weight(E)), E, Tn), _weight(E)), E, Tn)
+
+    g = Graph()
+    if on_cpu:
+        rows = _f32("get_rows", (_weight(E, n_vocab), inp(4 * Tn, Tn, kind="i32")), E, Tn)
+    else:
+        rows = inp(4 * E * Tn, E, Tn)
+    x = layer_norm(_f32("add", (rows, view(_weight(E, 2))), E, Tn))  # TypeEmbedding.Weight.Slice(1, 0, 1, 1)
+    pos = inp(4 * Tn, Tn, kind="i32")
+    for _ in range(n_layer):
+        res = x
+        qkv = _f32("mul_mat", (_weight(E, 3 * E), x), 3 * E, Tn)
+        q = _f32("rope", (view(qkv), pos, None), D, H, Tn)
+        k = _f32("rope", (view(qkv), pos, None), D, H, Tn)
+        v = _f32("cont", (view(qkv),), Tn, D, H)
+        kq = _f32("soft_max", (_f32("mul_mat", (view(k), view(q)), Tn, Tn, H), None), Tn, Tn, H)
+        o = _f32("cont", (view(_f32("mul_mat", (v, kq), D, Tn, H)),), D, H, Tn)
+        x = layer_norm(_f32("add", (_f32("mul_mat", (_weight(E, E), view(o)), E, Tn), res), E, Tn))
+        res = x
+        gate = _f32("mul_mat", (_weight(E, FF), x), FF, Tn)
+        hidden = _f32("glu", (gate, _f32("mul_mat", (_weight(E, FF), x), FF, Tn)), FF, Tn)
+        x = layer_norm(_f32("add", (_f32("mul_mat", (_weight(FF, E), hidden), E, Tn), res), E, Tn))
+    x = _f32("cont", (view(x),), Tn, E)
+    g.expand(_f32("cont", (view(_f32("mean", (x,), 1, E)),), E, 1))
+    return reserve(g, alignment)
+
+
+def nomicbert_graph_replayed(spec: ModelSpec, n_tokens: int, on_cpu: bool = False) -> int | None:
+    """nomicbert_graph_bytes for a dense nomic-bert (None for other models and for nomic-bert-moe's sparse FFN):
+    32 B aligned on the CPU (ggml-cpu's TENSOR_ALIGNMENT), 128 B on a GPU."""
+    if spec.architecture != "nomic-bert":
+        return None
+    layer = next((la for la in spec.layers if la.attention is not None), None)
+    if layer is None or layer.ffn.is_moe:
+        return None
+    at = layer.attention
+    return nomicbert_graph_bytes(spec.n_embd, at.n_heads, at.head_dim_v, layer.ffn.n_ff, spec.n_trunk_layers,
+                                 spec.n_vocab, n_tokens, on_cpu, 32 if on_cpu else 128)
+
+
+@lru_cache(maxsize=64)
 def _reshaped(x: T, per: int, *shape: int) -> T:
     """A Reshape of a contiguous tensor: a view with a fresh tensor's layout."""
     v = view(x)

@@ -97,3 +97,40 @@ def mllama_encoder_cache(spec: ModelSpec) -> dict[int, int]:
         if la.cross_attention and a is not None:
             out[la.index] = 4 * MLLAMA_ENCODER_TOKENS * a.n_kv_heads * ((a.head_dim_k or 0) + (a.head_dim_v or 0))
     return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The recurrent layers' state and its checkpoints: model/models/qwen3next cache.go (v0.15.5-v0.17.0), then the
+# shared kvcache/recurrent.go Recurrent (v0.17.1+, 0ade9205c #14356: lfm2, nemotronh, qwen3next/qwen35/qwen35moe)
+
+V_RECURRENT_SHARED = (0, 17, 1)  # kvcache/recurrent.go: DefaultCheckpointCount = 24, every recurrent model
+QWEN3NEXT_CHECKPOINTS = 32  # model/models/qwen3next/checkpoints.go checkpointCountDefault (77eb2ca61, v0.15.5)
+RECURRENT_CHECKPOINTS = 24  # kvcache/recurrent.go DefaultCheckpointCount
+_QWEN3NEXT_ARCHS = ("qwen3next", "qwen35", "qwen35moe")  # model.Register in model/models/qwen3next/model.go
+
+
+def recurrent_cache(spec: ModelSpec, version: Version, num_parallel: int) -> dict[int, int]:
+    """Bytes by layer of the recurrent layers' state on the Ollama engine. Recurrent.Init/convCtxs and
+    recurrentCtxs (kvcache/recurrent.go; qwen3next's HybridCache before v0.17.1) give each recurrent layer,
+    in a context of its own tagged with the layer (ctx.Layer: counted in the layer's Cache), an F32 conv state
+    of convDim x convChannels and a recurrent state of RecurrentStateSize (the delta-net state; lfm2 keeps 1
+    float) per slot: llama.cpp's n_embd_r and n_embd_s floats. The worst-case reserve (StartForward with
+    reserve: reserveCheckpointConv / reserveCheckpointRecurrent) then allocates every checkpoint entry of every
+    slot, each a copy of both states: 24 a slot from v0.17.1 (DefaultCheckpointCount), 32 in qwen3next's own
+    cache (checkpointCountDefault, v0.15.5-v0.17.0), none elsewhere before. Whatever OLLAMA_KV_CACHE_TYPE says:
+    the states are F32. qwen3.6-35b-a3b at 4096 cells: 30 delta-net layers x (96 KiB + 2 MiB) x 25 = 1570.3 MiB
+    beside the 10 attention layers' 80 MiB ("kv cache" 1.6 GiB)."""
+    out: dict[int, int] = {}
+    if version >= V_RECURRENT_SHARED:
+        checkpoints = RECURRENT_CHECKPOINTS
+    elif spec.architecture in _QWEN3NEXT_ARCHS:
+        checkpoints = QWEN3NEXT_CHECKPOINTS
+    else:
+        checkpoints = 0
+    slots = max(num_parallel, 1)
+    for layer in spec.layers:
+        st = layer.recurrent
+        if st is None or layer.kind is not LayerKind.RECURRENT:
+            continue
+        out[layer.index] = 4 * (st.conv + max(st.ssm, 1)) * slots * (1 + checkpoints)
+    return out

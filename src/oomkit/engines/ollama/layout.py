@@ -11,6 +11,7 @@ from typing import Any
 from ...flags import Limit, in_range, stoi
 from ...memo import ByObject
 from ...memory import Device, MemoryEstimate, Usage
+from ...model.archs import NO_CACHE_ARCHS
 from ...model.spec import ModelSpec
 from ...quant import ggml
 from ...units import GiB, MiB
@@ -41,9 +42,10 @@ from .graph import (
     gptoss_graph_replayed,
     gptoss_vulkan_cpu_split,
     gptoss_vulkan_gpu_graph,
+    nomicbert_graph_replayed,
     qwen3_gpu_graph_replayed,
 )
-from .kv import CausalCache, causal_cache, mllama_encoder_cache
+from .kv import CausalCache, causal_cache, mllama_encoder_cache, recurrent_cache
 from .launch import Launch, resolve_launch
 from .memory import (
     EraCLayout,
@@ -112,6 +114,9 @@ V_VISION_SDPA = (0, 13, 2)  # 1108d8b34: nn.Attention without a cache goes throu
 V_SIGLIP_OWN = (0, 12, 3)  # model/models/gemma3 model_vision.go as graph.py replays it (ollama/ollama#12303)
 V_CONV2D_BIAS = (0, 12, 7)  # 0d140bd1a: nn.Conv2D adds its bias
 V_MLLAMA_OLLAMA_ENGINE = (0, 7, 0)  # 23125648b: mllama on the Ollama engine, its encoder inside the model GGUF
+# 3475d915c (#13429, v0.13.3 until the runner's removal in v0.30): runner/ollamarunner/runner.go allocModel gives a
+# model whose Config().Cache is nil (bert, nomic-bert: no kvcache in model/models) a batch of the whole context
+V_NOCACHE_CTX_BATCH = (0, 13, 3)
 V_SET_ROWS = (0, 13, 0)  # 53985b3c4: kvcache/causal.go Put writes the cache with SetRows at an I32 cell index input
 V_GEMMA3_EMBED = (0, 11, 10)  # 5994e8e8f (#12181): model/models/gemma3/embed.go, gemma3 GGUFs with pooling_type
 V_GEMMA3_EMBED_LAST = (0, 11, 11)  # v0.12.0: GELU takes the up rows (ad95d5b30), the outputs a tensor (6f7117145)
@@ -361,22 +366,38 @@ def _ollama_engine_kv(spec: ModelSpec, launch: Launch, num_parallel: int) -> Cau
     encoder = mllama_encoder_cache(spec)  # the cross-attention layers' encoder cache (kv.py), in each layer's Cache
     if encoder:
         cache = CausalCache({**cache.bytes_by_layer, **encoder}, cache.cells_by_layer)
+    state = recurrent_cache(spec, launch.version, num_parallel)  # the recurrent layers' states (kv.py)
+    if state:
+        cache = CausalCache({**cache.bytes_by_layer, **state}, cache.cells_by_layer)
     return cache
 
 
 def _replace_kv(est: MemoryEstimate, cache: CausalCache, devices: tuple[Device, ...]) -> MemoryEstimate:
-    """Swap llama.cpp's KV for the Ollama engine's own (kvcache/causal.go), layer by layer on the same device."""
+    """Swap llama.cpp's KV for the Ollama engine's own (kvcache/causal.go), layer by layer on the same device; a
+    recurrent layer's entry is its states with their checkpoints (kv.py recurrent_cache), which replace llama.cpp's
+    recurrent state."""
     by_dev: dict[str, int] = {}
+    rs_dev: dict[str, int] = {}
     layers = []
+    state_layers = {lu.index for lu in est.layers if lu.recurrent_bytes} & set(cache.bytes_by_layer)
     for lu in est.layers:
         b = cache.bytes_by_layer.get(lu.index, 0)
+        if lu.index in state_layers:
+            rs_dev[lu.device] = rs_dev.get(lu.device, 0) + b
+            layers.append(replace(lu, kv_bytes=0, recurrent_bytes=b))
+            continue
         by_dev[lu.device] = by_dev.get(lu.device, 0) + b
         layers.append(replace(lu, kv_bytes=b, cells=cache.cells_by_layer.get(lu.index, lu.cells)))
-    devs = tuple(replace(u, kv_cache_bytes=by_dev.get(u.id, 0)) for u in est.devices)
-    host = replace(est.host, kv_cache_bytes=by_dev.get("CPU", 0))
+    devs = tuple(replace(u, kv_cache_bytes=by_dev.get(u.id, 0),
+                         **({"recurrent_state_bytes": rs_dev.get(u.id, 0)} if state_layers else {}))
+                 for u in est.devices)
+    host = replace(est.host, kv_cache_bytes=by_dev.get("CPU", 0),
+                   **({"recurrent_state_bytes": rs_dev.get("CPU", 0)} if state_layers else {}))
     view = dict(est.engine_view)
     view["kv_buffer_bytes"] = {k: v for k, v in by_dev.items() if v}
-    total = sum(cache.bytes_by_layer.values())
+    if state_layers:
+        view["rs_buffer_bytes"] = {k: v for k, v in rs_dev.items() if v}
+    total = sum(b for i, b in cache.bytes_by_layer.items() if i not in state_layers)
     view["k_bytes"] = view["v_bytes"] = None
     view["kv_bytes_total"] = total
     cells = sorted(set(cache.cells_by_layer.values()))
@@ -488,6 +509,8 @@ def _estimate_eras_abc(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...]
         runner = _replace_kv(runner, _ollama_engine_kv(spec, launch, num_parallel), used_devs)
         runner = _siglip_reserve(spec, launch, runner, used_devs, own["runner_layers"], g.block_count)
         runner = _engine_host_graph(spec, launch, runner, used_devs, own["runner_layers"], g)
+        runner = _encoder_graph(spec, _reserve_batch(spec, launch), runner, used_devs, own["runner_layers"],
+                                g.block_count)
     elif launch.runner == "llama":
         runner = _patched_output_buffer(spec, launch, ls, runner)
         runner = _hip_cublas_pool(spec, launch, ls, runner, used_devs)
@@ -519,6 +542,32 @@ def _siglip_reserve(spec: ModelSpec, launch: Launch, runner: MemoryEstimate, dev
     compute[dev] = vision
     usage = tuple(replace(u, compute_bytes=u.compute_bytes + delta) if u.id == dev else u for u in runner.devices)
     return replace(runner, devices=usage, engine_view=dict(runner.engine_view, compute_buffer_bytes=compute))
+
+
+def _encoder_graph(spec: ModelSpec, launch: Launch, runner: MemoryEstimate, devs: tuple[Device, ...],
+                   n_gpu_layers: int, blocks: int) -> MemoryEstimate:
+    """The runner's compute buffer for a cache-less encoder the Ollama engine replays (graph.py
+    nomicbert_graph_bytes, v0.13.2+): on the CPU without GPUs, else on the GPU holding every layer; its batch is
+    the whole context from v0.13.3 (_reserve_batch), which llama.cpp's graph at n_ubatch does not see."""
+    if launch.runner != "ollama" or launch.version < V_VISION_SDPA or "compute_buffer_bytes" not in runner.engine_view:
+        return runner
+    if devs and n_gpu_layers < blocks + 1:
+        return runner
+    own = nomicbert_graph_replayed(spec, min(launch.num_batch, launch.num_ctx), on_cpu=not devs)
+    if own is None:
+        return runner
+    compute = dict(runner.engine_view["compute_buffer_bytes"])
+    view = dict(runner.engine_view, compute_buffer_bytes=compute)
+    if not devs:
+        compute["CPU"] = own
+        host = replace(runner.host, compute_bytes=runner.host.compute_bytes - runner.engine_view[
+            "compute_buffer_bytes"].get("CPU", 0) + own)
+        return replace(runner, host=host, engine_view=view)
+    dev = devs[-1].id
+    delta = own - compute.get(dev, 0)
+    compute[dev] = own
+    usage = tuple(replace(u, compute_bytes=u.compute_bytes + delta) if u.id == dev else u for u in runner.devices)
+    return replace(runner, devices=usage, engine_view=view)
 
 
 def _engine_host_graph(spec: ModelSpec, launch: Launch, runner: MemoryEstimate, devs: tuple[Device, ...],
@@ -603,9 +652,15 @@ def _reserve_batch(spec: ModelSpec, launch: Launch) -> Launch:
     PostTokenize, v0.7.1+), so the reserve batch is tokensPerGrid + 1 (the image token, its placeholders and the
     vision end token): 1226 tokens at v0.7.1-v0.13.3, 2602 from v0.13.4. Its graph, the CPU's token rows and the
     CUDA pool's attention scratch are sized on it; the cache (kvcache Init's maxBatch) keeps num_batch.
-    gemma3 (256 + 4) and mistral3 (one row of patches) stay under 512; qwen3vl is not modelled here."""
+    gemma3 (256 + 4) and mistral3 (one row of patches) stay under 512; qwen3vl is not modelled here.
+    A model without a cache (an encoder: the architectures in NO_CACHE_ARCHS) has its batch raised to the
+    context from v0.13.3 (allocModel: `if s.batchSize < kvSize { s.batchSize = kvSize }`, "setting batch size
+    to context length"), so its graph is reserved on num_ctx tokens while the load request still says 512."""
     if launch.runner != "ollama" or launch.version < V_MM_WORST_CASE:
         return launch
+    if launch.version >= V_NOCACHE_CTX_BATCH and spec.architecture in NO_CACHE_ARCHS:
+        kv_size = launch.num_ctx * max(launch.num_parallel, 1)
+        return replace(launch, num_batch=kv_size) if launch.num_batch < kv_size else launch
     tokens = reserve_image_tokens(spec, launch.version < V_QWEN25VL_OWN_VISION)
     if tokens is None or tokens + 1 <= launch.num_batch:
         return launch
@@ -764,6 +819,12 @@ def _own_graph(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: list[O
         cells = cache.cells_by_layer
         own = gemma3_embed_graph_replayed(spec, min(launch.num_batch, launch.num_ctx), cells.get(0, 0),
                                           cells.get(GEMMA3_GLOBAL_EVERY - 1, 0), on_cpu=not gpus)
+        if own is not None:
+            return own
+    if launch.version >= V_VISION_SDPA:
+        # nomic-bert (v0.13.2+: cache-less attention through ScaledDotProductAttention), its batch the whole
+        # context from v0.13.3 (_reserve_batch): graph.py nomicbert_graph_bytes
+        own = nomicbert_graph_replayed(spec, min(launch.num_batch, launch.num_ctx), on_cpu=not gpus)
         if own is not None:
             return own
     if not launch.flash_attention and V_NEW_ESTIMATES <= launch.version < V_MASK_IN_GRAPH:
