@@ -1,7 +1,7 @@
 """Held-out SGLang start-up logs, fourteenth set (tests/fixtures/engine_logs/sglang/heldout14/, each with its URL, the
 lines kept verbatim and the release it names). No constant in oomkit was fitted on them; the printed figures were
-recorded in the fixtures before oomkit was run, and the figures below are the logs', never oomkit's. "before" is oomkit
-before this set was read, "after" with this set's commits (no rule changed: same).
+recorded in the fixtures before oomkit was run, and the figures below are the logs', never oomkit's. "before" is
+oomkit before this set was read, "after" with this set's commits (no rule changed: same).
 
 A-C: three start-ups of Qwen/Qwen2.5-1.5B-Instruct on one DGX Spark (GB10, unified memory) under NVIDIA's
 nvcr.io/nvidia/sglang:26.05-py3 container, whose log prints 'SGLang Version 0.5.11+05fb6a52' (read as 0.5.11), from
@@ -46,26 +46,29 @@ not, "NVFP4 KV cache calibrated ...", and are not held). D: the reference start-
 | | | prefill (piecewise) graphs | 2.32 GB | 3.55 GiB (+53 %, strict xfail) | same |
 | | | free at the end (available_gpu_mem) | 21.24 GB | 19.94 GiB (-0.5 % of the card) | same |
 
-Count, the rows above taken figure by figure (a row of several figures counts each): 43 of 54 before, 43 of 54
-after. D's two are capture amounts oomkit prices with constants fitted on other backends (0.408 MiB a decode graph
-and layer; the prefill graphs' per-hidden cost), which one log does not refit; its free memory stays inside the band
-because the pool absorbs them. No engine rule explains A-C's nine: they are the GB10's unified memory, where torch.cuda.mem_get_info is the
-system's free memory. (1) The host's own use: oomkit's GB10 starts with 121.35 GiB free, the logs with 112.26 and
-112.24 (and 16.48 on a busy host); sized from the printed free memory at start the pool is within 0.7 %. (2) What the
-process allocates on the host during a phase counts as GPU memory: the same weights print 3.01 GB in log C and 3.25 /
-3.27 in A / B (oomkit 3.03); the first decode graph (bs 256) alone drops the free memory by 1.30, 2.17 and 2.04 GB in the
-progress bars of A, B and C, and the decode capture prints 2.23, 3.12 and 2.99 GB for the same 36 graphs of the same model, which oomkit prices at
-0.87 GiB on a discrete GPU. (3) Between 'Load weight end' and its profile (model_runner_kv_cache_mixin.py
-profile_max_num_token reads the free memory again) SGLang lost 0.06, 0.05 and 0.09 GiB to such allocations: the
-pool from the printed free memory is 0.14 % over in A and B, and 51 % over in C only because C's pool is 0.18 GiB.
+Count, the rows above taken figure by figure (a row of several figures counts each): 43 of 54 before, 43 of 54 after.
+D's two are capture amounts oomkit prices with constants fitted on other backends (0.408 MiB a decode graph and layer;
+the prefill graphs' per-hidden cost), which one log does not refit; its free memory stays inside the band because the
+pool absorbs them. No engine rule explains A-C's nine: they are the GB10's unified memory, where
+torch.cuda.mem_get_info is the system's free memory. (1) The host's own use: oomkit's GB10 starts with 121.35 GiB
+free, the logs with 112.26 and 112.24 (and 16.48 on a busy host); sized from the printed free memory at start the pool
+is within 0.7 %. (2) What the process allocates on the host during a phase counts as GPU memory: the same weights
+print 3.01 GB in log C and 3.25 / 3.27 in A / B (oomkit 3.03); the first decode graph (bs 256) alone drops the free
+memory by 1.30, 2.17 and 2.04 GB in the progress bars of A, B and C, and the decode capture prints 2.23, 3.12 and 2.99
+GB for the same 36 graphs of the same model, which oomkit prices at 0.87 GiB on a discrete GPU. (3) Between 'Load
+weight end' and its profile (model_runner_kv_cache_mixin.py profile_max_num_token reads the free memory again) SGLang
+lost 0.06, 0.05 and 0.09 GiB to such allocations: the pool from the printed free memory is 0.14 % over in A and B, and
+51 % over in C only because C's pool is 0.18 GiB.
 
-Searched and not held: the same repository's FP4-KV runs (patched, see above) and its Gemma 4 E4B rows (a source
-build with the repository's patches, sglang-gemma4-source-stack); RadixArk/Qwen3.8-27B-NVFP4 on a DGX Spark
+Searched and not held: an earlier revision of the same SKILL.md with Qwen3-8B on a B200 (2026-04-27, 177.57 GB free at
+start, 992,896 tokens, decode graphs 0.60 GB and prefill 2.32 GB again: the index stores its text but not the commit
+to cite); the same repository's FP4-KV runs (patched, see above) and its Gemma 4 E4B rows (a source build with the
+repository's patches, sglang-gemma4-source-stack); RadixArk/Qwen3.8-27B-NVFP4 on a DGX Spark
 (sparkrun-recipe-registry: cited in tests/test_sglang_checkpoint_kv_dtype.py for its KV dtype, a dev-cu13 build);
-Qwen3.8-27B bf16 on a GB10 at 0.5.15 (a document whose repository the index does not name); Ling-3 / BailingMoeV3
-and Qwen3.8-Flash-Next / Qwen4Exp cookbooks (models oomkit does not describe); a GLM-5 log on 8 GPUs of 2026-02-26
-(0.5.9 era, outside 0.5.10-0.5.23); held by an earlier set: OTel's Qwen3.8-27B-FP8 H100 README, llm-d's Qwen3-32B
-GKE snapshot, the gemma-4-E4B DGX Spark journal on a '0.0.0.dev1' build.
+Qwen3.8-27B bf16 on a GB10 at 0.5.15 (a document whose repository the index does not name); Ling-3 / BailingMoeV3 and
+Qwen3.8-Flash-Next / Qwen4Exp cookbooks (models oomkit does not describe); a GLM-5 log on 8 GPUs of 2026-02-26 (0.5.9
+era, outside 0.5.10-0.5.23); held by an earlier set: OTel's Qwen3.8-27B-FP8 H100 README, llm-d's Qwen3-32B GKE
+snapshot, the gemma-4-E4B DGX Spark journal on a '0.0.0.dev1' build.
 """
 
 from __future__ import annotations
