@@ -32,9 +32,10 @@ Before -> after (oomkit's figures recorded before any rule was looked at). 16 fi
 The stored issue threads are mined by the earlier sets; their excerpts here are the parts the store keeps, so each
 fixture checks only the figures its excerpt prints. Searched and not used:
 - already in tests/: ggml-org/llama.cpp #11598, #12728, #15009, #15105, #15974, #17643, #18160, #18527, #20490,
-  #21801, #22053, #22368, #22585, #23269, #24175, #24476, #26038, #27680; lemonade-sdk/llamacpp-rocm#91
-  (not cited, but its build 'b1-fae3a28' is lemonade's, not a llama.cpp build number), ROCm/rocm-systems#1731,
+  #21801, #22053, #22368, #22585, #23269, #24175, #24476, #26038, #27680; ROCm/rocm-systems#1731,
   intel/ipex-llm#13130, geerlingguy/beowulf-ai-cluster#2, LostRuins/koboldcpp#1805;
+- a build oomkit cannot name: lemonade-sdk/llamacpp-rocm#91 (Qwen3.5-122B-A10B on a Strix Halo through ROCm,
+  'build_info: b1-fae3a28', lemonade's own numbering), intel/ipex-llm#13038 (an IPEX-LLM Ollama build);
 - no buffer line in the stored excerpt: llama.cpp#16516 (SYCL vs Vulkan at b6719, the model unnamed), #16867
   (Qwen3-VL-2B on SYCL at b6890: only the failed 8 GiB KQ allocation), #16881 (LFM2-MoE on Android Vulkan), #17106
   (SmolLM3 on Iris Xe Vulkan at b6989), #18616 (Vulkan A770), #20097 (3 x A770 Vulkan), #14086 (SYCL on Windows),
