@@ -50,7 +50,7 @@ def _value(vtype: int, value) -> bytes:
 
 
 def tensor_nbytes(ne: Sequence[int], ggml_type: int) -> int:
-    block, size = _GGML[ggml_type]
+    block, size = _GGML.get(ggml_type, (1, 0))  # a type id no ggml has: no data
     n = 1
     for d in ne:
         n *= d

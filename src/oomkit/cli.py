@@ -64,8 +64,20 @@ def main(argv: list[str] | None = None) -> int:
         return BUG_EXIT
 
 
+# the characters str.splitlines() breaks a line at (a terminal too, for most): \n \r \v \f, the file, group and record
+# separators, NEL, and the Unicode line and paragraph separators
+_LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
 def _one_line(text: str) -> str:
-    return " ".join(text.split()) if "\n" in text or "\r" in text else text
+    """The message on one line, as the terminal shows it: a line break in text it quotes (a flag's value, a family
+    name) becomes a space; another control character (an ANSI escape's ESC, a NUL) or a bidirectional control (which
+    shows the rest of the line in another order) is written escaped, as Python writes it ("\\x1b", "\\u202e")."""
+    if any(c in _LINE_BREAKS for c in text):
+        text = " ".join("".join(" " if c in _LINE_BREAKS else c for c in text).split())
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == "\t" else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def _say(line: str) -> None:

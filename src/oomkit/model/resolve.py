@@ -154,7 +154,16 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
         # user never saw (a file of that name on this machine is read above)
         raise ModelError(f"model {ref[:80]!r}: a model name cannot hold the bidirectional control {bidi!r}, which "
                          "shows the name in another order than it reads")
+    page = _HUB_PAGE.match(ref.strip("\"'`<> "))
     ref = names.canonical_ref(ref)  # a hub URL is its repo name, not a folder
+    first = re.split(r"[/:]", ref, maxsplit=1)[0]
+    if page is not None and (re.fullmatch(r"[^/:\s]+(?::[^/\s]*)?", ref) or first.lower() in _HUB_NOT_REPOS):
+        # https://huggingface.co/Qwen (a publisher's page: "Qwen" alone is Ollama's tag for Qwen1.5 4B Chat) or
+        # .../collections/Qwen/qwen3 (a list of repos): no model repo is named
+        what = (f"a Hugging Face {first.lower()} page" if first.lower() in _HUB_NOT_REPOS
+                else f"the page of the publisher {first}")
+        raise ModelError(f"{page.group(0)}{ref} is {what}, not a model repo: give one of its repos, e.g. "
+                         "https://huggingface.co/Qwen/Qwen3-8B, or its id Qwen/Qwen3-8B")
     lms = _LMS_VARIANT.fullmatch(ref)
     if lms is not None and is_gguf_format(lms.group(2)):
         # LM Studio's key of one variant of a model, "<publisher>/<model>@<quant>" (its /api/v1/models lists
@@ -475,6 +484,10 @@ def _from_derivation(d: names.Derivation, fmt: str | None, default_format, why: 
 # or the hub cache's models--Qwen--Qwen3-8B/snapshots/<commit>
 # a path: rooted, relative (./, ~), with two separators, or one folder with the separator shell completion puts after
 # it ("vllm serve Llama-3_3-Nemotron-Super-49B-v1-4bit-GPTQ/", vllm#15664)
+# a Hugging Face URL (huggingface.co, hf.co as Ollama pulls it), and the site's pages whose first part is no owner
+_HUB_PAGE = re.compile(r"(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/", re.IGNORECASE)
+_HUB_NOT_REPOS = frozenset({"collections", "datasets", "spaces", "docs", "papers", "blog", "organizations", "settings",
+                            "models", "tasks", "learn", "pricing", "join", "login"})
 _PATH_LIKE = re.compile(r"^(?:[/~.]|[A-Za-z]:[\\/])|[\\/].*[\\/]|^[^\\/]+[\\/]$")
 _HUB_CACHE_DIR = re.compile(r"(?:^|[\\/])models--([^\\/]+?)--([^\\/]+)(?:[\\/]|$)")
 # LM Studio's models folder: "<models>/<publisher>/<repo>" (~/.lmstudio/models, earlier ~/.cache/lm-studio/models;
