@@ -305,13 +305,46 @@ def _missing(names: set[str], i: int, *options: tuple[str, ...]) -> str | None:
     return next(f"blk.{i}.{t}.weight" for t in first if f"blk.{i}.{t}.weight" not in names)
 
 
+# Architectures whose every block llama.cpp gives attention weights created without TENSOR_NOT_REQUIRED, outside any
+# per-layer condition (src/llama-model.cpp llama_model::load_tensors, the `for (int i = 0; i < n_layer; ++i)` loop of
+# each architecture's case, read at b7140 / 2025-11-23): separate Q, K, V and output projections ...
+_ATTN_QKV_SPLIT = frozenset((
+    "llama", "refact", "minicpm", "granite", "granitemoe", "llada", "llada-moe", "llama4", "grok", "baichuan",
+    "stablelm", "jina-bert-v2", "qwen2", "qwen2vl", "dream", "qwen2moe", "qwen3", "qwen3vl", "qwen3moe", "qwen3vlmoe",
+    "plamo", "orion", "internlm2", "gemma", "gemma2", "gemma3", "gemma-embedding", "gemma3n", "starcoder2", "xverse",
+    "cohere2", "olmo", "olmo2", "seed_oss", "olmoe", "arctic", "deepseek", "bitnet", "nemotron", "exaone", "exaone4",
+    "chameleon", "bailingmoe", "dots1", "arcee", "afmoe", "ernie4_5", "ernie4_5-moe", "falcon-h1", "hunyuan-moe",
+    "hunyuan-dense", "smollm3", "gpt-oss", "smallthinker", "grovemoe", "minimax-m2", "pangu-embedded"))
+# ... one fused QKV projection and the output projection ...
+_ATTN_QKV_FUSED = frozenset(("dbrx", "falcon", "starcoder", "neo-bert", "bloom", "mpt", "qwen", "gpt2", "codeshell",
+                             "openelm", "gptneox", "jais", "cogvlm"))
+# ... or either (`wqkv` created TENSOR_NOT_REQUIRED, then `if (!layer.wqkv)` / `if (layer.wqkv == nullptr)` the
+# three separate ones), with the output projection always.
+_ATTN_QKV_EITHER = frozenset(("bert", "nomic-bert", "nomic-bert-moe", "jina-bert-v3", "phi2", "phimoe", "chatglm",
+                              "glm4"))
+_SPLIT, _FUSED = ("attn_q", "attn_k", "attn_v"), ("attn_qkv",)
+
+
+def _attention_options(arch: str) -> tuple[tuple[str, ...], ...]:
+    """The sets of Q / K / V tensors that serve a block of `arch`, the one llama.cpp names when missing first. The
+    other form is accepted as well for every listed architecture, so that a later llama.cpp that fuses (or splits) a
+    projection the converter wrote differently is never refused on a file it loads."""
+    if arch in _ATTN_QKV_FUSED:
+        return (_FUSED, _SPLIT)
+    if arch in _ATTN_QKV_SPLIT or arch in _ATTN_QKV_EITHER:
+        return (_SPLIT, _FUSED)
+    return ()
+
+
 def _check_required_tensors(header: GGUFHeader, spec: ModelSpec, name: str) -> None:
-    """A block's FFN weights the spec sizes but the file lacks: llama.cpp's loader stops at the first one
-    (src/llama-model-loader.cpp llama_model_loader::create_tensor -> check_tensor_dims without TENSOR_NOT_REQUIRED;
-    llama-cpp-python 0.3.36 measured on a Llama GGUF lacking it: "llama_model_load: error loading model:
-    check_tensor_dims: tensor 'blk.1.ffn_down.weight' not found"). Only the up / down pair of a dense FFN or of the
-    routed experts whose other tensors the block holds is asked for; attention tensors are not (which of Q / K / V a
-    block carries differs by architecture: Gemma 4's shared-KV layers, DeepSeek-V4's low-rank Q), nor biases, norms
+    """A block's weights the spec sizes but the file lacks: llama.cpp's loader stops at the first one
+    (src/llama-model.cpp load_tensors' create_tensor without TENSOR_NOT_REQUIRED: "missing tensor '%s'" at b7140;
+    llama-cpp-python 0.3.36's build says it from llama_model_loader::check_tensor_dims, measured on Llama GGUFs lacking
+    one: "llama_model_load: error loading model: check_tensor_dims: tensor 'blk.1.ffn_down.weight' not found", and
+    "... tensor 'blk.0.attn_k.weight' not found"). Asked for: the up / down pair of a dense FFN or of the routed
+    experts whose other tensors the block holds, and, for the architectures listed above only, the attention's Q / K /
+    V (or fused QKV) and output projections; not attention of other architectures (which of Q / K / V a block carries
+    differs: Gemma 4's shared-KV layers, DeepSeek's low-rank Q, the hybrids' recurrent layers), nor biases, norms
     or MTP (nextn) blocks."""
     names = {t.name for t in header.tensors}
     blocks = {int(m.group(1)) for n in names if (m := _BLK.match(n))}  # T5's enc.blk / dec.blk: not read here
@@ -319,13 +352,16 @@ def _check_required_tensors(header: GGUFHeader, spec: ModelSpec, name: str) -> N
     n_file = header.metadata.get(f"{spec.architecture}.block_count")
     if isinstance(n_file, int):
         n_trunk = min(n_trunk, n_file - spec.n_nextn_layers)  # looped models repeat the file's blocks
+    attention = _attention_options(spec.architecture)
     for layer in spec.layers[:max(n_trunk, 0)]:
         i = layer.index
         if i not in blocks:
             continue
-        lacking = None
+        lacking = _missing(names, i, *attention) if attention else None
+        if lacking is None and attention:
+            lacking = _missing(names, i, ("attn_output",))
         present = {t for t in ("ffn_up", "ffn_gate", "ffn_down") if f"blk.{i}.{t}.weight" in names}
-        if present:
+        if lacking is None and present:
             lacking = _missing(names, i, ("ffn_up", "ffn_down"))
         exps = {t for t in ("ffn_up_exps", "ffn_gate_exps", "ffn_down_exps", "ffn_gate_up_exps")
                 if f"blk.{i}.{t}.weight" in names}
