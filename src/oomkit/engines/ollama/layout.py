@@ -855,6 +855,15 @@ def _own_graph(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: list[O
                                         max(cache.cells_by_layer.values(), default=0), num_parallel,
                                         mask_cast=launch.version >= V_MASK_IN_GRAPH,
                                         set_rows=launch.version >= V_SET_ROWS)
+    if not gpus and launch.flash_attention and V_CUDA_POOL_IN_GRAPH <= launch.version <= V_MASK_PAD_LAST:
+        # the same dense qwen3 replay with every block on the CPU (its inputs in buffers of their own, 32 B
+        # alignment): Peuqui/AIfred-Intelligence's qwen3:1.7b at v0.12.6, 4096 cells, "compute graph" CPU 48.0 MiB
+        own = qwen3_gpu_graph_replayed(spec, min(launch.num_batch, launch.num_ctx),
+                                       max(cache.cells_by_layer.values(), default=0), num_parallel,
+                                       mask_cast=launch.version >= V_MASK_IN_GRAPH,
+                                       set_rows=launch.version >= V_SET_ROWS, on_cpu=True)
+        if own is not None:
+            return own
     if gpus or not launch.flash_attention or not (V_GPTOSS_GRAPH <= launch.version <= V_MASK_PAD_LAST):
         return None
     return gptoss_cpu_graph(spec, min(launch.num_batch, launch.num_ctx), full, swa if swa != full else 0,
