@@ -9,6 +9,7 @@ A field the model needs and the config lacks is an error naming it; nothing is s
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -443,6 +444,9 @@ def spec_from_config(
                       "count it in their weights, llama.cpp and Ollama load it from the mmproj file")
     elif isinstance(outer.get("vision_config"), Mapping):
         labels.append("the config declares a vision tower (vision_config) that is not counted in these weights")
+    kv_note = None if weight_format and is_gguf_format(weight_format) else checkpoint_kv_cache_note(outer, cfg)
+    if kv_note:
+        labels.append(kv_note)
     if isinstance(outer.get("thinker_config"), Mapping):  # Qwen3-Omni: text_config() read the thinker's decoder
         labels.append("the thinker's language model" + (" and vision encoder" if tower is not None else "") + ": its "
                       "audio encoder" + ("" if tower is not None else " and vision encoder") + " (and a talker / "
@@ -489,6 +493,37 @@ def checkpoint_kv_cache(outer: Mapping[str, Any], cfg: Mapping[str, Any]) -> dic
         return {}
     return {"checkpoint_kv_cache_dtype": algo.lower(),
             "checkpoint_kv_cache_method": str(qc.get("quant_method") or inner.get("quant_method") or "")}
+
+
+def checkpoint_kv_cache_note(outer: Mapping[str, Any], cfg: Mapping[str, Any]) -> str | None:
+    """A kv_cache_quant_algo that is not a name (a number, a list, an object, true): the engines part ways on it.
+    SGLang takes the checkpoint's KV cache as FP8 only for the string "FP8" and keeps the model's dtype otherwise
+    (isinstance(kv_cache_quant_algo, str) in model_executor/model_runner.py init_memory_pool from 0.5.3 (0.5.3, 0.5.10
+    read), mem_cache/kv_cache_dtype.py by 0.5.23); vLLM refuses to load a ModelOpt checkpoint whose "quantization"
+    section holds one (layers/quantization/modelopt.py ModelOptQuantConfigBase.from_config, 0.10.0-0.34.0 read:
+    ValueError "kv_cache_quant_algo must be a string, got <class 'int'>") and, from the flat layout, reads an object
+    as a kv_cache_scheme and anything else as none (utils/torch_utils.py get_kv_cache_quant_algo_string).
+    checkpoint_kv_cache reads it as vLLM's flat layout does; this says so, as the spec's note. None for a string or
+    none at all."""
+    qc = outer.get("quantization_config")
+    if not isinstance(qc, Mapping):
+        qc = cfg.get("quantization_config")
+    if not isinstance(qc, Mapping):
+        return None
+    inner = qc.get("quantization")
+    for prefix, where in (("quantization.", inner), ("", qc)):
+        v = where.get("kv_cache_quant_algo") if isinstance(where, Mapping) else None
+        if v is None or isinstance(v, str):
+            continue
+        shown = json.dumps(v, default=str)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        read = checkpoint_kv_cache(outer, cfg).get("checkpoint_kv_cache_dtype")
+        vllm = ("vLLM refuses to load it (\"kv_cache_quant_algo must be a string\")" if prefix
+                else "vLLM reads it so")
+        return (f"quantization_config.{prefix}kv_cache_quant_algo = {shown} is not a name (a string): read as "
+                + (f"a kv_cache_scheme ({read})" if read else "no KV-cache quantization")
+                + f"; SGLang keeps the model's dtype, {vllm}")
+    return None
 
 
 def checkpoint_kv_cache_layout(outer: Mapping[str, Any], cfg: Mapping[str, Any]) -> dict[str, Any]:
