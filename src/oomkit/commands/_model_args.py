@@ -24,7 +24,7 @@ from ..errors import OomkitError, SettingsError
 from ..estimate import estimate, lm_studio_load, lm_studio_note
 from ..flags import check_settings, flag_value
 from ..memory import MemoryEstimate
-from ..request import check_quant_agrees, with_ram
+from ..request import check_quant_agrees, devices_from, engine_sees, visible_variables, with_ram
 from ..units import parse_size
 
 # oomkit's own estimate options: name -> takes a value
@@ -46,11 +46,50 @@ class ModelRequest:
     quant: str | None
     opts: dict[str, Any]
     notes: tuple[str, ...] = ()  # which runtime LM Studio runs (estimate.lm_studio_note; the estimate says it first)
+    # CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES as the engine command or --env sets them
+    visible: tuple[tuple[str, str], ...] = ()
 
     def estimate(self, **kw: Any) -> MemoryEstimate:
-        return estimate(self.model, self.engine, quant=self.quant, vram=self.opts.get("--vram"),
-                        gpu=self.opts.get("--gpu"), cpu_only=bool(self.opts.get("--cpu-only")),
-                        settings=self.settings, **kw)
+        with self.devices_seen() as seen:
+            est = estimate(self.model, self.engine, quant=self.quant, vram=self.opts.get("--vram"),
+                           gpu=self.opts.get("--gpu"), cpu_only=bool(self.opts.get("--cpu-only")),
+                           settings=self.settings, **kw)
+        hidden = self.hides_every_gpu()  # llama.cpp and Ollama then run on the CPU, as the estimate does
+        seen = [hidden] if hidden is not None else seen
+        return replace(est, warnings=(*seen, *est.warnings)) if seen else est
+
+    def devices_seen(self) -> Any:
+        """Within: the planned devices (--vram, --gpu) are the ones the visible-devices variables leave to the
+        engine (request.engine_sees); yields the warnings of applying them."""
+        return engine_sees(dict(self.visible), self.engine, _gpus_started(self.settings))
+
+    def hides_every_gpu(self) -> str | None:
+        """The planned GPUs (--vram, --gpu) all hidden by the visible-devices variables, for an engine that then
+        runs on the CPU (llama.cpp, Ollama): the note that says so; else None (vLLM and SGLang refuse it)."""
+        if not self.visible or (self.opts.get("--vram") is None and self.opts.get("--gpu") is None):
+            return None
+        with self.devices_seen():
+            if devices_from(self.opts.get("--vram"), self.opts.get("--gpu")):
+                return None
+        said = ", ".join(f"{k}={v}" for k, v in self.visible)
+        return (f"{said} leaves none of the planned GPUs visible: {self.engine} runs on the CPU (the GPU backend "
+                "finds no device)")
+
+
+def _gpus_started(settings: Any) -> int:
+    """The GPUs vLLM's or SGLang's parallel settings start workers on, on this node: vLLM TP x PP x DP (its
+    world_size times the data-parallel ranks); SGLang TP x PP, times DP where DP attention does not share the TP
+    GPUs; 0 for other engines or several nodes (each node's share is not the planned list's)."""
+    get = getattr
+    if get(settings, "nnodes", 1) != 1:
+        return 0
+    if hasattr(settings, "tensor_parallel_size"):
+        return (settings.tensor_parallel_size * get(settings, "pipeline_parallel_size", 1)
+                * get(settings, "data_parallel_size", 1))
+    if hasattr(settings, "tp_size"):
+        dp = 1 if get(settings, "enable_dp_attention", False) else get(settings, "dp_size", 1)
+        return settings.tp_size * get(settings, "pp_size", 1) * dp
+    return 0
 
 
 def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None = None,
@@ -62,6 +101,8 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
     opts, model, engine_args, command = split_args(argv, options, later_wins)
     quant = opts.get("--quant")
     env = engine_env(opts.get("--env"))
+    # the visible-devices variables given with --env (os.environ's own are this shell's, not surely the engine's)
+    visible = visible_variables(dict(p.partition("=")[::2] for p in opts.get("--env") or ()))
     program_default = None  # the settings a program starts from where they are not the engine's (lms load)
     if command is not None:
         if engine_args:
@@ -83,6 +124,7 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
         if parsed.model is None and model is None:  # `ollama serve` names none: MODEL may come before --
             raise OomkitError(f"the {_program_typed(command)} command names no model: give MODEL before the --")
         engine_name, model, settings = parsed.engine, parsed.model or model, parsed.settings
+        visible.update(visible_variables(dict(parsed.env)))  # the command's own assignment wins, as in its env
         if opts.get("--engine") is not None and get_engine(opts["--engine"]).name != engine_name:
             raise OomkitError(f"--engine {opts['--engine']} and the {_program_typed(command)} command ({engine_name}) "
                               "both say the engine: give one")
@@ -135,7 +177,7 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
     settings = check_settings(settings)
     _check_agreement(opts, model, quant)
     return ModelRequest(model=model, engine=engine_name, settings=settings, quant=quant, opts=opts,
-                        notes=lm_studio_note(engine_name, settings))
+                        notes=lm_studio_note(engine_name, settings), visible=tuple(visible.items()))
 
 
 def _as_mlx_model_flag(eng: EngineModule, model: str, engine_args: list[str], env: dict[str, str],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 from ..check import check
 from ..report import check as report
@@ -53,8 +54,15 @@ def run(argv: list[str]) -> int:
         print(HELP % {"example": EXAMPLE_MODEL})
         return 0
     req = parse_model_request(argv, default_model=EXAMPLE_MODEL)
-    result = check(req.model, req.engine, quant=req.quant, settings=req.settings, vram=req.opts.get("--vram"),
-                   gpu=req.opts.get("--gpu"), cpu_only=bool(req.opts.get("--cpu-only")), ram=req.opts.get("--ram"))
+    vram, gpu, cpu_only = req.opts.get("--vram"), req.opts.get("--gpu"), bool(req.opts.get("--cpu-only"))
+    if (hidden := req.hides_every_gpu()) is not None:  # CUDA_VISIBLE_DEVICES=-1 llama-server ...: the CPU's turn
+        vram, gpu, cpu_only = None, None, True
+    with req.devices_seen() as seen:  # CUDA_VISIBLE_DEVICES and the like: the planned GPUs the engine sees
+        result = check(req.model, req.engine, quant=req.quant, settings=req.settings, vram=vram, gpu=gpu,
+                       cpu_only=cpu_only, ram=req.opts.get("--ram"))
+    seen = [f"{hidden}, so this is checked against this machine's RAM"] if hidden is not None else seen
+    if seen:
+        result = replace(result, hardware_notes=(*seen, *result.hardware_notes))
     if result.rope_scaling_factor is not None:
         print(f"oomkit: warning: {result.notes[0]}", file=sys.stderr)
     if req.opts.get("--json"):

@@ -35,6 +35,9 @@ class ParsedCommand:
     model: str | None
     settings: Any
     quant: str | None = None
+    # the variables the command line itself sets for the engine (`VAR=v engine ...`, `env VAR=v`, the wrapper's
+    # `docker run -e VAR=v`), as typed, the later one of a name kept: request.py applies the visible-devices ones
+    env: tuple[tuple[str, str], ...] = ()
 
 
 def _clip_refusal(e: OomkitError, argv: list[str]) -> None:
@@ -61,6 +64,7 @@ def _parse_command(argv: list[str], env: dict[str, str] | None = None) -> Parsed
     # `sudo ...`, `docker run [-e K=V] ... IMAGE [command]`: the engine command the wrapper runs (command.unwrap)
     wrapped = unwrap(argv)
     argv = wrapped.engine_argv
+    typed = dict(wrapped.env)  # the variables set on the command line (ParsedCommand.env)
     if wrapped.env:
         env = {**(os.environ if env is None else env), **dict(wrapped.env)}
     if argv and argv[0] == "env":
@@ -69,6 +73,7 @@ def _parse_command(argv: list[str], env: dict[str, str] | None = None) -> Parsed
         key, _, value = argv.pop(0).partition("=")
         env = dict(os.environ if env is None else env)
         env[key] = value
+        typed[key] = value
     if not argv:
         raise OomkitError("empty engine command after --")
     if (k := shell_string(argv)) is not None:  # sh -c 'vllm serve ...': the command the shell runs
@@ -80,7 +85,8 @@ def _parse_command(argv: list[str], env: dict[str, str] | None = None) -> Parsed
         version = image_version(wrapped.image)
         if version is not None and "engine_version" in getattr(parsed.settings, "__dataclass_fields__", {}):
             parsed = replace(parsed, settings=replace(parsed.settings, engine_version=version))
-        return replace(parsed, settings=_with_image(parsed.settings, wrapped.image))
+        return replace(parsed, settings=_with_image(parsed.settings, wrapped.image),
+                       env=tuple({**typed, **dict(parsed.env)}.items()))
     found, module, args = _recognise(argv)
     if found is None:
         if (hint := python_call_hint(" ".join(argv))) is not None:
@@ -117,12 +123,12 @@ def _parse_command(argv: list[str], env: dict[str, str] | None = None) -> Parsed
 
         eng = get_engine("mlx")
         model, quant, settings = from_lms(model, settings.n_ctx, settings.n_parallel, settings.unmodelled)
-        return ParsedCommand(eng.name, model, settings, quant)
+        return ParsedCommand(eng.name, model, settings, quant, tuple(typed.items()))
     if version is not None and "engine_version" in getattr(settings, "__dataclass_fields__", {}):
         settings = replace(settings, engine_version=version)  # the release the image holds (--engine-version wins)
     if wrapped.image is not None:  # a model folder bound whole at a mount point: the host's (command.on_the_host)
         model = on_the_host(model, wrapped.prefix)
-    return ParsedCommand(eng.name, model, _with_image(settings, wrapped.image), quant)
+    return ParsedCommand(eng.name, model, _with_image(settings, wrapped.image), quant, tuple(typed.items()))
 
 
 # the `sglang` program's commands besides `serve` (python/sglang/cli/main.py: generate runs a multimodal model,

@@ -1,0 +1,181 @@
+"""CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES applied to the planned devices (--gpu,
+--vram), as the engine command, its wrapper (`docker run -e`) or --env set them (request.py visible_devices).
+
+The rules and figures come from the runtimes and engines, not from oomkit:
+- CUDA C++ Programming Guide, "CUDA Environment Variables": only the devices named are visible, enumerated in the
+  order given ("2,1": device 0 is GPU 2); the list is read up to its first invalid index ("0,2,-1,1": GPUs 0 and 2);
+  NVIDIA MPS docs 5.2.1: GPUs may be named by UUID ("GPU-...", or its first characters);
+- ROCm (HIP environment variables): HIP_VISIBLE_DEVICES, or CUDA_VISIBLE_DEVICES, by the same rule, over what
+  ROCR_VISIBLE_DEVICES left; an NVIDIA process does not read HIP's or ROCr's;
+- vLLM and SGLang with no CUDA device: torch's "RuntimeError: No CUDA GPUs are available" at startup; vLLM with fewer
+  visible GPUs than TP x PP x DP: config/parallel.py ParallelConfig.__post_init__ (0.10.1) picks the Ray backend
+  ("Unable to load Ray" without it), no single-node launch;
+- llama.cpp: ggml-cuda.cu ggml_cuda_info, cudaGetDeviceCount fails ("failed to initialize CUDA"), no CUDA device
+  is registered and the model runs on the CPU;
+- Ollama, docs/gpu.mdx "GPU Selection": "If you want to ignore the GPUs and force CPU usage, use an invalid GPU ID
+  (e.g., "-1")" (CUDA_VISIBLE_DEVICES; ROCR_VISIBLE_DEVICES on AMD); its default context follows the total VRAM it
+  sees (server/routes.go Serve: >= 47 GiB 262144, >= 23 GiB 32768, else 4096).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from oomkit.memory import Device
+from oomkit.request import visible_devices
+from tests.sweep_harness import offline, run_cli  # noqa: F401 (autouse: no network, a fresh cache)
+
+M = "Qwen/Qwen3-8B"
+GGUF = ["llama-server", "-hf", "Qwen/Qwen3-8B-GGUF"]
+TWO = "RTX 4090, RTX 3090"  # two different cards, so that the order shows
+
+
+def _refused(rc: int, err: str, *words: str) -> str:
+    lines = err.splitlines()
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("oomkit: error:"), (rc, err)
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    return lines[0]
+
+
+def _estimate(*argv: str) -> dict:
+    rc, out, err = run_cli("estimate", "--json", *argv)
+    assert rc == 0, err
+    return json.loads(out)
+
+
+def _gpus(est: dict) -> list[tuple[str, str]]:
+    return [(d["id"], d["name"]) for d in est["devices"]]
+
+
+def _devs(*sizes_gib: int, prefix: str = "CUDA") -> tuple[Device, ...]:
+    return tuple(Device(id=f"{prefix}{i}", name=f"G{i}", memory_bytes=s << 30) for i, s in enumerate(sizes_gib))
+
+
+# --- the runtime's rule ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value, kept", [
+    ("2,1", ["G2", "G1"]),  # CUDA's own example: device 0 is GPU 2
+    ("0,2,-1,1", ["G0", "G2"]),  # CUDA's own example: read up to the invalid -1
+    ("1", ["G1"]),
+    ("", []),
+    ("-1", []),
+    ("3", []),  # no fourth GPU
+])
+def test_cuda_keeps_and_renumbers_the_named_devices_in_order(value, kept):
+    out = visible_devices(_devs(24, 16, 12), {"CUDA_VISIBLE_DEVICES": value})
+    assert [d.name for d in out] == kept
+    assert [d.id for d in out] == [f"CUDA{i}" for i in range(len(kept))]
+
+
+def test_a_list_cut_short_is_said_but_a_deliberate_none_is_not():
+    notes: list[str] = []
+    visible_devices(_devs(24, 16, 12), {"CUDA_VISIBLE_DEVICES": "0,2,-1,1"}, warnings=notes)
+    assert len(notes) == 1 and "'-1'" in notes[0] and "CUDA0, CUDA2 of CUDA0-CUDA2" in notes[0]
+    for value in ("", "-1"):
+        quiet: list[str] = []
+        assert visible_devices(_devs(24, 16), {"CUDA_VISIBLE_DEVICES": value}, warnings=quiet) == ()
+        assert quiet == []
+
+
+@pytest.mark.parametrize("value", ["GPU-8932f937", "0,GPU-8932f937-d72c-4106-c12f-20bd9faed9f6",
+                                   "MIG-GPU-8932f937/1/0"])
+def test_uuid_and_mig_forms_keep_the_devices_and_say_so(value):
+    notes: list[str] = []
+    out = visible_devices(_devs(24, 16), {"CUDA_VISIBLE_DEVICES": value}, warnings=notes)
+    assert [d.name for d in out] == ["G0", "G1"]
+    assert len(notes) == 1 and "cannot be matched to the planned devices" in notes[0]
+
+
+def test_rocm_reads_rocr_then_hip_and_nvidia_reads_neither():
+    amd = _devs(24, 20, 16, prefix="ROCm")
+    assert [d.name for d in visible_devices(amd, {"ROCR_VISIBLE_DEVICES": "2,1", "HIP_VISIBLE_DEVICES": "1"})] \
+        == ["G1"]
+    assert [d.name for d in visible_devices(amd, {"CUDA_VISIBLE_DEVICES": "2"})] == ["G2"]  # HIP reads it too
+    assert [d.id for d in visible_devices(amd, {"CUDA_VISIBLE_DEVICES": "2"})] == ["ROCm0"]
+    # HIP_VISIBLE_DEVICES is read before CUDA_VISIBLE_DEVICES when both are set
+    assert [d.name for d in visible_devices(amd, {"CUDA_VISIBLE_DEVICES": "2", "HIP_VISIBLE_DEVICES": "0"})] == ["G0"]
+    nvidia = _devs(24, 16)
+    assert visible_devices(nvidia, {"HIP_VISIBLE_DEVICES": "1", "ROCR_VISIBLE_DEVICES": "1"}) == nvidia
+
+
+# --- each engine --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["5", "", "-1"])
+def test_vllm_with_no_cuda_device_is_refused(value):
+    rc, _, err = run_cli("check", "--gpu", TWO, "--", f"CUDA_VISIBLE_DEVICES={value}", "vllm", "serve", M)
+    _refused(rc, err, "CUDA_VISIBLE_DEVICES", "No CUDA GPUs are available")
+
+
+def test_sglang_with_no_cuda_device_is_refused():
+    rc, _, err = run_cli("estimate", "--gpu", TWO, "--", "CUDA_VISIBLE_DEVICES=-1", "python", "-m",
+                         "sglang.launch_server", "--model-path", M)
+    _refused(rc, err, "SGLang", "No CUDA GPUs are available")
+
+
+def test_vllm_sees_the_named_gpus_in_order():
+    est = _estimate("--gpu", TWO, "--", "CUDA_VISIBLE_DEVICES=1,0", "vllm", "serve", M, "-tp", "2")
+    assert _gpus(est) == [("CUDA0", "NVIDIA GeForce RTX 3090"), ("CUDA1", "NVIDIA GeForce RTX 4090")]
+    one = _estimate("--gpu", TWO, "--", "CUDA_VISIBLE_DEVICES=1", "vllm", "serve", M)
+    assert _gpus(one) == [("CUDA0", "NVIDIA GeForce RTX 3090")]
+
+
+@pytest.mark.parametrize("command", [
+    ["CUDA_VISIBLE_DEVICES=0", "vllm", "serve", M, "-tp", "2"],
+    ["CUDA_VISIBLE_DEVICES=1", "python", "-m", "sglang.launch_server", "--model-path", M, "--tp", "2"],
+])
+def test_fewer_visible_gpus_than_the_parallel_size_is_refused(command):
+    """One size given stands for every GPU elsewhere; a variable that hides the second GPU is not that."""
+    rc, _, err = run_cli("check", "--gpu", TWO, "--", *command)
+    _refused(rc, err, "leaves 1 of the 2 planned GPUs visible", "start workers on 2")
+
+
+def test_the_wrapper_and_env_option_set_it_too():
+    est = _estimate("--gpu", TWO, "--", "docker", "run", "--gpus", "all", "-e", "CUDA_VISIBLE_DEVICES=1",
+                    "vllm/vllm-openai:v0.10.1", "--model", M)
+    assert _gpus(est) == [("CUDA0", "NVIDIA GeForce RTX 3090")]
+    est = _estimate("Qwen/Qwen3-8B-GGUF", "--gpu", TWO, "--env", "CUDA_VISIBLE_DEVICES=1")
+    assert _gpus(est) == [("CUDA0", "NVIDIA GeForce RTX 3090")]
+
+
+def test_this_shells_own_variable_is_not_applied_to_planned_gpus(monkeypatch):
+    """os.environ is oomkit's shell, not surely the engine's: planned GPUs are planned as given."""
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "-1")
+    est = _estimate("--gpu", TWO, "--", "vllm", "serve", M, "-tp", "2")
+    assert len(_gpus(est)) == 2
+
+
+@pytest.mark.parametrize("value", ["", "-1", "5"])
+def test_llama_cpp_with_no_cuda_device_runs_on_the_cpu(value):
+    est = _estimate("--gpu", TWO, "--", f"CUDA_VISIBLE_DEVICES={value}", *GGUF)
+    assert _gpus(est) == [] and est["host"]["weights_bytes"] == est["weights_bytes"]
+    assert "runs on the CPU" in est["warnings"][0]
+    rc, out, err = run_cli("check", "--json", "--gpu", TWO, "--", f"CUDA_VISIBLE_DEVICES={value}", *GGUF)
+    assert rc in (0, 1), err
+    assert json.loads(out)["hardware"] == "cpu"
+
+
+def test_llama_cpp_splits_over_the_visible_gpus_in_their_order():
+    est = _estimate("--gpu", TWO, "--", "CUDA_VISIBLE_DEVICES=1,0", *GGUF)
+    assert _gpus(est) == [("CUDA0", "NVIDIA GeForce RTX 3090"), ("CUDA1", "NVIDIA GeForce RTX 4090")]
+    rocm = _estimate("--gpu", "RX 7900 XTX, RX 7900 XT", "--", "ROCR_VISIBLE_DEVICES=1", "HIP_VISIBLE_DEVICES=0",
+                     *GGUF)
+    assert _gpus(rocm) == [("ROCm0", "AMD Radeon RX 7900 XT")]
+
+
+@pytest.mark.parametrize("value, n_ctx", [
+    (None, 40960),  # 48 GiB seen: 262144, cut to the model's 40960 tokens
+    ("1", 32768),  # the RTX 3090 alone: 24 GiB
+    ("-1", 4096),  # no GPU: the CPU's 4096
+])
+def test_ollama_default_context_follows_the_vram_it_sees(value, n_ctx):
+    env = [] if value is None else ["--env", f"CUDA_VISIBLE_DEVICES={value}"]
+    est = _estimate("qwen3:8b", "--engine", "ollama", "--gpu", TWO, *env)
+    assert est["settings"]["num_ctx"] == n_ctx, est["settings"]
+    cmd = [] if value is None else [f"CUDA_VISIBLE_DEVICES={value}"]
+    est = _estimate("--gpu", TWO, "--", *cmd, "ollama", "run", "qwen3:8b")
+    assert est["settings"]["num_ctx"] == n_ctx, est["settings"]
