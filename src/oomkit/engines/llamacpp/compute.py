@@ -2084,6 +2084,11 @@ def cuda_f32_down_exps_host(spec: ModelSpec, ctx: Context, placement: Placement,
     return block + (spec.n_embd * T * 4 if ERAS.reached(ctx.build, "embd_input") else 0)
 
 
+# PR #5049 "llama : run all KQV ops on the CPU with no KV offload" (6df465a9, 2024-01-20, b1929): with -nkvo the
+# graph callback pins kqv_merged_cont to the CPU backend (kq_host_device_attention)
+NKVO_CPU_KQV_BUILD = 1929
+
+
 def host_attention_without_offload(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                                    s: LlamaCppSettings) -> int:
     """-nkvo without flash attention: build_attn_mha (src/llama-graph.cpp) puts each layer's attention output on the
@@ -2093,7 +2098,7 @@ def host_attention_without_offload(spec: ModelSpec, ctx: Context, caches: list[C
     freed block. Above the graph inputs and the K / V rows stored into the host cache (host_cache_stores). Measured
     on an H200 with the legacy DeepSeek-V3 GGUF, -fa auto (turned off) -nkvo at 4K -ub 512: CUDA_Host 1302.01 MiB =
     36 (inputs) + 66 (the stored rows over the freed embeddings) + 48 + 1024 + 128."""
-    if ctx.flash_attn or not s.no_kv_offload or spec.architecture in NO_CACHE_GRAPHS:
+    if ctx.flash_attn or not s.no_kv_offload or spec.architecture in NO_CACHE_GRAPHS or ctx.build < NKVO_CPU_KQV_BUILD:
         return 0
     T = min(ctx.n_ctx, ctx.n_ubatch)
     cells = {il: c.cells for c in caches for il in c.layers}
@@ -2106,6 +2111,24 @@ def host_attention_without_offload(spec: ModelSpec, ctx: Context, caches: list[C
             if ctx.fa_auto_off else 0
         block = max(block, T * 4 * a.n_heads * (a.head_dim_k + n_kv) + v_cont)
     return block
+
+
+def kq_host_device_attention(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> int:
+    """A device's attention workspace with -nkvo and no flash attention (host_attention_without_offload): Q, K, V,
+    the attention output and the rows, as with flash attention, and no KQ mask. From PR #5049 (b1929, "run all KQV
+    ops on the CPU with no KV offload") the graph callback pins kqv_merged_cont to the CPU backend (llama.cpp, then
+    llama_context::graph_get_cb; build_attn_mha in src/llama-graph.cpp too, read at b5092 and b7140), and
+    ggml_backend_sched_split_graph's expansion (ggml-backend.cpp: "expand gpu down / up" skip the CPU, "expand rest"
+    gives the nodes after the K / V stores into the host cache the CPU) leaves KQ, the soft-max and KQV there; the
+    masks are graph inputs on the CPU (ggml_backend_sched_backend_id_from_cur: "graph input ... last backend"), so
+    no device split reads them. Both masks of the builds with a second one (kv.pre_iswa_swa_mask, b4881-b5428)
+    leave the device: lukewp/TrashCanLLM's b5092 Llama 4 Scout, -ngl 11 -nkvo over two Vulkan devices, prints the
+    same Vulkan0 616.06 / Vulkan1 72.00 MiB at 256000 and 64000 cells (tests/test_llamacpp_heldout14_logs.py)."""
+    fa = compute_phases(spec, replace(ctx, flash_attn=True, fa_auto_off=False), caches)
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    # flash attention's masks as its phases count them: F16, the F32 input cast before PR #23764 (ERAS kq_mask_f16)
+    fa_masks = (fa.inputs - spec.n_embd * T * 4) // (1 if ERAS.reached(ctx.build, "kq_mask_f16") else 2)
+    return fa.attention - fa_masks
 
 
 def compute_buffer_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> int:
@@ -2506,7 +2529,9 @@ def host_experts_split_bytes(spec: ModelSpec, ctx: Context, placement: Placement
             + (_GGML_CUDA if not cuda_fusion_deps(ctx, devices, s) else ()):
         return None
     host = _offloaded_host_matrices(spec, ctx, placement, devices, s)
-    if not host or not all(t.name.endswith("_exps.weight") for t in host):
+    # a router left on the host (-ngl below the layer count) with fewer experts than BLAS_MIN_BATCH: ggml-blas's
+    # supports_op refuses the product (ne0, the experts, below its min_batch 32), so op offload gives it the device too
+    if not host or not all(t.name.endswith("_exps.weight") or t.name.endswith(".ffn_gate_inp.weight") for t in host):
         return None
     T = min(ctx.n_ctx, ctx.n_ubatch)
     vulkan = infer_backend((devices[d],), s.backend).name == "vulkan"
@@ -2531,14 +2556,16 @@ def host_experts_split_bytes(spec: ModelSpec, ctx: Context, placement: Placement
             return [add(w[name])] if name in w else []
 
         layer = {t.name.rsplit(".", 2)[-2] for t in spec.weights.tensors if t.layer == il}
+        # the router's split first: its weight's copy and the FFN input give the logits, from which the selection
+        # (top-k, expanded onto the same device) reads the experts' ids
+        router = weight("ffn_gate_inp")
+        w0 = weight("ffn_gate_up_exps" if "ffn_gate_up_exps" in layer else "ffn_up_exps")
+        x = add(resid)
+        ids = add(used * T * 4, *([add(f.n_experts * T * 4, *router, x)] if router else []))
         if "ffn_gate_up_exps" in layer:
-            w0 = weight("ffn_gate_up_exps")
-            x, ids = add(resid), add(used * T * 4)
             gate_up = add(2 * wide, *w0, x, ids)
             glu = add(wide, view(gate_up), view(gate_up))
         else:
-            w0 = weight("ffn_up_exps")
-            x, ids = add(resid), add(used * T * 4)
             up = add(wide, *w0, x, ids)
             gate = add(wide, *weight("ffn_gate_exps"), x, ids) if "ffn_gate_exps" in layer else up
             if ctx.build >= SWIGLU_OP_BUILD:
@@ -3961,8 +3988,8 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         if d in fa_host[0]:  # its flash attention runs on the CPU: the workspace without it (nor the mask, nor copies)
             need = p.attention - masks
         if kq_host and d >= 0 and d in attending:  # the attention's scores on the host: the rest, as with flash attention
-            need = compute_phases(spec, replace(ctx, flash_attn=True, fa_auto_off=False), caches).attention \
-                - sum(c.cells * min(ctx.n_ctx, ctx.n_ubatch) * 2 for c in caches)
+            # less every KQ mask (KQ_mask_swa too, kv.pre_iswa_swa_mask): the soft-max that reads them runs on the CPU
+            need = kq_host_device_attention(spec, ctx, caches)
         if d >= 0 and d in attending and d == cast_on:
             # before PR #23764 the device's split input is the F32 mask, cast to F16 on the device at the first
             # attention layer (the F32 copy's only reader is the cast; the F16 mask serves every layer): both are
@@ -4007,7 +4034,8 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         out[experts[0]] = max(out.get(experts[0], 0), experts[1])
     elif copy is not None:  # a host weight multiplied on device `d`, one copy at a time above the FFN's rows
         d, size = copy
-        out[d] = max(out.get(d, 0), size + p.ffn)
+        # -nkvo without flash attention: the masks stay on the CPU with the soft-max, no device copies them
+        out[d] = max(out.get(d, 0), size + p.ffn - (masks if kq_host else 0))
     pp_dev = _offload_device(devices, s, T) if -1 in placement.layer_device else None
     if pp_dev is not None and ERAS.reached(ctx.build, "pp_offload"):
         # the layers left on the CPU: in the worst-case (pp) graph every op with a host weight goes to pp_dev (op
