@@ -111,7 +111,10 @@ def test_data_file_is_valid(slug):
     optional = {"filled", "filled_source", "params_decoder", "variants"}
     assert set(d) <= required | optional, f"unknown keys {set(d) - required}"
     for v in d.get("variants", []):
-        assert set(v) <= {"hf_id", "quantization_config", "source", "verified", "torch_dtype", "dtype"}
+        assert set(v) <= {"hf_id", "quantization_config", "source", "verified", "torch_dtype", "dtype",
+                          "hf_quant_config", "hf_quant_config_source"}
+        if "hf_quant_config" in v:  # a ModelOpt hf_quant_config.json's nested section, with where it was read
+            assert isinstance(v["hf_quant_config"].get("quantization"), dict) and v["hf_quant_config_source"].strip()
         assert re.fullmatch(r"[\w.\-]+/[\w.\-]+", v["hf_id"]) and v["source"].strip()
         assert isinstance(v["quantization_config"], dict) and v["quantization_config"].get("quant_method")
     assert isinstance(d["name"], str) and d["name"]

@@ -223,11 +223,21 @@ def test_mixed_precision_class(ref, version, want):
 # hf_quant_config.json declares kv_cache_quant_algo FP8 (ai-dynamo/aiconfigurator copies of both). From 0.5.15
 # get_quant_config takes such a modelopt_mixed config as incomplete and reads hf_quant_config.json instead
 # (model_loader/weight_utils.py modelopt_mixed_config_incomplete), so the cache is FP8: 10 full-attention layers x 2
-# KV heads x (256 + 256) x 1 B = 10,240 B a token. The catalog keeps config.json's section only.
+# KV heads x (256 + 256) x 1 B = 10,240 B a token. The catalog variant carries hf_quant_config.json's section beside
+# config.json's, and the spec its declaration (ModelSpec.hf_quant_config_*); the SGLang engine does not read it yet.
+def test_the_spec_carries_hf_quant_config_beside_config_json():
+    spec = resolve("nvidia/Qwen3.6-35B-A3B-NVFP4", tag_formats=False)
+    assert spec.checkpoint_kv_cache_dtype is None  # config.json's MIXED_PRECISION section declares no KV cache
+    assert (spec.hf_quant_config_kv_cache_dtype, spec.hf_quant_config_quant_algo) == ("fp8", "MIXED_PRECISION")
+    base = resolve("Qwen/Qwen3.6-35B-A3B", tag_formats=False)
+    assert (base.hf_quant_config_kv_cache_dtype, base.hf_quant_config_quant_algo) == (None, "")
+
+
 @pytest.mark.xfail(strict=True, reason=(
     "SGLang 0.5.15+ reads nvidia/Qwen3.6-35B-A3B-NVFP4's hf_quant_config.json (kv_cache_quant_algo FP8) when "
-    "config.json's MIXED_PRECISION section declares no KV cache: 10,240 B a token; the catalog variant carries "
-    "config.json's section only, so oomkit gives bf16, 20,480 B"))
+    "config.json's MIXED_PRECISION section declares no KV cache: 10,240 B a token; the spec carries that file's "
+    "declaration (hf_quant_config_kv_cache_dtype), which engines/sglang/checkpoint_kv.py does not read, so oomkit "
+    "gives bf16, 20,480 B"))
 def test_mixed_precision_incomplete_config_reads_hf_quant_config():
     spec = resolve("nvidia/Qwen3.6-35B-A3B-NVFP4", tag_formats=False)
     s = sg.SGLangSettings(engine_version="0.5.15", kv_cache_memory_bytes=10 * GiB, context_length=8192)

@@ -526,6 +526,18 @@ def checkpoint_kv_cache_note(outer: Mapping[str, Any], cfg: Mapping[str, Any]) -
     return None
 
 
+def hf_quant_config_fields(hf_quant_config: Any) -> dict[str, Any]:
+    """ModelSpec's hf_quant_config_* from a ModelOpt hf_quant_config.json (the whole file: {"producer": ...,
+    "quantization": {...}}): the section's kv_cache_quant_algo lower-cased where it is a string (SGLang takes only a
+    string, configure_kv_cache_dtype) and its quant_algo upper-cased; {} where there is no such section."""
+    section = hf_quant_config.get("quantization") if isinstance(hf_quant_config, Mapping) else None
+    if not isinstance(section, Mapping):
+        return {}
+    algo, kv = section.get("quant_algo"), section.get("kv_cache_quant_algo")
+    return {"hf_quant_config_kv_cache_dtype": kv.lower() if isinstance(kv, str) and kv else None,
+            "hf_quant_config_quant_algo": algo.upper() if isinstance(algo, str) else ""}
+
+
 def checkpoint_kv_cache_layout(outer: Mapping[str, Any], cfg: Mapping[str, Any]) -> dict[str, Any]:
     """Where checkpoint_kv_cache found the declaration, for engines that read only some layouts (SGLang's
     layers/quantization/modelopt_quant.py from_config takes a config with a top-level quant_algo as config.json's flat

@@ -20,7 +20,7 @@ from ..quant import dtypes, gguf_recipes, published_sizes
 from . import catalog, hub_cache, names
 from ._bytes import check_path, open_regular, printable
 from .checks import spec_from_config_checked
-from .hf_config import load_config
+from .hf_config import hf_quant_config_fields, load_config
 from .jsonfile import MAX_CONFIG_BYTES, loads_object
 from .spec import ModelSpec
 from .weights import is_gguf_format, sized_to_published
@@ -307,6 +307,8 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
                    f"({entry.hf_id}); name the file's type with :QUANT (e.g. {name}:Q4_K_M)",)
     spec = spec_from_config_checked(entry.config, name=entry.name, source=f"catalog: {entry.hf_id} ({entry.source})",
                             weight_format=fmt, publisher=gguf_publisher(name))
+    if entry.hf_quant_config is not None and not (fmt and is_gguf_format(fmt)):  # the checkpoint's own files
+        spec = replace(spec, **hf_quant_config_fields(entry.hf_quant_config))
     spec = with_gguf_origin(published_size(spec, name, entry.hf_id, fmt), name)
     return replace(spec, labels=spec.labels + labels) if labels else spec
 

@@ -259,6 +259,13 @@ class ModelSpec:
     # ("FP8", "NVFP4", "MIXED_PRECISION", ...; "" where none): SGLang reads the cache by layout and weight format
     checkpoint_kv_cache_key: str = field(default="", compare=False)
     checkpoint_quant_algo: str = field(default="", compare=False)
+    # a ModelOpt checkpoint's hf_quant_config.json, where it was read (a catalog variant's copy): its "quantization"
+    # section's kv_cache_quant_algo lower-cased ("fp8"; None: none declared, or the file not read) and quant_algo
+    # upper-cased ("MIXED_PRECISION"; "" likewise). config.json's own declaration is checkpoint_kv_cache_* above;
+    # SGLang reads this file instead of an incomplete MIXED_PRECISION quantization_config from 0.5.15
+    # (model_loader/weight_utils.py get_quant_config, modelopt_mixed_config_incomplete)
+    hf_quant_config_kv_cache_dtype: str | None = field(default=None, compare=False)
+    hf_quant_config_quant_algo: str = field(default="", compare=False)
 
     @property
     def n_layers(self) -> int:

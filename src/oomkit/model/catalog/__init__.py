@@ -10,7 +10,8 @@ Layout (package data, json only):
   filled in and listed under ``filled`` with ``filled_source``.
 - ``data/<slug>.json`` may list ``variants``: quantized official repos of the same model (FP8, NVFP4, ...),
   each with its verbatim ``quantization_config``; looking a variant up returns the base config with that
-  ``quantization_config`` merged in (``CatalogEntry.variant_of`` names the base repo).
+  ``quantization_config`` merged in (``CatalogEntry.variant_of`` names the base repo). A ModelOpt variant may also
+  carry its ``hf_quant_config`` (hf_quant_config.json, with ``hf_quant_config_source``), kept apart from the config.
 - ``index.json``, two lines: first the names (aliases (lowercase) -> slug, variant repos -> slug, Ollama tags -> their
   default quant (``formats``), slug -> HF id), then one small row per model (what ``oomkit models`` lists), so a
   lookup parses only the names. Generated from the data files by ``tools/build_catalog_index.py``;
@@ -70,6 +71,10 @@ class CatalogEntry:
     # "MXFP4"); None for HF ids. resolve() uses it when no --quant / :QUANT is given.
     default_format: str | None = None
     variant_of: str = ""  # for a quantized variant repo: the base model's HF id
+    # a ModelOpt variant's hf_quant_config.json (its nested "quantization" section), which some engines read beside
+    # or instead of config.json's quantization_config (SGLang 0.5.15+ for an incomplete MIXED_PRECISION section:
+    # model_loader/weight_utils.py get_quant_config); None where the catalog holds no copy
+    hf_quant_config: dict[str, Any] | None = field(default=None, hash=False, repr=False)
 
     @property
     def text_config(self) -> dict[str, Any]:
@@ -304,6 +309,7 @@ def _variant_entry(entry: CatalogEntry, variants: tuple[dict[str, Any], ...], hf
         entry, hf_id=v["hf_id"], name=f"{entry.name} ({v['hf_id']})", config=config,
         source=f"{v['source']} (quantization_config); {entry.source} (architecture)",
         verified=bool(v.get("verified", False)) and entry.verified, variant_of=entry.hf_id,
+        hf_quant_config=v.get("hf_quant_config"),
     )
 
 
