@@ -17,16 +17,40 @@ _RELEASE = r"v?(\d+)\.(\d+)(?:\.(\d+))?"
 NEWEST_WORDS = ("newest", "latest")
 
 
+# The releases numbered with a fourth number, by engine (`what`): vLLM 0.9.0.1 and 0.10.1.1 (PyPI's vllm files,
+# read 2026-12-07). No SGLang, transformers or mlx-lm release on PyPI, and no Ollama tag
+# (engines/data/ollama_releases.json), has one; none is numbered 0.0.0.
+FOUR_NUMBER_RELEASES: dict[str, tuple[Version, ...]] = {"vLLM": ((0, 9, 0, 1), (0, 10, 1, 1))}
+_MORE_NUMBERS = re.compile(r"v?\d+\.\d+\.\d+((?:\.\d+)+)(?![\w])")
+
+
 def parse_release(text: str | None, newest: str, what: str, example: str, tail: str = r"(?:[.+-].*)?") -> Version:
     """A dotted release ("0.10.2", "v0.5.13") -> (major, minor, patch[, the numbers `tail` captures]).
     None, "newest" and "latest" mean `newest`; `tail` is the regex of what may follow (a suffix such as
-    "-rc1", SGLang's ".post5"); `what` and `example` word the error ("cannot read vLLM version ...")."""
+    "-rc1", SGLang's ".post5"); `what` and `example` word the error ("cannot read vLLM version ...").
+    A number no release of the engine has is refused, as a release older than the oldest modelled is (SGLang's,
+    transformers' parse_version): 0.0.0, and more numbers than three where no release has them
+    (FOUR_NUMBER_RELEASES: vLLM's 0.10.1.1 is read as 0.10.1, its 0.10.1.1.1.1 and 0.10.1.2 are refused)."""
     if text is None or not str(text).strip() or str(text).strip().lower() in NEWEST_WORDS:
         text = newest
     m = re.fullmatch(_RELEASE + tail, str(text).strip())
     if not m:
         raise OomkitError(f"cannot read {what} version {text!r}: expected {example}")
-    return tuple(int(g or 0) for g in m.groups())
+    v = tuple(int(g or 0) for g in m.groups())
+    if not any(v[:3]):
+        raise OomkitError(f"{what} {str(text).strip()}: no {what} release is numbered 0.0.0; give {example}")
+    more = _MORE_NUMBERS.match(str(text).strip())
+    if more is not None:
+        numbered = v[:3] + tuple(int(n) for n in more.group(1).split(".")[1:])
+        known = FOUR_NUMBER_RELEASES.get(what, ())
+        if numbered not in known:
+            same = [version_str(k) for k in known if k[:3] == v[:3]]
+            nearest = f"{version_str(v[:3])} or {', '.join(same)}" if same else version_str(v[:3])
+            four = (f" ({what}'s four-number releases: {', '.join(map(version_str, known))})" if known else
+                    " (its releases have three numbers)")
+            raise OomkitError(f"{what} {str(text).strip()}: no {what} release has this number{four}; the nearest "
+                              f"is {nearest}: give that")
+    return v
 
 
 def version_str(v: Version) -> str:
