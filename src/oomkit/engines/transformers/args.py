@@ -40,6 +40,7 @@ FLAGS: dict[str, tuple[str, str]] = {
     "--bnb-4bit-use-double-quant": ("bnb_4bit_use_double_quant", "bool"),
     "--expandable-segments": ("expandable_segments", "bool"),
     "--exllama-version": ("exllama_version", "int"),
+    "--stored-tied-head": ("stored_tied_head", "bool"),
 }
 
 
@@ -137,6 +138,7 @@ OPTIONS = (
     Opt("bnb_4bit_use_double_quant", "--bnb-4bit-use-double-quant", switch=("--bnb-4bit-use-double-quant", None)),
     Opt("expandable_segments", "--expandable-segments", switch=("--expandable-segments", None)),
     Opt("exllama_version", "--exllama-version"),
+    Opt("stored_tied_head", "--stored-tied-head", switch=("--stored-tied-head", None)),
 )
 _DEFAULTS = defaults(TransformersSettings)
 # oomkit's own options of the options form that take a value (commands/_model_args.py OPTIONS), so that walking a

@@ -25,7 +25,14 @@ from .transients import (
     reserved_for,
     transients,
 )
-from .weights import TOWER_PREFIX, exllama_scratch, exllama_version, placement_bytes, tensor_bytes
+from .weights import (
+    BUFFER_SUFFIX,
+    TOWER_PREFIX,
+    exllama_scratch,
+    exllama_version,
+    placement_bytes,
+    tensor_bytes,
+)
 
 # ---------------------------------------------------------------------------------------------------------
 # device_map placement (integrations/accelerate.py _get_device_map, get_balanced_memory, infer_auto_device_map)
@@ -258,6 +265,35 @@ def _phase_on(caches: list[LayerCache], placement: Placement, tr: Transients, ph
     return _per_device_peak((end, first), w_by)
 
 
+def _load_phase(spec: ModelSpec, s: TransformersSettings, weights: list[tuple[TensorSpec, int]],
+                placement: Placement, w_by: dict[int, int], scratch: dict[int, int]) -> PhaseBytes | None:
+    """The end of from_pretrained's loading, for a tied-embedding checkpoint that stores lm_head.weight as its own
+    tensor (TransformersSettings.stored_tied_head). modeling_utils.py _load_state_dict_into_meta_model (4.38.2,
+    4.46.0, 4.51.3) loads every stored key that `model.state_dict()` names, and a tied model names both
+    (model.embed_tokens.weight, lm_head.weight): each becomes a new tensor on its device_map device
+    (set_module_tensor_to_device; _load_parameter_into_model from 4.50), so the lm_head holds a copy of the
+    embedding until from_pretrained's `model.tie_weights()` after _load_pretrained_model points it back at the
+    embedding. At that moment the GPU holds the parameters and that copy; not yet the non-persistent buffers (built
+    on the CPU under init_empty_weights(include_buffers=False), moved by dispatch_model after the tie) nor the
+    ExLlama scratch (post_init_model, after loading). The copy is the embedding's loaded size on the lm_head's
+    device (the embedding's, when tied). None where it does not apply. As a phase, the bytes above the resident
+    weights (the copy less the buffers and scratch) count as its working set."""
+    if not (s.stored_tied_head and spec.tied_embeddings) or is_gguf(spec):
+        return None
+    copy = sum(b for t, b in weights if t.name == "token_embd.weight")
+    later: dict[int, int] = dict(scratch)
+    for t, b in weights:
+        if t.name.endswith(BUFFER_SUFFIX):
+            d = placement.layer_device[t.layer] if t.layer is not None else placement.embed_device
+            later[d] = later.get(d, 0) + b
+        elif t.name == "token_embd.causal_mask_buffer":
+            later[placement.embed_device] = later.get(placement.embed_device, 0) + b
+    above = copy - later.get(placement.head_device, 0)
+    if copy <= 0 or above <= 0:
+        return None
+    return PhaseBytes({}, {}, {}, {placement.head_device: above})
+
+
 def _per_device_peak(phases: tuple[PhaseBytes, ...], w_by: dict[int, int]) -> PhaseBytes:
     """Each device at its own largest moment: torch.cuda.max_memory_allocated(i) peaks per device, and a device whose
     layers' cache peaks at the end of generation need not peak when the lm_head's device holds the logits."""
@@ -276,9 +312,10 @@ def _device_total(p: PhaseBytes, w_by: dict[int, int], d: int) -> int:
 
 
 def _peak_phase(phases: dict[str, PhaseBytes], w_by: dict[int, int], n_dev: int) -> str:
-    """The peak phase (the GPU that fills first decides; one phase for all keeps the parts consistent)."""
+    """The peak phase (the GPU that fills first decides; one phase for all keeps the parts consistent): prefill,
+    decode, or the end of loading where _load_phase gives one."""
     ids = list(range(n_dev)) or [-1]
-    return max(("prefill", "decode"), key=lambda p: max(_device_total(phases[p], w_by, d) for d in ids))
+    return max(phases, key=lambda p: max(_device_total(phases[p], w_by, d) for d in ids))
 
 
 def _device_usages(devices: tuple[Device, ...], s: TransformersSettings, w_by: dict[int, int],
@@ -449,6 +486,9 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: TransformersSettin
         w_by[d] = w_by.get(d, 0) + b
         w_tensors.setdefault(d, []).append(b)
     phases = {phase: _phase_on(caches, placement, tr, phase, r, w_by) for phase in ("prefill", "decode")}
+    load = _load_phase(spec, s, weights, placement, w_by, scratch)
+    if load is not None:
+        phases["load"] = load
     peak_phase = _peak_phase(phases, w_by, len(devices))
     p = _per_device_peak((phases[peak_phase], *(v for k, v in phases.items() if k != peak_phase)), w_by)
     usages, allocated, reserved = _device_usages(devices, s, w_by, w_tensors, p)
@@ -466,6 +506,12 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: TransformersSettin
     view = _engine_view(devices, r, caches, tr, placement, w_by, peak_phase, allocated, reserved, dn)
     if scratch:
         view["exllama_scratch_bytes"] = {dn(d): b for d, b in sorted(scratch.items())}
+    if load is not None:
+        copy = sum(b for t, b in weights if t.name == "token_embd.weight")
+        view["stored_head_copy_bytes"] = {dn(placement.head_device): copy}
+        warnings.append(f"the checkpoint's own lm_head.weight: {copy / 2**20:,.0f} MiB on "
+                        f"{dn(placement.head_device)} while from_pretrained loads, until it re-ties the lm_head to "
+                        "the embedding (counted at the end of loading)")
     w_by_layer = per_layer_sum((t.layer, b) for t, b in weights)
     layer_uses = tuple(
         LayerUse(index=c.index, kind=c.kind, device=dn(placement.layer_device[c.index]),

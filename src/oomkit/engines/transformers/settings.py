@@ -135,6 +135,12 @@ class TransformersSettings:
     # N})); 0: use_exllama=False. None: what the checkpoint's quantization_config names (use_exllama,
     # exllama_config.version, disable_exllama), else version 1, GPTQConfig's default (weights.exllama_version)
     exllama_version: int | None = None
+    # the checkpoint stores a tied model's lm_head.weight as a tensor of its own (not a from_pretrained argument: how
+    # the files were written). AutoAWQ 0.2.6 and earlier save_quantized (awq/models/base.py: shard_checkpoint of the
+    # whole `self.model.state_dict()`, each tensor `v.clone().contiguous()`) and auto-gptq 0.7.1 save_quantized
+    # (modeling/_base.py, the same clone) write both tied names; transformers' save_pretrained, and AutoAWQ 0.2.7 on
+    # (huggingface_hub save_torch_state_dict, shared tensors dropped), write one. layout.py _load_phase.
+    stored_tied_head: bool = False
     engine_version: str = NEWEST
 
     def to_dict(self) -> dict[str, Any]:
