@@ -553,8 +553,13 @@ def refusal(name: str) -> str:
     machine = cat.machines.get(_key(base))
     if machine is not None:  # a machine without its memory, or with a size it is not sold with
         sized = machine.chips[-1][0]
+        if gb is not None:  # "Framework Desktop 96GB": the size named is none it is sold with
+            return (f"--gpu {name!r} is a machine whose GPU is its chip's: {_configurations(machine)}, not "
+                    f"{gb:g} GB; name the machine as sold "
+                    f"('{_strip_size(name)} {sized:g}GB'), or give the GPU's share of its memory, as set in firmware, "
+                    f"with --vram (e.g. --vram {gb:g}GB)")
         return (f"--gpu {name!r} is a machine whose GPU is its chip's: {_configurations(machine)}; name it with its "
-                f"memory ('{_strip_size(name) if gb is not None else name} {sized:g}GB')")
+                f"memory ('{name} {sized:g}GB')")
     igpu = cat.integrated.get(_key(base))
     if igpu is not None:
         return _integrated_refusal(name, igpu, gb)
