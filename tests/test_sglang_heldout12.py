@@ -10,15 +10,15 @@ oomkit before this set's rule change, "after" with it.
 | | | | | KV tokens, end to end | 330,323 | 333,722 (+1.03 %) | same |
 | | | | | KV tokens from the printed free memory | 330,323 | 328,917 (-0.43 %) | same |
 | | | | | state slots (max_mamba_cache_size), end to end | 124 | 126 | same |
-| | | | | free after the decode graphs | 8.90 GB | 11.65 GiB (+3.5 % of the GPU) | 8.83 GiB (-0.09 %) |
+| | | | | free after the decode graphs | 8.90 GB | 11.65 GiB (+3.5 % of the GPU) | 8.83 GiB (-0.09 %); 8.94 (+0.05 %) |
 | | | | | prefill graphs (not printed: 11.93 - 9.00 GB) | ~2.93 GB | none | 2.82 GiB; 2.84 with the logits buffer |
-| | | | | decode graphs | 0.10 GB | 0.25 GiB | 0.25 GiB; 0.23 (strict xfail) |
+| | | | | decode graphs | 0.10 GB | 0.25 GiB | 0.25 GiB; 0.23 (strict xfail); 0.103 (+3.4 %) |
 | llm-d GKE snapshot README2 | 0.5.19 | 1x H100 80GB | Qwen3-32B, --mem-fraction-static 0.90, --context-length 8192 | weights | 61.07 GB | 61.04 GiB (-0.05 %) | same |
 | | | | | free after the weights | 17.40 GB | 17.80 GiB (+0.5 % of the GPU) | same |
 | | | | | KV tokens from the printed free memory | 39,078 | 39,129 (+0.13 %) | same |
 | | | | | KV tokens, end to end | 39,078 | 40,623 (+3.95 %, strict xfail) | same |
 | | | | | prefill graphs (breakable, 58 sizes) | 2.84 GB | 2.82 GiB (-0.7 %) | same; 2.97 (+4.6 %, strict xfail) |
-| | | | | decode graphs | 0.13 GB | 1.07 GiB (strict xfail) | same; 0.43 (strict xfail) |
+| | | | | decode graphs | 0.13 GB | 1.07 GiB (strict xfail) | same; 0.43 (strict xfail); 0.135 (+3.8 %) |
 | self-llm Qwen3.5-4B SGLang | 0.5.13.post1 | RTX 4090 D 24 GB | Qwen3.5-4B (hybrid GDN, VL), --context-length 4096 | weights | 8.62 GB | 8.55 GiB (-0.8 %) | same |
 | | | | | free after the weights | 14.47 GB | 14.65 GiB (+0.7 % of the GPU) | same |
 | | | | | free after the pools | 3.40 GB | 3.43 GiB (+0.1 %) | same |
@@ -43,10 +43,12 @@ capture_prepare asks graph_shared_output.py for it first), and from 0.5.19 the t
 one pool, so the decode graphs' activations come out of the prefill graphs' freed blocks and each decode graph adds
 its kept share only (0.188 MiB a graph and layer, read off sglang#11716's progress lines, not these logs).
 
-Strict xfails left: the decode graphs captured after the prefill ones (0.10 and 0.13 GB printed, oomkit 0.23 and
-0.43 GiB: 0.5.18 captures decode on a stream of its own, so no prefill block serves it, and its rest per graph and
-layer comes to about 0.15 MiB against the 0.408 fitted on earlier releases; 0.5.19's kept share comes to about 0.054
-MiB against sglang#11716's 0.188); Qwen3-32B's prefill graphs, 2.97 GiB with the logits buffer (0.145 GiB) against
+Then (engines/sglang/phases.py CG_POOL_T211 / CG_KEPT_T211: from 0.5.11, on one GPU, the decode capture's rest is the
+largest graph's pool, once, plus a kept share a graph and layer read off another log's progress lines): the decode
+graphs captured after the prefill ones, 0.10 and 0.13 GB printed, go from 0.23 and 0.43 GiB (strict xfails) to 0.103
+and 0.135 (+3.4 and +3.8 %; the pool's constant is fitted on the first of them among three logs).
+
+Strict xfails left: Qwen3-32B's prefill graphs, 2.97 GiB with the logits buffer (0.145 GiB) against
 2.84 printed (+4.6 %: the breakable segments at vLLM's coefficients, 2.74 GiB, not fitted on SGLang); the two end-to-end
 pools that miss 3 % while their free memory is within 3 % of the GPU (gVisor with --enable-memory-saver: 0.38 GiB
 less free before the weights than oomkit's CUDA context; Docker on WSL2: 0.44 GiB less), each within 0.13 % from the
@@ -161,15 +163,13 @@ def test_qwen38_keeps_its_breakable_prefill_graphs():
     assert_avail_mem(est, "Capture target decode CUDA graph end.", p["decode_capture_avail_after_gb"])
 
 
-@pytest.mark.xfail(strict=True, reason="Qwen3.8-27B-FP8, 0.5.18, H100: the decode graphs after the prefill ones take "
-                   "0.10 GB printed, oomkit 0.23 GiB (+130 %): 0.5.18 captures decode on a stream of its own, so no "
-                   "prefill block serves it (only the logits buffer moved to the prefill window), and its rest per "
-                   "graph and layer comes to about 0.15 MiB against the 0.408 fitted on earlier releases "
-                   "(engines/sglang/phases.py after_prefill_capture)")
 def test_qwen38_decode_graphs_after_the_prefill_ones():
+    # 0.10 GB printed: 0.103 GiB (+3.4 %; was 0.23, +130 %): on its own stream (0.5.18) the decode capture holds its
+    # own pool, the largest graph's bf16 logits and CG_POOL_T211, and the kept share of 8 graphs of 64 layers
+    # (engines/sglang/phases.py CG_KEPT_T211, a constant fitted on this log among three)
     p = fixture(QWEN38)["printed"]
     got = line_value(_qwen38(), "Capture target decode CUDA graph end.", "mem usage=")
-    assert abs(got - float(p["decode_capture_mem_usage_gb"])) / float(p["decode_capture_mem_usage_gb"]) < 0.2
+    assert abs(got - float(p["decode_capture_mem_usage_gb"])) / float(p["decode_capture_mem_usage_gb"]) < 0.05
 
 
 def test_mm_prefill_graphs_by_release_and_platform():
@@ -230,14 +230,14 @@ def test_qwen32_breakable_prefill_graphs():
     assert abs(got - printed) / printed < 0.03
 
 
-@pytest.mark.xfail(strict=True, reason="Qwen3-32B, 0.5.19, H100: the decode graphs after the prefill ones take 0.13 GB "
-                   "printed, oomkit 0.43 GiB (was 1.07): their activations come out of the prefill pool and the "
-                   "logits buffer is in the prefill window, but each graph's kept share comes to about 0.054 MiB a "
-                   "layer against the 0.188 read off sglang#11716 (engines/sglang/phases.py after_prefill_capture)")
 def test_qwen32_decode_graphs_after_the_prefill_ones():
+    # 0.13 GB printed: 0.135 GiB (+3.8 %; was 1.07, then 0.43): their activations come out of the prefill pool
+    # (0.5.19's shared stream), the logits buffer is in the prefill window, and each of the 36 graphs keeps 0.0565 MiB
+    # a layer, read off the Qwen3-30B-A3B-FP8 log's progress lines (engines/sglang/phases.py CG_KEPT_T211; not fitted
+    # on this log)
     p = fixture(QWEN32)["printed"]
     got = line_value(_qwen32(), "Capture target decode CUDA graph end.", "mem usage=")
-    assert abs(got - float(p["decode_capture_mem_usage_gb"])) / float(p["decode_capture_mem_usage_gb"]) < 0.2
+    assert abs(got - float(p["decode_capture_mem_usage_gb"])) / float(p["decode_capture_mem_usage_gb"]) < 0.05
 
 
 @pytest.mark.xfail(strict=True, reason="Qwen3-32B, 0.5.19, H100 under gVisor with --enable-memory-saver: 40,623 tokens "

@@ -14,8 +14,8 @@ oomkit before this set's rule change, "after" with it.
 | | | | | free before the prefill capture | 12.59 GB | 12.78 GiB (+0.24 % of the GPU) | 12.76 GiB (+0.21 %) |
 | | | | | prefill graphs (breakable, 58 sizes to 8,192) | 1.71 GB | 1.67 GiB (-2.4 %) | same |
 | | | | | free after the prefill graphs | 10.88 GB | 11.11 GiB (+0.3 % of the GPU) | same |
-| | | | | decode graphs (36 sizes to 256) | 0.34 GB | 0.81 GiB (+138 %, strict xfail) | same |
-| | | | | free after the decode graphs | 10.54 GB | 10.30 GiB (-0.3 % of the GPU) | same |
+| | | | | decode graphs (36 sizes to 256) | 0.34 GB | 0.81 GiB (+138 %, strict xfail) | same; 0.328 (-3.5 %, engines/sglang/phases.py CG_KEPT_T211) |
+| | | | | free after the decode graphs | 10.54 GB | 10.30 GiB (-0.3 % of the GPU) | same; 10.76 (+0.3 %) |
 | | | | | starts (verdict) | yes | yes | same |
 | sglang#11208 | 0.5.3rc0 era | 4x GB200 | GLM-4.5-Air-FP8, TP4, DP2 with DP attention, EP4 | chunked_prefill_size | 2,032 | 4,064 | 2,032 |
 | | | | | K size of the printed pool (4 KV heads a rank) | 58.76 GB | 58.76 GiB | same |
@@ -37,7 +37,8 @@ oomkit before this set's rule change, "after" with it.
 | | | | | chunked prefill, max_running_requests, context_len | 8,192, 128, 524,288 | same | same |
 | | | | | free after start-up (available_gpu_mem) | 8.69 GB | 15.90 GiB (+5.2 % of the GPU, strict xfail) | 12.25 GiB (+2.5 %) |
 
-Count, the rows above: 28 of 31 before, 30 of 31 after (the Qwen3-30B decode graphs stay a strict xfail).
+Count, the rows above: 28 of 31 before, 30 of 31 after (the Qwen3-30B decode graphs stayed a strict xfail); 31 of 31 with
+the 0.5.11+ one-GPU decode rest (CG_POOL_T211 / CG_KEPT_T211).
 
 The rules changed. 1. engines/sglang/settings.py dp_attention_chunk, applied in layout.py after the fraction: with
 --enable-dp-attention SGLang divides chunked_prefill_size by dp_size (by 2 in 0.4.0-0.4.4) after the memory defaults
@@ -96,8 +97,6 @@ name no release).
 from __future__ import annotations
 
 from pathlib import Path
-
-import pytest
 
 from oomkit.engines import sglang as sg
 from oomkit.hardware.catalog import devices_for_names
@@ -196,23 +195,23 @@ def test_q30_prefill_graphs():
 
 
 def test_q30_free_memory_after_the_decode_graphs_and_the_verdict():
-    # 10.30 GiB free after both captures against 10.54 (-0.3 % of the card); the run starts, and so does oomkit's
+    # 10.76 GiB free after both captures against 10.54 (+0.3 % of the card; 10.30, -0.3 %, with the decode rest of the
+    # torch 2.9 releases); the run starts, and so does oomkit's
     p = fixture(Q30)["printed"]
     est = _q30()
     assert_avail_mem(est, "Capture target decode CUDA graph end.", p["decode_capture_avail_after_gb"])
     assert est.fits
 
 
-@pytest.mark.xfail(strict=True, reason="Qwen3-30B-A3B-FP8, 0.5.18, H100: the decode graphs after the prefill ones take "
-                   "0.34 GB printed, oomkit 0.81 GiB (+138 %): the progress lines put 0.11 GiB before the first graph "
-                   "(oomkit's index tables: 0.12), 0.13 GiB on the largest (bs 256) and 0.09 GiB on the other 35, "
-                   "about 0.13 MiB a graph and layer in all against the 0.408 fitted on the decode-only releases "
-                   "(engines/sglang/phases.py CG_PER_GRAPH_LAYER, after_prefill_capture); the same gap as the "
-                   "Qwen3.8-27B-FP8 0.5.18 log of set 12 (0.10 GB printed, oomkit 0.23)")
 def test_q30_decode_graphs_after_the_prefill_ones():
+    # 0.34 GB printed: 0.328 GiB (-3.5 %; was 0.81, +138 %, at the 0.408 MiB a graph and layer of the torch 2.9
+    # releases). The progress lines put 0.11 GiB before the first graph (oomkit's index tables: 0.12), 0.13 GiB on the
+    # largest (bs 256: its pool, 74 MiB of bf16 logits and CG_POOL_T211) and 0.09 GiB on the 34 graphs after it, read
+    # as the kept share a graph and layer (engines/sglang/phases.py CG_KEPT_T211; the pool's constant is fitted on
+    # this log among three)
     p = fixture(Q30)["printed"]
     got = line_value(_q30(), "Capture target decode CUDA graph end.", "mem usage=")
-    assert abs(got - float(p["decode_capture_mem_usage_gb"])) / float(p["decode_capture_mem_usage_gb"]) < 0.2
+    assert abs(got - float(p["decode_capture_mem_usage_gb"])) / float(p["decode_capture_mem_usage_gb"]) < 0.05
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -679,7 +679,7 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
                               breakable=reached(run.v, "prefill_breakable"))
     # the decode graphs after the prefill ones: the logits buffer in the prefill window, the pool shared (phases.py)
     parts, moved = after_prefill_capture(parts, run.v, prefill_captured=bool(pcg), graphs=len(sizes),
-                                         layers=len(run.layer_stages[0]))
+                                         layers=len(run.layer_stages[0]), tp=s.tp_size)
     cg, pcg = parts.total, pcg + moved
     prefill_first = reached(run.v, "prefill_graph_first")
     symm = symm_mem_prealloc_bytes(s, run.v)  # --enable-symm-mem: after both captures, the target's ranks only

