@@ -21,10 +21,14 @@ from pathlib import Path
 from oomkit.engines.sglang.phases import (
     CG_KEPT_PER_GRAPH_LAYER,
     CG_KEPT_T211,
+    CG_PER_GRAPH_LAYER,
+    CG_POOL_T211,
     GraphMemory,
     after_prefill_capture,
+    capture_bs,
+    cuda_graph_parts,
 )
-from oomkit.engines.sglang.settings import parse_version
+from oomkit.engines.sglang.settings import SGLangSettings, parse_version
 from oomkit.units import GiB, MiB
 from tests.test_sglang_heldout12 import _qwen32, _qwen38
 
@@ -96,3 +100,21 @@ def test_qwen38_own_stream_keeps_the_decode_rest():
     ev = _qwen38().engine_view
     assert ev["cuda_graph_parts_bytes"]["logits"] == 0
     assert ev["cuda_graph_parts_bytes"]["rest"] > CG_KEPT_T211 * len(ev["cuda_graph_bs"]) * 64
+
+
+def test_decode_rest_by_release_tp_and_platform():
+    # engines/sglang/phases.py: from 0.5.11 (torch 2.11 / CUDA 13 wheels) one CUDA GPU's rest is the largest graph's
+    # bf16 logits rows and CG_POOL_T211, once, plus CG_KEPT_T211 a graph and layer; 0.5.10, a TP rank or ROCm keep
+    # CG_PER_GRAPH_LAYER a graph and layer
+    def rest(v: str, tp: int = 1, hip: bool = False) -> tuple[int, int]:
+        s = SGLangSettings(tp_size=tp, attention_backend="fa3")
+        sizes = capture_bs(256, parse_version(v), s=s, gpu_mib=81559, hip=hip)
+        parts = cuda_graph_parts(256, s, parse_version(v), 151936, 40960, 1, layers=36, gpu_mib=81559, hip=hip)
+        return parts.rest, len(sizes)
+
+    got, n = rest("0.5.11")
+    logits = -(-256 * 151936 * 2 // (2 * MiB)) * 2 * MiB  # its own segment, rounded to 2 MiB
+    assert got == logits + CG_POOL_T211 + CG_KEPT_T211 * n * 36
+    for v, tp, hip in (("0.5.10", 1, False), ("0.5.11", 2, False), ("0.5.19", 4, False), ("0.5.12", 1, True)):
+        got, n = rest(v, tp, hip)
+        assert got == CG_PER_GRAPH_LAYER * n * 36, (v, tp, hip)

@@ -146,9 +146,9 @@ CG_PER_GRAPH_LAYER = int(0.408 * MiB)
 # the kept share and its index tables give 0.135 GiB (+3.8 %). Against the 0.408 MiB a graph and layer of the torch
 # 2.9 releases, these logs left 0.09-0.17 MiB. The Qwen2.5-1.5B logs on a GB10 (tests/test_sglang_heldout14.py A-C,
 # 0.5.11: 2.23-3.12 GB printed, their first graph alone 1.30-2.17 GB, the host's allocations counted on unified
-# memory) are not fitted. All these logs run one GPU; a rank whose graphs capture collectives (--tp-size > 1) keeps
-# CG_PER_GRAPH_LAYER (and after_prefill_capture's CG_KEPT_PER_GRAPH_LAYER, read off a TP8 run): no 0.5.11+ log at
-# TP > 1 prints its capture, and the two 0.5.11+ TP outcomes in tests put more in use than the one-GPU rule leaves
+# memory) are not fitted. All these logs run CUDA (ROCm keeps CG_PER_GRAPH_LAYER: its wheels are not these) on one
+# GPU; a rank whose graphs capture collectives (--tp-size > 1) keeps CG_PER_GRAPH_LAYER (and after_prefill_capture's
+# CG_KEPT_PER_GRAPH_LAYER, read off a TP8 run): no 0.5.11+ log at TP > 1 prints its capture, and the two 0.5.11+ TP outcomes in tests put more in use than the one-GPU rule leaves
 # (GLM-5.2 FP8 at TP8, 0.5.13.post1: free at the end 12.25 GiB against 8.69 printed, 12.91 with the one-GPU rule,
 # tests/test_sglang_heldout13.py; NVIDIA/srt-slurm#172, DeepSeek-R1 FP4 at TP4 on GB200 with --enable-symm-mem, out
 # of memory at the 4 GiB symmetric pool with 2.21 GiB free, which the one-GPU rule would leave fitting by 0.7 GiB,
@@ -445,7 +445,7 @@ def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, con
             tokens = 1  # capture_bs's num_tokens_per_bs
         tables, scores = dsa_graph_state(v, sizes, tokens, context_len, s.speculative_num_draft_tokens or 0,
                                          page_size, speculative=bool(s.speculative_algorithm))
-    if torch211_rest(v, s.tp_size):
+    if torch211_rest(v, s.tp_size) and not hip:
         rest = (_pool_bytes([("logits", top * rows * vocab * 2)]) + CG_POOL_T211
                 + CG_KEPT_T211 * len(sizes) * max(layers, 1))
     else:
@@ -455,7 +455,7 @@ def cuda_graph_parts(max_bs: int, s: SGLangSettings, v: Version, vocab: int, con
 
 def torch211_rest(v: Version, tp: int) -> bool:
     """Whether the decode capture's rest is costed by CG_POOL_T211 and CG_KEPT_T211 (0.5.11+, one GPU a model
-    replica: see CG_KEPT_T211), not by the torch 2.9 releases' CG_PER_GRAPH_LAYER."""
+    replica, CUDA: see CG_KEPT_T211), not by the torch 2.9 releases' CG_PER_GRAPH_LAYER."""
     return reached(v, "graph_rest_torch211") and max(1, tp) == 1
 
 
