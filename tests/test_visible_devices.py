@@ -1,5 +1,6 @@
 """CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES applied to the planned devices (--gpu,
---vram), as the engine command, its wrapper (`docker run -e`) or --env set them (request.py visible_devices).
+--vram) and the detected ones, as the engine command, its wrapper (`docker run -e`) or --env set them
+(hardware/visible.py).
 
 The rules and figures come from the runtimes and engines, not from oomkit:
 - CUDA C++ Programming Guide, "CUDA Environment Variables": only the devices named are visible, enumerated in the
@@ -23,8 +24,8 @@ import json
 
 import pytest
 
+from oomkit.hardware.visible import visible_devices
 from oomkit.memory import Device
-from oomkit.request import visible_devices
 from tests.sweep_harness import offline, run_cli  # noqa: F401 (autouse: no network, a fresh cache)
 
 M = "Qwen/Qwen3-8B"
@@ -179,3 +180,36 @@ def test_ollama_default_context_follows_the_vram_it_sees(value, n_ctx):
     cmd = [] if value is None else [f"CUDA_VISIBLE_DEVICES={value}"]
     est = _estimate("--gpu", TWO, "--", *cmd, "ollama", "run", "qwen3:8b")
     assert est["settings"]["num_ctx"] == n_ctx, est["settings"]
+
+
+# --- the detected GPUs ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def two_detected(monkeypatch):
+    """This machine as NVML would read two different NVIDIA cards (nvidia-smi's order: the PCI bus)."""
+    from oomkit.hardware import detect as det
+
+    gpus = [det.Gpu(0, "NVIDIA GeForce RTX 4090", "nvidia", 24564 << 20, 24000 << 20, 100 << 20, "nvml"),
+            det.Gpu(1, "NVIDIA GeForce RTX 3090", "nvidia", 24576 << 20, 23000 << 20, 1100 << 20, "nvml")]
+    monkeypatch.setattr(det, "nvml_gpus", lambda probe, processes=False: list(gpus))
+    monkeypatch.setattr(det, "_amd_sysfs_cards", lambda probe: [])
+
+
+def test_the_detected_gpus_are_the_ones_the_engine_sees(two_detected):
+    rc, out, err = run_cli("check", "--json", "--", "CUDA_VISIBLE_DEVICES=1", "vllm", "serve", M)
+    assert rc in (0, 1), err
+    res = json.loads(out)
+    assert res["hardware"] == "detected"
+    assert [(d["id"], d["name"], d["budget_bytes"]) for d in res["devices"]] == [
+        ("CUDA0", "NVIDIA GeForce RTX 3090", 23000 << 20)]
+    assert any("CUDA_DEVICE_ORDER=PCI_BUS_ID" in n for n in res["hardware_notes"])  # two kinds of card
+
+
+def test_no_detected_gpu_left(two_detected):
+    rc, _, err = run_cli("check", "--", "CUDA_VISIBLE_DEVICES=-1", "vllm", "serve", M)
+    _refused(rc, err, "none of the 2 detected GPUs", "No CUDA GPUs are available")
+    rc, out, err = run_cli("check", "--json", "--", "CUDA_VISIBLE_DEVICES=-1", *GGUF)
+    assert rc in (0, 1), err
+    res = json.loads(out)
+    assert res["hardware"] == "cpu" and "leaves none of the detected GPUs" in res["hardware_notes"][0]

@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import math
 import os
-import re
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, replace
-from dataclasses import field as dataclass_field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .engines.base import EngineModule
-from .errors import HardwareError, ModelError, OomkitError, SettingsError
+from .errors import HardwareError, ModelError, SettingsError
+from .hardware.visible import select
 from .memory import Device
 from .model.resolve import resolve, split_quant
 from .model.spec import ModelSpec
@@ -120,144 +116,12 @@ def devices_from(vram: Any = None, gpu: str | None = None, devices: tuple[Device
     return _as_seen(devices_for_names(gpu))
 
 
-# ---------------------------------------------------------------------------------------------------------
-# The visible-devices variables: which of the machine's GPUs the engine's process sees
-#
-# CUDA (CUDA C++ Programming Guide, "CUDA Environment Variables"; NVIDIA MPS docs 5.2.1): CUDA_VISIBLE_DEVICES is
-# a comma-separated sequence of GPU indices or UUIDs ("GPU-...", a prefix of one will do; "MIG-..." a MIG
-# instance); only the devices named are visible, enumerated in the order of the sequence (2,1: the process's
-# device 0 is GPU 2); the list is read up to its first invalid entry (0,2,-1,1: GPUs 0 and 2), so an empty value
-# or -1 leaves no device. ROCm's HIP runtime reads HIP_VISIBLE_DEVICES (or, for CUDA compatibility,
-# CUDA_VISIBLE_DEVICES) by the same rule, on top of ROCR_VISIBLE_DEVICES, which the ROCr runtime applies first
-# (ROCm docs, "GPU isolation techniques"). What the engines do with what is left:
-# - vLLM and SGLang need a CUDA (or ROCm) device: with none, startup fails in torch ("RuntimeError: No CUDA GPUs
-#   are available", diagnose/signatures.py no_gpu_visible);
-# - llama.cpp's CUDA / HIP backend finds no device (ggml-cuda.cu ggml_cuda_info: cudaGetDeviceCount fails, "failed
-#   to initialize CUDA", device_count 0) and the model runs on the CPU;
-# - Ollama on the server: "If you want to ignore the GPUs and force CPU usage, use an invalid GPU ID (e.g., "-1")"
-#   (docs/gpu.mdx, "GPU Selection", NVIDIA: CUDA_VISIBLE_DEVICES, AMD: ROCR_VISIBLE_DEVICES).
-
-VISIBLE_VARS = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
-_NEEDS_A_GPU = {"vllm": "vLLM", "sglang": "SGLang"}
-_INDEX = re.compile(r"[0-9]+")
-
-
-@dataclass
-class _Seen:
-    """The visible-devices variables the engine's environment sets, the engine, and the warnings applying them
-    gave."""
-
-    variables: dict[str, str]
-    engine: str
-    needed: int = 0  # the GPUs the engine's settings start workers on (vLLM, SGLang: TP x PP x DP); 0: not said
-    warnings: list[str] = dataclass_field(default_factory=list)
-
-
-_SEEN: ContextVar[_Seen | None] = ContextVar("oomkit_visible_devices", default=None)
-
-
-def visible_variables(env: Mapping[str, str] | None) -> dict[str, str]:
-    """The visible-devices variables `env` sets (VISIBLE_VARS), by name."""
-    return {k: env[k] for k in VISIBLE_VARS if env is not None and k in env}
-
-
-@contextmanager
-def engine_sees(variables: Mapping[str, str], engine: str, needed: int = 0) -> Iterator[list[str]]:
-    """Within: the planned devices devices_from returns are the ones `variables` (the engine's
-    CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES) leave visible to `engine`, renumbered;
-    yields the list the warnings of applying them go to (a form that cannot be applied to planned devices, a list
-    cut short). `needed`: the GPUs vLLM's or SGLang's parallel settings start workers on, refused where fewer stay
-    visible. No variable: nothing changes."""
-    seen = _Seen(dict(variables), engine, needed) if variables else None
-    token = _SEEN.set(seen)
-    try:
-        yield seen.warnings if seen is not None else []
-    finally:
-        _SEEN.reset(token)
-
 
 def _as_seen(devices: tuple[Device, ...]) -> tuple[Device, ...]:
-    seen = _SEEN.get()
-    if seen is None:
-        return devices
-    out = visible_devices(devices, seen.variables, seen.engine, seen.warnings)
-    if devices and not out and seen.engine in _NEEDS_A_GPU:
-        said = ", ".join(f"{k}={v!r}" if not v or "," in v else f"{k}={v}" for k, v in seen.variables.items())
-        raise OomkitError(f"{said} leaves none of the {len(devices)} planned GPU{'s' if len(devices) > 1 else ''} "
-                          f"({_numbered(devices)}) visible: {_NEEDS_A_GPU[seen.engine]} fails at startup "
-                          "(RuntimeError: No CUDA GPUs are available); name a GPU that exists, or leave the variable "
-                          "out")
-    if seen.engine in _NEEDS_A_GPU and 0 < len(out) < min(seen.needed, len(devices)):
-        # vLLM (config/parallel.py ParallelConfig.__post_init__, 0.10 to 0.17 read): fewer CUDA devices than
-        # world_size on the node selects the Ray backend, which looks for the rest in a Ray cluster ("Unable to load
-        # Ray" without it); SGLang starts one worker per GPU id, and a hidden one is no device for torch
-        said = ", ".join(f"{k}={v}" for k, v in seen.variables.items())
-        raise OomkitError(f"{said} leaves {len(out)} of the {len(devices)} planned GPUs visible "
-                          f"({_numbered(out)}), and {_NEEDS_A_GPU[seen.engine]}'s parallel settings start workers on "
-                          f"{seen.needed}: name {seen.needed} GPUs in the variable, or lower the tensor / pipeline / "
-                          "data parallel size")
-    return out
-
-
-def _numbered(devices: tuple[Device, ...]) -> str:
-    ids = [d.id for d in devices]
-    return ids[0] if len(ids) == 1 else f"{ids[0]}-{ids[-1]}" if len(ids) > 2 else f"{ids[0]} and {ids[1]}"
-
-
-def visible_devices(devices: tuple[Device, ...], variables: Mapping[str, str], engine: str = "",
-                    warnings: list[str] | None = None) -> tuple[Device, ...]:
-    """The devices a process whose environment sets `variables` sees, each vendor's renumbered from 0 in the order
-    the variable names them (CUDA0, CUDA1 for NVIDIA; ROCm0, ... for AMD). NVIDIA devices read
-    CUDA_VISIBLE_DEVICES; AMD ones ROCR_VISIBLE_DEVICES, then HIP_VISIBLE_DEVICES (or CUDA_VISIBLE_DEVICES where
-    that is unset); other devices (Apple, Intel) none of them. A form that names GPUs by UUID or MIG instance
-    cannot be matched to planned devices: that vendor's devices are kept whole and a warning says so."""
-    notes = warnings if warnings is not None else []
-    groups: dict[str, list[Device]] = {}
-    for d in devices:
-        groups.setdefault(_prefix(d.id), []).append(d)
-    out: list[Device] = []
-    for prefix, group in groups.items():
-        if prefix == "CUDA":
-            chain = [k for k in ("CUDA_VISIBLE_DEVICES",) if k in variables]
-        elif prefix == "ROCm":
-            hip = "HIP_VISIBLE_DEVICES" if "HIP_VISIBLE_DEVICES" in variables else "CUDA_VISIBLE_DEVICES"
-            chain = [k for k in ("ROCR_VISIBLE_DEVICES", hip) if k in variables]
-        else:
-            chain = []
-        for name in chain:
-            group = _pick(group, name, variables[name], notes)
-        out += [replace(d, id=f"{prefix}{i}") if chain else d for i, d in enumerate(group)]
-    return tuple(out)
-
-
-def _prefix(device_id: str) -> str:
-    return device_id.rstrip("0123456789")
-
-
-def _pick(group: list[Device], name: str, value: str, notes: list[str]) -> list[Device]:
-    """The devices of `group` that `name`=`value` names, in its order, read by CUDA's rule (up to the first
-    entry that is no index of a device here, or names one twice)."""
-    kept: list[int] = []
-    entries = value.split(",")
-    for k, entry in enumerate(entries):
-        if entry[:4].upper() in ("GPU-", "MIG-"):
-            what = "a MIG instance" if entry[:4].upper() == "MIG-" else "a GPU UUID"
-            notes.append(f"{name}={value}: {entry!r} is {what}, which cannot be matched to the planned devices "
-                         f"({_numbered(tuple(group))}); all {len(group)} are kept: give the index of each GPU to "
-                         "see the subset")
-            return group
-        if not _INDEX.fullmatch(entry) or int(entry) >= len(group) or int(entry) in kept:
-            rest = entries[k:]
-            if kept or rest not in ([""], ["-1"]):
-                why = ("names a device twice" if _INDEX.fullmatch(entry) and int(entry) in kept else
-                       f"is no device of the {len(group)} planned" if _INDEX.fullmatch(entry) else
-                       "is no device index")
-                left = (", ".join(f"{group[i].id}" for i in kept) if kept else "none")
-                notes.append(f"{name}={value}: {entry!r} {why}; the runtime reads the list up to it: visible: "
-                             f"{left} of {_numbered(tuple(group))}")
-            break
-        kept.append(int(entry))
-    return [group[i] for i in kept]
+    """The planned devices the engine's visible-devices variables leave it (hardware/visible.py select), renumbered
+    per vendor; unchanged outside engine_sees."""
+    return tuple(select(list(devices), lambda d: d.id.rstrip("0123456789"),
+                        lambda d, prefix, i: replace(d, id=f"{prefix}{i}")))
 
 
 def _vram_sizes(vram: Any, most: int) -> tuple[int, ...]:

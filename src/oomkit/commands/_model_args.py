@@ -23,8 +23,9 @@ from ..engines.release_flags import reading_release
 from ..errors import OomkitError, SettingsError
 from ..estimate import estimate, lm_studio_load, lm_studio_note
 from ..flags import check_settings, flag_value
+from ..hardware.visible import engine_sees, hid_every_gpu, visible_variables
 from ..memory import MemoryEstimate
-from ..request import check_quant_agrees, devices_from, engine_sees, visible_variables, with_ram
+from ..request import check_quant_agrees, devices_from, with_ram
 from ..units import parse_size
 
 # oomkit's own estimate options: name -> takes a value
@@ -63,17 +64,25 @@ class ModelRequest:
         engine (request.engine_sees); yields the warnings of applying them."""
         return engine_sees(dict(self.visible), self.engine, _gpus_started(self.settings))
 
-    def hides_every_gpu(self) -> str | None:
-        """The planned GPUs (--vram, --gpu) all hidden by the visible-devices variables, for an engine that then
-        runs on the CPU (llama.cpp, Ollama): the note that says so; else None (vLLM and SGLang refuse it)."""
-        if not self.visible or (self.opts.get("--vram") is None and self.opts.get("--gpu") is None):
+    def hides_every_gpu(self, detected: bool = False) -> str | None:
+        """The planned GPUs (--vram, --gpu), or with `detected` and neither given this machine's, all hidden by the
+        visible-devices variables, for an engine that then runs on the CPU (llama.cpp, Ollama): the note that says
+        so; else None (vLLM and SGLang refuse it)."""
+        planned = self.opts.get("--vram") is not None or self.opts.get("--gpu") is not None
+        if not self.visible or self.opts.get("--cpu-only") or not (planned or detected):
             return None
         with self.devices_seen():
-            if devices_from(self.opts.get("--vram"), self.opts.get("--gpu")):
+            if planned:
+                devices_from(self.opts.get("--vram"), self.opts.get("--gpu"))
+            else:
+                from ..hardware.detect import detect  # lazy: this machine's GPUs, only where asked for
+
+                detect()
+            if not hid_every_gpu():
                 return None
         said = ", ".join(f"{k}={v}" for k, v in self.visible)
-        return (f"{said} leaves none of the planned GPUs visible: {self.engine} runs on the CPU (the GPU backend "
-                "finds no device)")
+        return (f"{said} leaves none of the {'planned' if planned else 'detected'} GPUs visible: {self.engine} runs "
+                "on the CPU (the GPU backend finds no device)")
 
 
 def _gpus_started(settings: Any) -> int:

@@ -55,7 +55,7 @@ def run(argv: list[str]) -> int:
         return 0
     req = parse_model_request(argv, default_model=EXAMPLE_MODEL)
     vram, gpu, cpu_only = req.opts.get("--vram"), req.opts.get("--gpu"), bool(req.opts.get("--cpu-only"))
-    if (hidden := req.hides_every_gpu()) is not None:  # CUDA_VISIBLE_DEVICES=-1 llama-server ...: the CPU's turn
+    if (hidden := req.hides_every_gpu(detected=True)) is not None:  # CUDA_VISIBLE_DEVICES=-1 llama-server ...: the CPU's turn
         vram, gpu, cpu_only = None, None, True
     with req.devices_seen() as seen:  # CUDA_VISIBLE_DEVICES and the like: the planned GPUs the engine sees
         result = check(req.model, req.engine, quant=req.quant, settings=req.settings, vram=vram, gpu=gpu,

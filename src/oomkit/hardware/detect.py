@@ -34,6 +34,7 @@ from typing import Any
 from ..memory import Device, apple_default_gpu_share
 from ..units import GiB, MiB
 from .catalog import lookup, with_facts
+from .visible import active, select, warn
 
 TIMEOUT_S = 4.0  # nvidia-smi takes about a second to answer when persistence mode is off; rocm-smi similar
 NVIDIA_SMI_QUERY = ["nvidia-smi", "--query-gpu=index,name,memory.total,memory.used,memory.free",
@@ -203,8 +204,17 @@ def detect(probe: Probe | None = None, *, processes: bool = False) -> Hardware:
                                ("sysfs", lambda: sysfs_amd_gpus(probe, amd_cards))], notes, errors)
     if probe.platform == "darwin":
         gpus += _chain("Apple", [("sysctl", lambda: apple_gpus(probe, host))], notes, errors)
-    return Hardware(gpus=tuple(_with_catalog(g) for g in gpus), host=host, notes=tuple(notes),
-                    errors=tuple(errors))
+    gpus = [_with_catalog(g) for g in gpus]
+    if active():  # within a command whose engine sets CUDA_VISIBLE_DEVICES and the like: the GPUs it sees
+        nvidia = {g.name for g in gpus if g.vendor == "nvidia"}
+        if len(nvidia) > 1:
+            # NVML and nvidia-smi number the GPUs by PCI bus; CUDA, unless CUDA_DEVICE_ORDER=PCI_BUS_ID, fastest first
+            # (CUDA C++ Programming Guide, "CUDA Environment Variables": CUDA_DEVICE_ORDER, default FASTEST_FIRST)
+            warn("the variable's indices are read in nvidia-smi's order (PCI bus); CUDA numbers different GPUs "
+                 "fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID is set")
+        gpus = select(gpus, lambda g: ID_PREFIX.get(g.vendor, "GPU"), lambda g, prefix, i: replace(g, index=i),
+                      "detected")
+    return Hardware(gpus=tuple(gpus), host=host, notes=tuple(notes), errors=tuple(errors))
 
 
 def _chain(vendor: str, methods: list[tuple[str, Callable[[], list[Gpu]]]], notes: list[str],
