@@ -23,7 +23,8 @@ After: 28 right; 2 still wrong, in files outside this sweep (strict xfails below
 llama.cpp requires (blk.0.attn_k.weight) is estimated where llama.cpp refuses it ("missing tensor"; model/checks.py
 checks the header's counts, not the tensor list an architecture requires), and `CUDA_VISIBLE_DEVICES=5 vllm serve`
 on two GPUs is estimated on one where CUDA shows no device (the engines' command readers do not apply the variable).
-Later: the variable is applied to the planned devices (request.py), and the second of these is refused now.
+Later: both are refused now (model/checks.py holds the attention tensors an architecture requires; the variable
+is applied to the planned and detected devices, hardware/visible.py).
 """
 
 from __future__ import annotations
@@ -156,10 +157,9 @@ def test_a_garbage_engine_variable_in_the_environment_is_refused(monkeypatch):
     _refused(rc, err, "LLAMA_ARG_CTX_SIZE 'abc': not an integer")
 
 
-@pytest.mark.xfail(strict=True, reason="a GGUF without blk.0.attn_k.weight (llama.cpp: 'missing tensor "
-                                       "blk.0.attn_k.weight') is estimated, exit 0: the header checks "
-                                       "(model/checks.py) do not hold the tensors an architecture requires")
 def test_a_gguf_without_a_tensor_llama_cpp_requires_is_refused(tmp_path):
+    """A GGUF without blk.0.attn_k.weight (llama.cpp: 'missing tensor blk.0.attn_k.weight') was estimated, exit 0;
+    model/checks.py now refuses it."""
     path = _gguf(tmp_path, tensors=[t for t in L.tensors() if "attn_k" not in t[0]])
     rc, _, err = run_cli("estimate", path, *V)
     _refused(rc, err, "attn_k")
@@ -193,4 +193,4 @@ def test_a_file_named_with_a_bidirectional_control_on_this_machine_is_read(tmp_p
 
 
 def test_the_sweep_counts():
-    assert len(FIXED) == 10 and len(RIGHT) == 17  # with the environment variable and the two strict xfails: 30
+    assert len(FIXED) == 10 and len(RIGHT) == 17  # with the environment variable and the two once-xfails: 30
