@@ -36,6 +36,7 @@ from ..errors import OomkitError
 from ..estimate import estimate as estimate_model
 from ..hardware.detect import Hardware, detect
 from ..memory import MemoryEstimate
+from ..model import names
 from ..plan.fit import Fit, fit
 from ..plan.search import Plan, plan
 from ..report import check as check_report
@@ -158,9 +159,35 @@ def refuse_path(ref: str | None) -> None:
     looks = (r.startswith(("/", "~", ".", "\\")) or "\\" in r or "/../" in f"/{r}/" or "/./" in f"/{r}/"
              or low.endswith((".gguf", ".json", ".safetensors", ".bin")) or low.startswith("file:")
              or (len(r) > 1 and r[1] == ":"))
-    if looks or os.path.lexists(r):
-        raise InputError(f"{ref!r} reads as a file path: the web hub opens no file of the server; give a catalog "
-                         "name, an Ollama tag or a Hugging Face id (or upload a config.json)", 400)
+    longest = max(len(part.encode("utf-8", "surrogateescape")) for part in r.split("/"))
+    if longest > _NAME_PART_MAX:
+        # no name has a part this long (a Hugging Face repo name is at most 96 characters); the CLI would read it as
+        # a path and say the OS's file-name limit, which a page's model field has nothing to do with
+        raise InputError(f"model {r[:60]!r}...: a name with a part of {longest} characters is no catalog "
+                         "name, Ollama tag or Hugging Face id", 400)
+    if looks or _lexists(r):
+        named = _named_by_file(r)
+        said = (f"; its name says {named}: give that to estimate it without the file" if named else
+                "; give a catalog name, an Ollama tag or a Hugging Face id (or upload a config.json)")
+        raise InputError(f"{ref!r} reads as a file path: the web hub opens no file of the server{said}", 400)
+
+
+_NAME_PART_MAX = 255  # NAME_MAX: a longer part is no file's name either (model/_bytes.py check_path)
+
+
+def _lexists(path: str) -> bool:
+    try:
+        return os.path.lexists(path)
+    except (OSError, ValueError):  # a NUL byte
+        return False
+
+
+def _named_by_file(path: str) -> str | None:
+    """The catalog model and file type a GGUF file's path says, as the CLI says it of a missing file
+    (model/resolve.py): the hub cache's or LM Studio's folders, else the publishers' "<model>-<QUANT>.gguf" name."""
+    if not path.lower().endswith(".gguf"):
+        return None
+    return names.hub_cache_gguf(path) or names.gguf_file_model(path)
 
 
 # Engine flags whose value names a file the engine opens: -md, --mmproj and vLLM's --config are read by oomkit too

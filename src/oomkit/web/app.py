@@ -153,6 +153,19 @@ _OFFLINE_ADVICE = re.compile(r" ?\(HF_HUB_OFFLINE=1 keeps oomkit off the hub\); 
 _PAGE_FIELDS = {"--vram": "VRAM per GPU", "--ram": "host memory", "--sizes": "VRAM sizes"}
 _CLI_SIZE = re.compile(r"^(--vram|--ram) (?=\S+: \S+ what\?)|^(--sizes)(?=: )")
 _CLI_VRAM = re.compile(r" with --vram SIZE\b")  # hardware/catalog.py's unknown GPU: "give its memory with --vram SIZE"
+# web/api.py's field readers name the API's parameter ("ctx must be between 1 and ..."); a page names its field
+_FIELD_LABELS = {"ctx": "context (tokens)", "parallel": "parallel sequences", "min_ctx": "context each sequence needs",
+                 "concurrency": "sequences at once", "cpu_only": "“no GPU”", "here": "“this machine”",
+                 "vram": "VRAM per GPU", "ram": "host memory", "fit_vram": "VRAM per GPU"}
+_API_FIELD = re.compile(r"^(ctx|parallel|min_ctx|concurrency|cpu_only|here|vram|ram|fit_vram)(?=[ :])")
+# the CLI's own options where a message names them ("--cpu-only and --gpu RTX 4090 contradict each other")
+_OPTION_LABELS = {"--cpu-only": "“no GPU”", "--gpu": "GPU", "--vram": "VRAM per GPU", "--ram": "host memory",
+                  "--sizes": "VRAM sizes"}
+_CLI_OPTION = re.compile(r"(?<![\w-])(--cpu-only|--gpu|--vram|--ram|--sizes)(?=[ :,)]|$)")
+_CLI_PHRASES = (("not a file and not in the built-in catalog", "not in the built-in catalog"),
+                ("give MODEL before the --", "give it in the model field"),
+                ("(one MODEL only)", "(not an engine flag: the model goes in the model field)"),
+                ("need a MODEL", "need a model in the model field"))
 
 
 class _TooLarge(Exception):
@@ -250,9 +263,14 @@ def _error_text(hub: bool, exc: BaseException) -> str:
 
 
 def _page_words(text: str) -> str:
-    """An error in the words of a page: its fields, not the CLI's options."""
+    """An error in the words of a page: its fields, not the CLI's options nor the API's parameter names."""
     text = _CLI_VRAM.sub(" in the VRAM field (or pick a GPU from the list)", text)
-    return _CLI_SIZE.sub(lambda m: f"{_PAGE_FIELDS[m.group(1)]} " if m.group(1) else _PAGE_FIELDS[m.group(2)], text)
+    text = _CLI_SIZE.sub(lambda m: f"{_PAGE_FIELDS[m.group(1)]} " if m.group(1) else _PAGE_FIELDS[m.group(2)], text)
+    text = _API_FIELD.sub(lambda m: _FIELD_LABELS[m.group(1)], text)
+    text = _CLI_OPTION.sub(lambda m: _OPTION_LABELS[m.group(1)], text)
+    for cli, page in _CLI_PHRASES:
+        text = text.replace(cli, page)
+    return text
 
 
 def _add_error_handlers(app: FastAPI, error_text: Callable[[BaseException], str]) -> None:

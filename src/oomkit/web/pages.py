@@ -28,7 +28,7 @@ from ..report.plan import fit_text, matrix_rows
 from ..report.plan import saved_text as saved
 from ..report.plan import usage_text as usage
 from ..report.render import host_fit
-from ..units import GiB, MiB
+from ..units import GiB, MiB, fmt_bytes
 from . import svg
 from .api import MAX_COMMAND_CHARS, MAX_FIELD_CHARS, MAX_LOG_BYTES, refuse_path
 from .static import CSS
@@ -61,6 +61,7 @@ def error_box(message: str | None) -> str:
 
 
 _DID_YOU_MEAN = re.compile(r"unknown (model|GPU) '[^']*'.*?did you mean ([^?]+)\?")
+_NAMED_BY_FILE = re.compile(r"^'(.+)' reads as a file path: .*; its name says (\S+): give that")
 
 
 def did_you_mean(message: str | None, params: Mapping[str, Any], path: str, keys: Iterable[str],
@@ -68,6 +69,18 @@ def did_you_mean(message: str | None, params: Mapping[str, Any], path: str, keys
     """The names an unknown model's or GPU's message offers ("did you mean A, B, C?"), each a link to the same page
     with that name in its field (not where a pasted command named the model: the command is what is read)."""
     m = _DID_YOU_MEAN.search(message or "")
+    named = _NAMED_BY_FILE.search(message or "")
+    if named and not m:
+        # a pasted command or a field that named a GGUF file (web/api.py refuse_path): the same page with the name
+        # that file's name says in the path's place, the rest of the command kept
+        path_text, model = named.group(1), named.group(2)
+        fields = [k for k in ("command", "fit_command", "model") if path_text in str(params.get(k) or "")]
+        if not fields:
+            return ""
+        where = fields[0]
+        changed = {**params, where: model if where == "model" else str(params[where]).replace(path_text, model)}
+        href = link(path, changed, (*keys, gpu_field, where))
+        return f'<p class="note" id="{ident}">Did you mean: <a href="{e(href)}">{e(model)}</a></p>'
     if not m:
         return ""
     name = "model" if m.group(1) == "model" else gpu_field
@@ -159,13 +172,32 @@ def _view_value(key: str, value: Any) -> str:
         return "-"
     if isinstance(value, str) and "\n" in value:
         return f'<pre class="view">{e(value)}</pre>'
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool):
+        return "true" if value else "false"  # as `oomkit estimate --json` writes it, not Python's True
+    if not isinstance(value, int):
         return e(value)
-    return b(value, mib) if key.endswith("bytes") else e(f"{value:,}" if abs(value) >= 10000 else value)
+    return b(value, _view_size) if key.endswith("bytes") else e(f"{value:,}" if abs(value) >= 10000 else value)
+
+
+def _view_size(n: int) -> str:
+    """A size in the engine's view: MiB as the engines print them, but a size under 1 MiB in KiB and a fraction of a
+    MiB kept under 100 MiB (a 64 KiB vLLM page, a 2.25 MiB KV block: not "0 MiB", "2 MiB")."""
+    if n and abs(n) < MiB:
+        return f"{n / 1024:,.2f}".rstrip("0").rstrip(".") + " KiB"
+    if n % MiB and abs(n) < 100 * MiB:
+        return f"{n / MiB:,.2f} MiB"
+    return mib(n)
 
 
 # ---------------------------------------------------------------------------------------------------------
 # Calculator
+
+
+_CHECK_WORDS = (("give --gpu NAME or --vram SIZE for yours, or --cpu-only for this machine's RAM",
+                 "pick yours in the GPU field or give its VRAM, or tick “no GPU” for this machine's RAM"),
+                ("planned (--vram/--gpu)", "planned (the VRAM or GPU field)"),
+                ("a planned host (--ram)", "a planned host (the host memory field)"),
+                ("note: --ram: ", "note: host memory: "))
 
 
 CALC_KEYS = ("model", "engine", "ctx", "quant", "kv_type", "parallel", "flags", "vram", "gpu", "engine_version",
@@ -357,6 +389,8 @@ def calculator_page(params: Mapping[str, Any], est: MemoryEstimate | None, req: 
     shown = form_from_request(params, req)
     body = [calculator_form(shown), error_box(error), did_you_mean(error, params, "/", CALC_KEYS)]
     if check_text:
+        for cli, page in _CHECK_WORDS:  # report/check.py's advice names the CLI's options; the page has fields
+            check_text = check_text.replace(cli, page)
         body.append(f'<div class="card"><h2>On this machine</h2><pre id="check">{e(check_text)}</pre></div>')
     if est is not None:
         # the same inputs: a pasted command goes along whole (its flags too, which the form's fields do not hold);
@@ -393,13 +427,22 @@ def limits_page(params: Mapping[str, Any], data: dict | None, error: str | None)
         kvs = [k for k in data["kv_types"] if k not in data["kv_errors"]]
         m = data["model"]
         trained = f"{m['n_ctx_train']:,}" if m.get("n_ctx_train") else "-"
-        body.append(f'<p class="note">{e(m["name"])} · weights {e(m["weights_format"])} {b(data["weights_bytes"])} · '
-                    f'engine {e(data["engine"])} · trained context {e(trained)}</p>')
+        s = data.get("settings") or {}
+        said = "".join(f" · {e(x)}" for x in (
+            *([f"{s['n_parallel']} sequence{'s' if s['n_parallel'] != 1 else ''}"] if "n_parallel" in s else []),
+            *([f"flash attention {s['flash_attn']}"] if "flash_attn" in s else [])))  # report/tables.py title()
+        body.append(f'<p class="note" id="limits-title">{e(m["name"])} · weights {e(m["weights_format"])} '
+                    f'{b(data["weights_bytes"])} · engine {e(data["engine"])} · trained context {e(trained)}{said}</p>')
         if "limits" in data:  # `?kind=context` asks for the other table only (table --kind context)
+            kinds = {t["label"]: t["kind"] for t in data.get("targets", [])}
             body.append(_kv_table("limits", "Hard limits: the largest context that fits", "VRAM",
                                   "".join(f"<th>KV {e(k)}</th>" for k in kvs),
-                                  ((row["target"], "".join(_limit_cell(row["max_context"].get(k)) for k in kvs))
-                                   for row in data["limits"])) + "</div>")
+                                  ((_target_label(row, kinds.get(row["target"])),
+                                    "".join(_limit_cell(row["max_context"].get(k), m.get("n_ctx_train")) for k in kvs))
+                                   for row in data["limits"]), raw_labels=True)
+                        + ('<p class="note">(max): the model\'s trained context</p>'
+                           if any(m.get("n_ctx_train") in row["max_context"].values() for row in data["limits"]) else "")
+                        + "</div>")
         if "context" in data:
             series: dict[str, list[tuple[int, int]]] = {k: [] for k in kvs}
             for row in data["context"]:
@@ -413,6 +456,10 @@ def limits_page(params: Mapping[str, Any], data: dict | None, error: str | None)
                      if t["kind"] == "size" and t["memory_bytes"]]
             body.append("<h3>Memory against context</h3>"
                         + svg.context_chart(series, lines, "GPU memory against context length") + "</div>")
+        per = [(k, n) for k, n in (data.get("kv_bytes_per_token") or {}).items() if n]
+        if per:  # the CLI's footer line (report/tables.py _footer)
+            body.append('<p class="note" id="kv-per-token">KV cache per token of context: '
+                        + ", ".join(f"{e(k)} {b(n, fmt_bytes)}" for k, n in per) + "</p>")
         if data["kv_errors"]:
             body.append('<ul class="notes">' + "".join(f"<li>KV {e(k)}: {e(v)}</li>"
                                                        for k, v in data["kv_errors"].items()) + "</ul>")
@@ -421,12 +468,22 @@ def limits_page(params: Mapping[str, Any], data: dict | None, error: str | None)
     return layout("Hard limits and context impact", "limits", "".join(body))
 
 
-def _kv_table(ident: str, title: str, first: str, heads: str, rows: Iterable[tuple[str, str]]) -> str:
+def _kv_table(ident: str, title: str, first: str, heads: str, rows: Iterable[tuple[str, str]],
+              raw_labels: bool = False) -> str:
     """A card's table with a column per KV type: the row's label on the left, then its cells (the card left open
-    for what follows the table)."""
+    for what follows the table). raw_labels: the labels are html already."""
     return (f'<div class="card"><h2>{title}</h2><div class="scroll"><table id="{ident}"><tr><th class="l">{first}</th>'
-            + heads + "</tr>" + "".join(f'<tr><td class="l">{e(label)}</td>{cells}</tr>' for label, cells in rows)
+            + heads + "</tr>" + "".join(f'<tr><td class="l">{label if raw_labels else e(label)}</td>{cells}</tr>'
+                                        for label, cells in rows)
             + "</table></div>")
+
+
+def _target_label(row: dict, kind: str | None) -> str:
+    """A row's VRAM as the CLI labels it (report/tables.py _target_label): a listed size as it is, a planned or
+    detected GPU set with its memory ("planned: GPU (24.00 GiB)", "... free" for a detected one)."""
+    if kind == "size" or row.get("memory_bytes") is None:
+        return e(row["target"])
+    return f'{e(row["target"])} ({b(row["memory_bytes"], fmt_bytes)}{" free" if kind == "detected" else ""})'
 
 
 def _context_cells(c: dict) -> str:
@@ -434,8 +491,11 @@ def _context_cells(c: dict) -> str:
             f'<td class="{"yes" if c["smallest_size"] else "nofit"}">{e(c["smallest_size"] or "-")}</td>')
 
 
-def _limit_cell(n: int | None) -> str:
-    return f'<td data-value="{n}">{n:,}</td>' if n else '<td data-value="" class="nofit">does not fit</td>'
+def _limit_cell(n: int | None, trained: int | None = None) -> str:
+    """A largest context; "(max)" where it is the model's trained context, as the CLI's table marks it."""
+    if not n:
+        return '<td data-value="" class="nofit">does not fit</td>'
+    return f'<td data-value="{n}">{n:,}{" (max)" if n == trained else ""}</td>'
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -554,6 +614,10 @@ def fit_body(fit_obj: Any) -> str:
         items.append(("after", e(usage(fit_obj.after))))
         if together := saved(fit_obj.before, fit_obj.after):
             items.append(("together they save", e(together)))
+    # the decode bound of a command that now keeps part of the model in system RAM, as the CLI's line says it
+    slow = next((x for x in lines if x.startswith("part of the model in system RAM: ")), None)
+    if slow:
+        items.append(("part of the model in system RAM", f'<span id="fit-decode">{e(slow.split(": ", 1)[1])}</span>'))
     out.append(dl(items))
     for n in f.get("notes") or []:
         out.append(f'<p class="note">{e(n)}</p>')

@@ -30,7 +30,8 @@ textarea{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-s
 button,.btn{font:inherit;background:var(--acc);color:#fff;border:0;border-radius:6px;padding:.48rem 1rem;
 cursor:pointer;text-decoration:none;display:inline-block}
 button.small{padding:.2rem .6rem;font-size:.82rem;background:#5b6475}
-.verdict{font-size:1.15rem;font-weight:600;padding:.6rem .9rem;border-radius:8px;margin-bottom:.8rem}
+.verdict{font-size:1.15rem;font-weight:600;padding:.6rem .9rem;border-radius:8px;margin-bottom:.8rem;
+overflow-wrap:anywhere}
 .verdict.ok{background:#e5f5ec;color:var(--ok)}.verdict.bad{background:#fbe9e7;color:var(--bad)}
 .verdict.unknown{background:#eef1f7;color:var(--mut)}
 .error{background:#fbe9e7;color:var(--bad);border:1px solid #f0c2bc;border-radius:8px;padding:.7rem .9rem;
