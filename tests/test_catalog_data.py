@@ -108,7 +108,13 @@ def test_data_file_is_valid(slug):
         "notes",
     }
     assert required <= set(d), f"missing {required - set(d)}"
-    optional = {"filled", "filled_source", "params_decoder", "variants"}
+    optional = {"filled", "filled_source", "params_decoder", "variants", "context_extension"}
+    if "context_extension" in d:  # a documented opt-in: YaRN's rope_scaling and the context it reaches, cited
+        ext = d["context_extension"]
+        assert set(ext) == {"rope_scaling", "max_position_embeddings", "source"} and ext["source"].strip()
+        rs = ext["rope_scaling"]
+        assert rs["rope_type"] == "yarn" and rs["factor"] * rs["original_max_position_embeddings"] == \
+            ext["max_position_embeddings"]
     assert set(d) <= required | optional, f"unknown keys {set(d) - required}"
     for v in d.get("variants", []):
         assert set(v) <= {"hf_id", "quantization_config", "source", "verified", "torch_dtype", "dtype",

@@ -15,11 +15,13 @@ Each expectation comes from the thread or page (the model it names, the hardware
 
 Measured (2026-12-07), each input as posted and offline: right 28 (19 read as the thread shows, 9 refused in one line
 as they should be: a kernel the card lacks, an NPU, launchers oomkit does not model, a GPU named without its memory,
-files not on this machine, quant mixes their names do not spell out), wrong 2, crashed 0. The two wrong are refusals
-of real models the catalog does not know offline (model/names.py and the catalog data, outside this sweep's files):
+files not on this machine, quant mixes their names do not spell out), wrong 2, crashed 0. The two wrong were refusals
+of real models the catalog does not know offline:
 - ollama#10832's unsloth/Qwen3-32B-128K-GGUF: Qwen3-32B with YaRN to 131072 tokens (the thread's header:
-  qwen3.context_length 131072, 64 blocks, 8 KV heads); the "-128K" suffix is not read as the base model;
-- kgptalkie's nemotron-3-nano:4b (Ollama's library: 4B, hybrid Mamba, 2.8 GB): no such catalog entry.
+  qwen3.context_length 131072, 64 blocks, 8 KV heads); the "-128K" suffix was not read as the base model. Now read
+  (model/names.py, the catalog's context_extension of Qwen3-32B from its model card): Qwen3-32B with YaRN factor 4
+  from 32,768, 131,072 tokens of trained context;
+- kgptalkie's nemotron-3-nano:4b (Ollama's library: 4B, hybrid Mamba, 2.8 GB): no such catalog entry (still).
 
 Found beside the sweep, in its model names: a folder named after a publisher was read as a model. `Qwen/` (a repo id
 cut after its owner, not on this machine) and `/models/Qwen`, `/Qwen`, `C:\\models\\Qwen` were read as Qwen1.5 4B Chat
@@ -36,6 +38,7 @@ import json
 import pytest
 
 from tests.sweep_harness import (
+    FIXED,
     RIGHT,
     STILL,
     Case,
@@ -141,10 +144,11 @@ CASES_AND_ENGINES = [
     (Case('obuddy21', GH + 'captainflasmr/ollama-buddy/issues/21', 'model', '16GiB', None, RIGHT, 'gemma4:26b',
           # 'offloaded 17/31 layers to GPU', "model weights" ROCm0 8.5 GiB and CPU 8.8 GiB on a 16 GB card
           ('reads', {'engine': 'ollama', 'model': 'Gemma 4 26B-A4B', 'fits': False})), 'ollama'),
-    (Case('o10832', GH + 'ollama/ollama/issues/10832', 'model', '2x RTX 3090', None, STILL,
+    (Case('o10832', GH + 'ollama/ollama/issues/10832', 'model', '2x RTX 3090', None, FIXED,
           'unsloth/Qwen3-32B-128K-GGUF',
-          # its header: qwen3.context_length 131072, block_count 64, head_count_kv 8 (Qwen3-32B with YaRN x4)
-          ('reads', {'engine': 'ollama', 'model': 'Qwen3 32B'})), 'ollama'),
+          # its header: general.name Qwen3-32B-128K, qwen3.context_length 131072, block_count 64, head_count_kv 8
+          # (Qwen3-32B with YaRN x4)
+          ('reads', {'engine': 'ollama', 'model': 'Qwen3-32B-128K'})), 'ollama'),
     (Case('kgp-qwen35moe', KGP, 'model', 'RTX 4090', None, RIGHT, 'qwen3.5:35b-a3b',
           # "Qwen 3.5 35B-A3B and Nemotron 30B ... load successfully" on 24 GB cards
           ('reads', {'engine': 'ollama', 'model': 'Qwen3.5 35B-A3B', 'fits': True})), 'ollama'),
@@ -205,8 +209,6 @@ CASES = [c for c, _ in CASES_AND_ENGINES]
 ENGINE = {c.id: e for c, e in CASES_AND_ENGINES}
 
 STILL_WRONG: dict[str, str] = {
-    'o10832': "unsloth/Qwen3-32B-128K-GGUF (Qwen3-32B, YaRN to 131072 tokens, 64 layers, 8 KV heads) is refused "
-              "offline as an unknown model: the -128K suffix is not read as its base (model/names.py)",
     'kgp-nemo4b': "nemotron-3-nano:4b (Ollama's 2.8 GB 4B hybrid-Mamba tag) is refused as an unknown model: the "
                   "catalog holds no Nemotron 3 Nano 4B",
 }
@@ -222,7 +224,8 @@ test_a_real_input_answers_as_the_thread_shows, test_every_form_of_a_real_command
 
 def test_the_sweep_counts():
     assert len(CASES) == 30 and len({c.id for c in CASES}) == 30
-    assert sum(c.status == STILL for c in CASES) == 2 and sum(c.status == RIGHT for c in CASES) == 28
+    assert sum(c.status == STILL for c in CASES) == 1 and sum(c.status == RIGHT for c in CASES) == 28
+    assert sum(c.status == FIXED for c in CASES) == 1
     assert set(STILL_WRONG) == {c.id for c in CASES if c.status == STILL}
 
 
@@ -269,3 +272,17 @@ def test_a_folder_named_after_a_model_is_still_read_by_its_name(ref, hf_id, tmp_
     assert rc in (0, 1), err
     e = json.loads(out)["estimate"]
     assert e["model"]["name"] == hf_id and any("by its folder name" in w for w in e["warnings"]), e["warnings"]
+
+
+def test_a_128k_repo_reads_as_its_base_with_the_documented_yarn():
+    """ollama#10832's header: qwen3.context_length 131072, 64 blocks, 8 KV heads; Qwen3-32B's card: YaRN factor 4 from
+    32,768. A context word the base's card does not document is not read (Qwen3-0.6B's card gives no YaRN; 1M is no
+    Qwen3 extension)."""
+    rc, out, err = run_cli("estimate", "unsloth/Qwen3-32B-128K-GGUF", "--engine", "ollama", "--vram", "48GiB", "--json")
+    assert rc in (0, 1), err
+    e = json.loads(out)
+    assert (e["model"]["n_ctx_train"], e["model"]["n_layers"]) == (131072, 64)
+    assert any("YaRN factor 4 from 32,768 to 131,072" in w for w in e["warnings"]), e["warnings"]
+    for ref in ("unsloth/Qwen3-0.6B-128K-GGUF", "unsloth/Qwen3-32B-1M-GGUF"):
+        rc, _, err = run_cli("estimate", ref, "--engine", "ollama", "--vram", "48GiB")
+        assert rc == 2 and "unknown model" in err, (ref, err)

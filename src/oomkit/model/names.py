@@ -309,7 +309,7 @@ def derivative_patterns(hf_id: str) -> tuple[str, ...]:
 # Words after the model name that do not change its shapes (a fine-tune, a release date): read as the same-shaped
 # base, and labelled. A context length ("128k", "1m") is not one of them: the trained context is what llama.cpp's
 # -c 0 and vLLM's max_model_len default to and what Ollama caps num_ctx at (Phi-3-medium-128k: 131072, the 4k
-# model 4096).
+# model 4096); it is read only as a documented extension of the base (_CONTEXT_WORD below).
 _SAME_SHAPE_WORDS = {"instruct", "chat", "it", "base", "hf", "thinking", "think", "qat", "mini", "medium",
                      "abliterated", "uncensored", "unsloth", "text", "pt", "latest"}
 _RELEASE_DATE = re.compile(r"\d{4}")  # "2507", "1124", "0528": a re-release of the same shapes (not "v0.2": vocabularies change)
@@ -328,6 +328,38 @@ def _same_shape(word: str) -> bool:
 # next-n block in its config (num_nextn_predict_layers, mtp_num_hidden_layers) has no MTP file: the word is not read.
 _NEXTN_KEYS = ("num_nextn_predict_layers", "mtp_num_hidden_layers")
 _PACKAGING_WORDS = {"mtp"}
+
+# A context length after the model's name ("-128K", "-1M": unsloth/Qwen3-32B-128K-GGUF, ollama#10832) where the base's
+# card documents a YaRN opt-in reaching exactly that many tokens (the catalog's context_extension): the publisher's
+# config.json is the base's with that rope_scaling and max_position_embeddings (the GGUF's context_length then says
+# 131072: ollama#10832's header). A context word for a base with no such extension, or one of another length, is not
+# read (it may be another model: Phi-3-medium-128k, Qwen2.5-7B-Instruct-1M).
+_CONTEXT_WORD = re.compile(r"(\d{1,4})([km])")
+
+
+def _context_tokens(word: str) -> int | None:
+    m = _CONTEXT_WORD.fullmatch(word)
+    return int(m.group(1)) << (10 if m.group(2) == "k" else 20) if m else None
+
+
+def context_extension(slug: str, words: tuple[str, ...]) -> dict[str, Any] | None:
+    """The base's documented extension a context word among `words` names; None where none does."""
+    wanted = {n for w in words if (n := _context_tokens(w)) is not None}
+    entry = catalog.lookup(slug) if wanted else None
+    ext = entry.context_extension if entry is not None else None
+    return ext if ext is not None and ext.get("max_position_embeddings") in wanted else None
+
+
+def _droppable(word: str) -> bool:
+    return _same_shape(word) or word in _PACKAGING_WORDS or _context_tokens(word) is not None
+
+
+def _words_fit(slug: str, words: tuple[str, ...]) -> bool:
+    """An MTP word only for a model with a next-n block; a context word only for the extension its card documents."""
+    if "mtp" in words and not _has_nextn(slug):
+        return False
+    has_context = any(_context_tokens(w) is not None for w in words)
+    return not has_context or context_extension(slug, words) is not None
 
 
 def _has_nextn(slug: str) -> bool:
@@ -348,6 +380,13 @@ def _packaging_note(ref: str, base_hf_id: str, word: str, gguf: bool) -> str:
     return f"{ref}: '{word}' read as the same-shaped {base_hf_id}"
 
 
+def _context_note(ref: str, base_hf_id: str, word: str, ext: dict[str, Any]) -> str:
+    rs = ext["rope_scaling"]
+    return (f"{ref}: '{word.upper()}': {base_hf_id} with the context extension its model card documents, YaRN factor "
+            f"{rs['factor']:g} from {rs['original_max_position_embeddings']:,} to {ext['max_position_embeddings']:,} "
+            "tokens (rope_scaling and max_position_embeddings in the repo's config.json, context_length in its GGUF)")
+
+
 @dataclass(frozen=True)
 class Derivation:
     """What a derivative name says: the catalog model it was made from and the weight format it holds."""
@@ -365,12 +404,21 @@ class Derivation:
         fmt = f", weights {self.weight_format}" if self.weight_format else ""
         out = [f"{self.ref}: inferred from the name as {self.base_hf_id} + {self.convention}{fmt}; the repo's own "
                "config.json was not read"]
-        shape_words = tuple(w for w in self.dropped if w not in _PACKAGING_WORDS)
+        shape_words = tuple(w for w in self.dropped if w not in _PACKAGING_WORDS and _context_tokens(w) is None)
         if shape_words:
             out.append(f"{self.ref}: '{'-'.join(shape_words)}' read as the same-shaped {self.base_hf_id}")
         gguf = self.convention.startswith("GGUF repo")
         out += [_packaging_note(self.ref, self.base_hf_id, w, gguf) for w in self.dropped if w in _PACKAGING_WORDS]
+        ext = self.context_extension
+        if ext is not None:
+            word = next(w for w in self.dropped if _context_tokens(w) == ext["max_position_embeddings"])
+            out.append(_context_note(self.ref, self.base_hf_id, word, ext))
         return tuple(out)
+
+    @property
+    def context_extension(self) -> dict[str, Any] | None:
+        """The base's documented context extension a "-128K" word of the name applies (catalog context_extension)."""
+        return context_extension(self.slug, self.dropped)
 
 
 _URL_TAIL = re.compile(r"/(?:tree|blob|resolve)/[^/]+(?:/(?P<file>.+))?$")
@@ -512,11 +560,11 @@ def derive(name: str) -> Derivation | None:
     # ("sakamakismile/Qwen3.6-27B-Text-NVFP4-MTP", InternLM/lmdeploy#4556): the format read before them
     parts = tail.split("-")
     i = len(parts)
-    while i > 1 and (_same_shape(parts[i - 1]) or parts[i - 1] in _PACKAGING_WORDS):
+    while i > 1 and _droppable(parts[i - 1]):
         i -= 1
     if i < len(parts):
         found = _by_rules(name, publisher, "-".join(parts[:i]), tuple(parts[i:]))
-        if found is not None and ("mtp" not in found.dropped or _has_nextn(found.slug)):
+        if found is not None and _words_fit(found.slug, found.dropped):
             return found
     # a re-upload or fine-tune under the base's own name ("unsloth/Qwen3-30B-A3B-Instruct-2507",
     # "mlabonne/gemma-3-27b-it-abliterated"): the base's shapes, its weights as the base publishes them
@@ -560,15 +608,15 @@ def _base(publisher: str, stem: str) -> tuple[str, tuple[str, ...]] | None:
         if slug is not None:
             return slug, ()
     parts = stem.split("-")
-    for i in range(len(parts) - 1, 0, -1):  # drop same-shape words (and packaging words) from the end
-        if not (_same_shape(parts[i]) or parts[i] in _PACKAGING_WORDS):
+    for i in range(len(parts) - 1, 0, -1):  # drop same-shape words (and packaging and context words) from the end
+        if not _droppable(parts[i]):
             break
         cut = "-".join(parts[:i])
         for cand in _stems(publisher, cut):
             slug = catalog.match_tail(cand)
             if slug is not None:
-                if "mtp" in parts[i:] and not _has_nextn(slug):
-                    return None  # an MTP file of a model without a next-n block: not this model
+                if not _words_fit(slug, tuple(parts[i:])):
+                    return None  # an MTP file of a model without a next-n block, a context its card does not give
                 return slug, tuple(parts[i:])
     return None
 

@@ -463,6 +463,13 @@ def _from_derivation(d: names.Derivation, fmt: str | None, default_format, why: 
     entry = catalog.lookup(d.slug)
     config = dict(entry.config)
     labels = d.labels
+    ext = d.context_extension
+    if ext is not None:  # a "-128K" repo: the base's config.json with the extension its card documents
+        key = next((k for k in ("text_config", "llm_config") if isinstance(config.get(k), dict)), None)
+        target = dict(config[key]) if key else config
+        target.update(rope_scaling=dict(ext["rope_scaling"]), max_position_embeddings=ext["max_position_embeddings"])
+        if key:
+            config[key] = target
     if d.quantization_config is not None and fmt is None:
         config["quantization_config"] = d.quantization_config
         for key in ("text_config", "llm_config"):  # a VLM wrapper: the decoder reads the outer one

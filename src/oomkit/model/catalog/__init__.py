@@ -12,6 +12,8 @@ Layout (package data, json only):
   each with its verbatim ``quantization_config``; looking a variant up returns the base config with that
   ``quantization_config`` merged in (``CatalogEntry.variant_of`` names the base repo). A ModelOpt variant may also
   carry its ``hf_quant_config`` (hf_quant_config.json, with ``hf_quant_config_source``), kept apart from the config.
+- ``context_extension`` (optional): the YaRN extension the model card documents as an opt-in (its ``rope_scaling``
+  and ``max_position_embeddings``, with ``source``), which a publisher's context-extended repo ("-128K") applies.
 - ``index.json``, two lines: first the names (aliases (lowercase) -> slug, variant repos -> slug, Ollama tags -> their
   default quant (``formats``), slug -> HF id), then one small row per model (what ``oomkit models`` lists), so a
   lookup parses only the names. Generated from the data files by ``tools/build_catalog_index.py``;
@@ -75,6 +77,9 @@ class CatalogEntry:
     # or instead of config.json's quantization_config (SGLang 0.5.15+ for an incomplete MIXED_PRECISION section:
     # model_loader/weight_utils.py get_quant_config); None where the catalog holds no copy
     hf_quant_config: dict[str, Any] | None = field(default=None, hash=False, repr=False)
+    # the context extension the model's card documents as an opt-in ({"rope_scaling": {...}, "max_position_embeddings":
+    # N, "source": ...}: the keys a publisher's "-128K" repo writes into config.json); None where the card gives none
+    context_extension: dict[str, Any] | None = field(default=None, hash=False, repr=False)
 
     @property
     def text_config(self) -> dict[str, Any]:
@@ -272,6 +277,7 @@ def _load(slug: str) -> tuple[CatalogEntry, tuple[dict[str, Any], ...]]:
         filled=tuple(d.get("filled", ())),
         filled_source=d.get("filled_source", ""),
         params_decoder=d.get("params_decoder"),
+        context_extension=d.get("context_extension"),
     ), tuple(d.get("variants", ()))
 
 
