@@ -22,8 +22,8 @@ Before -> after (oomkit's figures recorded before any rule was looked at):
   oomkit's replay keeps on the device while -nkvo leaves the attention on the CPU. With KQ_mask_swa (b4881-b5428)
   Vulkan0 1357.00 and Vulkan1 338.00 (607.00 / 150.50 at 64000); with -nkvo no device holds a mask
   (compute.kq_host_device_attention, PR #5049's CPU attention) and the host experts' splits replayed with the
-  router's: Vulkan0 527.31 (0.856) and Vulkan1 88.00 (1.222) at both contexts, as the log's are constant (still a
-  strict xfail: the UD mix's expert types, not the stock recipe oomkit reads).
+  router's and Llama 4's input weighting: Vulkan0 537.31 (0.872) and Vulkan1 88.00 (1.222) at both contexts, as the
+  log's are constant (still a strict xfail: the UD mix's expert types, not the stock recipe oomkit reads).
 - #11200 Qwen2.5-Coder-32B Q8_0, 2x CUDA, -ts 10,6, q8_0 K/V, 32768 cells: KV 2788.00 / 1564.00 exact, output 0.58
   exact; compute CUDA0 201.00 -> 233.00 against 233.00 (pipeline parallelism keeps the F32 mask copy the cast
   reads, marked input and output, under the layers' peak), CUDA1 1.017, CUDA_Host 1.000.

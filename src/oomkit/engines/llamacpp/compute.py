@@ -2494,6 +2494,9 @@ def host_weight_copy(spec: ModelSpec, ctx: Context, placement: Placement, device
     return d, gpu_alloc_size(big) if infer_backend((devices[d],), s.backend).name in _GGML_CUDA else big.nbytes
 
 
+# build_moe_ffn (src/llama-graph.cpp): weight_before_ffn = arch == LLM_ARCH_LLAMA4, "we apply the sigmoid-ed weights
+# before the FFN" (read at b5092 and b7140): the experts read the weighted input, their outputs are not weighted
+WEIGHT_BEFORE_FFN = frozenset({"llama4"})
 # backends whose offloaded expert products are replayed (host_experts_split_bytes), and ggml-cuda's (CUDA, HIP) in the
 # builds before CUDA_FUSION_DEPS_BUILD, whose graph_optimize adds no allocation dependencies (in those, and without
 # the replay's conditions, host_weight_copy's bound)
@@ -2515,7 +2518,9 @@ def host_experts_split_bytes(spec: ModelSpec, ctx: Context, placement: Placement
     build_moe_ffn's order (src/llama-graph.cpp): up (or the merged gate_up) with the copies of the FFN input and the
     selected experts, gate, the SWIGLU node (GGML_OP_GLU, not in place; before SWIGLU_OP_BUILD SiLU and the product in
     place on the gate), the down product in a split of its own with the router weights' copy, the weighting in
-    place, the views' sum; the rest of the layer stays with its weights. Between two such layers the device holds
+    place, the views' sum; the rest of the layer stays with its weights. A router left on the host with too few
+    experts for BLAS goes first, its logits giving the selection on the device; Llama 4 weights the repeated input
+    before the experts instead of their outputs (WEIGHT_BEFORE_FFN). Between two such layers the device holds
     nothing of them, so each layer is replayed from an empty buffer and the largest counts. The down weight's copy
     then lands above the SWIGLU block and the two freed products, where the whole FFN workspace over the copy
     (host_weight_copy's bound) counted the FFN's rows a second time: the b9694 log of Qwen3-Coder-Next Q4_K_M on two
@@ -2561,7 +2566,12 @@ def host_experts_split_bytes(spec: ModelSpec, ctx: Context, placement: Placement
         router = weight("ffn_gate_inp")
         w0 = weight("ffn_gate_up_exps" if "ffn_gate_up_exps" in layer else "ffn_up_exps")
         x = add(resid)
-        ids = add(used * T * 4, *([add(f.n_experts * T * 4, *router, x)] if router else []))
+        logits = [add(f.n_experts * T * 4, *router, x)] if router else []
+        ids = add(used * T * 4, *logits)
+        before = spec.architecture in WEIGHT_BEFORE_FFN
+        if before:  # the selected experts' weights scale the repeated input (ggml_repeat, then MUL in place)
+            weights = add(used * T * 4, *logits, ids) if router else add(used * T * 4)
+            x = add(spec.n_embd * used * T * 4, add(spec.n_embd * used * T * 4, x), weights, inplace=True)
         if "ffn_gate_up_exps" in layer:
             gate_up = add(2 * wide, *w0, x, ids)
             glu = add(wide, view(gate_up), view(gate_up))
@@ -2573,9 +2583,10 @@ def host_experts_split_bytes(spec: ModelSpec, ctx: Context, placement: Placement
             else:
                 glu = add(wide, add(wide, gate, inplace=True), up, inplace=True)
         down_w = add(w["ffn_down_exps"])
-        weights = add(used * T * 4)  # the router weights' copy, read by the weighting in the down split
         experts = add(spec.n_embd * used * T * 4, down_w, glu, ids)
-        experts = add(spec.n_embd * used * T * 4, experts, weights, inplace=True)
+        if not before:
+            weights = add(used * T * 4)  # the router weights' copy, read by the weighting in the down split
+            experts = add(spec.n_embd * used * T * 4, experts, weights, inplace=True)
         parts = [view(experts) for _ in range(used)]
         out = parts[0]
         for p in parts[1:]:
