@@ -213,3 +213,13 @@ def test_no_detected_gpu_left(two_detected):
     assert rc in (0, 1), err
     res = json.loads(out)
     assert res["hardware"] == "cpu" and "leaves none of the detected GPUs" in res["hardware_notes"][0]
+
+
+def test_no_hardware_given_and_a_variable_that_leaves_no_gpu_of_any_count():
+    """estimate without --gpu / --vram assumes one GPU of unknown size: -1 or an empty value leaves none of any
+    count; an index is kept (the machine's count is not known)."""
+    rc, _, err = run_cli("estimate", "--", "CUDA_VISIBLE_DEVICES=-1", "vllm", "serve", M)
+    _refused(rc, err, "CUDA_VISIBLE_DEVICES=-1 leaves no GPU visible", "No CUDA GPUs are available")
+    est = _estimate("--", "CUDA_VISIBLE_DEVICES=", *GGUF)
+    assert _gpus(est) == [] and "leaves none of the assumed GPUs" in est["warnings"][0]
+    assert len(_gpus(_estimate("--", "CUDA_VISIBLE_DEVICES=3", *GGUF))) == 1

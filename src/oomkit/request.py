@@ -16,7 +16,7 @@ from typing import Any
 
 from .engines.base import EngineModule
 from .errors import HardwareError, ModelError, SettingsError
-from .hardware.visible import select
+from .hardware.visible import hides_any_count, select
 from .memory import Device
 from .model.resolve import resolve, split_quant
 from .model.spec import ModelSpec
@@ -88,8 +88,8 @@ def devices_from(vram: Any = None, gpu: str | None = None, devices: tuple[Device
         raise SettingsError(f"{a} {_shown(va)} and {b} {_shown(vb)} both say the hardware: give one")
     if cpu_only:
         return ()
-    if not given:
-        return (UNKNOWN_GPU,)
+    if not given:  # one GPU of unknown size: hidden only by a variable that leaves no GPU of any count ("", -1)
+        return _as_seen((UNKNOWN_GPU,), "assumed") if hides_any_count() else (UNKNOWN_GPU,)
     from .hardware.catalog import MAX_DEVICES  # lazy: the catalog module is only needed for counts and names
 
     if vram is not None:
@@ -117,11 +117,11 @@ def devices_from(vram: Any = None, gpu: str | None = None, devices: tuple[Device
 
 
 
-def _as_seen(devices: tuple[Device, ...]) -> tuple[Device, ...]:
+def _as_seen(devices: tuple[Device, ...], what: str = "planned") -> tuple[Device, ...]:
     """The planned devices the engine's visible-devices variables leave it (hardware/visible.py select), renumbered
     per vendor; unchanged outside engine_sees."""
     return tuple(select(list(devices), lambda d: d.id.rstrip("0123456789"),
-                        lambda d, prefix, i: replace(d, id=f"{prefix}{i}")))
+                        lambda d, prefix, i: replace(d, id=f"{prefix}{i}"), what))
 
 
 def _vram_sizes(vram: Any, most: int) -> tuple[int, ...]:

@@ -69,10 +69,10 @@ class ModelRequest:
         visible-devices variables, for an engine that then runs on the CPU (llama.cpp, Ollama): the note that says
         so; else None (vLLM and SGLang refuse it)."""
         planned = self.opts.get("--vram") is not None or self.opts.get("--gpu") is not None
-        if not self.visible or self.opts.get("--cpu-only") or not (planned or detected):
+        if not self.visible or self.opts.get("--cpu-only"):
             return None
         with self.devices_seen():
-            if planned:
+            if planned or not detected:  # estimate's one GPU of unknown size where nothing is given
                 devices_from(self.opts.get("--vram"), self.opts.get("--gpu"))
             else:
                 from ..hardware.detect import detect  # lazy: this machine's GPUs, only where asked for
@@ -81,7 +81,8 @@ class ModelRequest:
             if not hid_every_gpu():
                 return None
         said = ", ".join(f"{k}={v}" for k, v in self.visible)
-        return (f"{said} leaves none of the {'planned' if planned else 'detected'} GPUs visible: {self.engine} runs "
+        where = "planned" if planned else "detected" if detected else "assumed"
+        return (f"{said} leaves none of the {where} GPUs visible: {self.engine} runs "
                 "on the CPU (the GPU backend finds no device)")
 
 

@@ -81,6 +81,17 @@ def warn(text: str) -> None:
         seen.warnings.append(text)
 
 
+def hides_any_count() -> bool:
+    """Within engine_sees: whether CUDA_VISIBLE_DEVICES leaves no GPU however many there are (empty, or its first
+    entry no index and no UUID: -1)."""
+    seen = _SEEN.get()
+    value = seen.variables.get("CUDA_VISIBLE_DEVICES") if seen is not None else None
+    if value is None:
+        return False
+    first = value.split(",")[0]
+    return not _INDEX.fullmatch(first) and first[:4].upper() not in ("GPU-", "MIG-")
+
+
 def hid_every_gpu() -> bool:
     """Within engine_sees: whether the variables left none of the devices there were (llama.cpp and Ollama then
     run on the CPU)."""
@@ -102,8 +113,9 @@ def select(items: list[T], prefix_of: Callable[[T], str], renumber: Callable[[T,
     seen.hid_all = seen.hid_all or bool(items and not out)
     if items and not out and seen.engine in _NEEDS_A_GPU:
         said = ", ".join(f"{k}={v!r}" if not v or "," in v else f"{k}={v}" for k, v in seen.variables.items())
-        raise OomkitError(f"{said} leaves none of the {len(items)} {what} GPU{'s' if len(items) > 1 else ''} "
-                          f"({_numbered(ids)}) visible: {_NEEDS_A_GPU[seen.engine]} fails at startup "
+        which = ("no GPU" if what == "assumed" else
+                 f"none of the {len(items)} {what} GPU{'s' if len(items) > 1 else ''} ({_numbered(ids)})")
+        raise OomkitError(f"{said} leaves {which} visible: {_NEEDS_A_GPU[seen.engine]} fails at startup "
                           "(RuntimeError: No CUDA GPUs are available); name a GPU that exists, or leave the variable "
                           "out")
     if seen.engine in _NEEDS_A_GPU and 0 < len(out) < min(seen.needed, len(items)):
