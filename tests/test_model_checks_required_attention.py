@@ -73,3 +73,14 @@ def test_a_fused_qkv_in_place_of_the_three_is_not_refused(tmp_path):
     p = synth.write_gguf(model, tmp_path / "m.gguf")
     rc, _, err = run_cli("estimate", str(p), "--vram", "24GiB")
     assert rc == 0, err
+
+
+def test_ollama_s_attn_out_serves_as_the_output_projection(tmp_path):
+    """Ollama's own llama4 model read its output projection as `attn_out` (model/models/llama4 TextAttention, before it
+    became attn_output): a file so named is not refused."""
+    model = synth.llama3_8b(n_layers=2)
+    model = replace(model, tensors=tuple(replace(t, name=t.name.replace("attn_output", "attn_out"))
+                                         for t in model.tensors))
+    p = synth.write_gguf(model, tmp_path / "m.gguf")
+    rc, _, err = run_cli("estimate", str(p), "--vram", "24GiB")
+    assert rc == 0, err

@@ -358,8 +358,8 @@ def _check_required_tensors(header: GGUFHeader, spec: ModelSpec, name: str) -> N
         if i not in blocks:
             continue
         lacking = _missing(names, i, *attention) if attention else None
-        if lacking is None and attention:
-            lacking = _missing(names, i, ("attn_output",))
+        if lacking is None and attention:  # Ollama's own llama4 converter named it attn_out (model/models/llama4)
+            lacking = _missing(names, i, ("attn_output",), ("attn_out",))
         present = {t for t in ("ffn_up", "ffn_gate", "ffn_down") if f"blk.{i}.{t}.weight" in names}
         if lacking is None and present:
             lacking = _missing(names, i, ("ffn_up", "ffn_down"))
