@@ -208,6 +208,10 @@ def test_the_engines_figures_keep_their_size_and_json_words(server, browser):  #
                  for el in page.locator("h2:has-text('will print') + dl [data-bytes]").all()}
         assert shown[page_bytes] == f"{page_bytes / 1024:g} KiB"
         assert shown[block] == f"{block / (1 << 20):.2f} MiB"
+        # a size of whole MiB and more as the CLI's text prints it ("model_loading_bytes: CUDA0 15,634.54 MiB")
+        said = _cli("estimate", "--gpu", p["gpu"], "--", *p["command"].split()).stdout
+        loading = re.search(r"^  model_loading_bytes: (.+)$", said, re.M).group(1).strip()
+        assert page.locator("dt:text-is('model_loading_bytes') + dd").inner_text().strip() == loading
         phases = page.locator("dt:text-is('phases') + dd").inner_text()
         assert f"in_budget {json.dumps(view['phases'][0]['in_budget'])}" in phases
         assert "True" not in phases and "False" not in phases
@@ -283,3 +287,51 @@ def test_checking_this_machine_speaks_of_the_pages_fields(server, browser, p, ar
     verdict = next(x for x in cli if x.startswith("verdict:"))
     assert verdict in shown  # FITS / DOES NOT FIT and the MiB left, as the CLI says them
     assert len(shown) == len(cli) and shown[0] == cli[0]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A mixture of experts: the page gave its total parameters only; the CLI says the active ones beside them
+
+
+def test_a_mixture_of_experts_shows_its_active_parameters(server, browser):  # noqa: F811
+    command = "llama-server -hf unsloth/Qwen3-30B-A3B-GGUF:Q4_K_M -c 32768 -ngl 99 -fa on -ctk q8_0 -ctv q8_0"
+    first = _cli("estimate", "--gpu", "RTX 4090", "--", *command.split()).stdout.splitlines()[0]
+    active = re.search(r"\(([\d.]+B) active\)", first).group(1)
+    with _page(browser, 375, server + "/") as page:
+        page.fill("#f-gpu", "RTX 4090")
+        page.fill("#f-command", command)
+        with page.expect_navigation():
+            page.click("form.card button[type=submit]")
+        line = page.locator("#model-line").inner_text()
+        assert f"({active} active)" in line and first.split(" · weights ")[0] in line
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A config.json uploaded beside a pasted command: the page cleared the command and estimated the upload at the
+# engine's defaults (vLLM's full 40,960 tokens for --max-model-len 8192, llama.cpp's f16 KV for -ctk q8_0); now the
+# upload stands for the model the command names, with its flags, as the CLI reads `-- vllm serve CONFIG ...`
+
+CONFIG = "tests/fixtures/hub/Qwen3-30B-A3B.config.json"
+
+
+@pytest.mark.parametrize("gpu, quant, command", [
+    ("H100", None, "vllm serve ./my-finetune --max-model-len 8192"),
+    ("RTX 4090", "Q4_K_M", "llama-server -m ./my-finetune.gguf -c 8192 -ctk q8_0 -ctv q8_0 -fa on"),
+])
+def test_an_uploaded_config_takes_the_pasted_commands_flags(server, browser, gpu, quant, command):  # noqa: F811
+    argv = command.split()
+    model = argv.index("-m") + 1 if "-m" in argv else 2
+    cli_argv = [*argv[:model], CONFIG, *argv[model + 1:]]
+    want = json.loads(_cli("estimate", "--json", "--gpu", gpu, *(("--quant", quant) if quant else ()), "--",
+                           *cli_argv).stdout)
+    with _page(browser, 1280, server + "/") as page:
+        page.fill("#f-gpu", gpu)
+        if quant:
+            page.fill("#f-quant", quant)
+        page.fill("#f-command", command)
+        with page.expect_navigation():
+            page.set_input_files("#f-config", CONFIG)
+        assert page.locator("[role=alert]").count() == 0
+        assert int(page.get_attribute("#stat-total [data-bytes]", "data-bytes")) == want["total_bytes"]
+        assert int(page.get_attribute("#stat-kv [data-bytes]", "data-bytes")) == want["kv_cache_bytes"]
+        assert page.input_value("#f-command") == command

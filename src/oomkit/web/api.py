@@ -347,9 +347,12 @@ def estimate(p: Mapping[str, Any], local: bool = False) -> Answer:
     """`oomkit estimate ... --json`; with `config` (an uploaded config.json's object), that model, as the CLI reads
     the file."""
     if p.get("config") is not None:
-        if p.get("command") or p.get("model"):
-            raise InputError("give either config or a model (or command), not both", 400)
-        argv = model_argv({**p, "model": "uploaded"}, host=True)
+        if p.get("model"):
+            raise InputError("give either config or a model, not both", 400)
+        # with a pasted command, the uploaded model in the place of the one it names (uploaded_command): its flags
+        command = _field(p, "command", MAX_COMMAND_CHARS)
+        argv = model_argv({**p, "command": uploaded_command(command)} if command else {**p, "model": "uploaded"},
+                          host=True)
         refuse_file_flags(argv)
         req = parse_model_request(argv)
         spec = config_spec(p["config"], _field(p, "name", 200), req.engine, req.quant)
@@ -359,6 +362,20 @@ def estimate(p: Mapping[str, Any], local: bool = False) -> Answer:
     req = _request(p, local=local, host=True)
     est: MemoryEstimate = req.estimate()
     return Answer(est, render.to_json(est), req)
+
+
+def uploaded_command(command: str) -> str:
+    """A pasted engine command with "uploaded" in the place of the model it names (`vllm serve ./my-finetune
+    --max-model-len 8192` beside an uploaded config.json: that model with the command's flags), or an InputError."""
+    argv = _split(command, "command")
+    model = parse_command(argv, None).model if argv else None
+    for i, arg in enumerate(argv):
+        if model and (arg == model or arg.startswith(model + ":") or arg.endswith("=" + model)):
+            argv[i] = arg.replace(model, "uploaded", 1) if not arg.endswith("=" + model) else \
+                arg[: -len(model)] + "uploaded"
+            return shlex.join(argv)
+    raise InputError("the pasted command names no model for the uploaded config.json to stand for: clear the "
+                     "command box to estimate the upload from the fields", 400)
 
 
 def check_fit(p: Mapping[str, Any], local: bool = False) -> Answer:

@@ -416,8 +416,12 @@ def _add_pages(app: FastAPI, page_error_text: Callable[[BaseException], str]) ->
                     config = json.loads(config_text)
                 except ValueError as exc:
                     raise api.InputError(f"the uploaded file is not JSON ({exc})", 400) from None
-                return api.estimate({**{k: v for k, v in p.items() if k not in ("model", "command")},
-                                     "config": config})
+                fields = {k: v for k, v in p.items() if k != "model"}
+                if fields.get("command"):  # its flags with the uploaded model (a path there is what the file is)
+                    quant = fields.pop("quant", None)  # a config.json says no GGUF type: the field's, as --quant
+                    fields = with_command({**fields, "command": api.uploaded_command(fields["command"])})
+                    fields.update({"quant": quant} if quant else {})
+                return api.estimate({**fields, "config": config})
 
             answer, err = attempt(uploaded)
             return page(lambda: pages.calculator_page(p, answer and answer.obj, None, err), 400 if err else 200)

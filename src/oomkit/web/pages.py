@@ -28,7 +28,7 @@ from ..report.plan import fit_text, matrix_rows
 from ..report.plan import saved_text as saved
 from ..report.plan import usage_text as usage
 from ..report.render import host_fit
-from ..units import GiB, MiB, fmt_bytes
+from ..units import GiB, MiB, fmt_bytes, fmt_mib
 from . import svg
 from .api import MAX_COMMAND_CHARS, MAX_FIELD_CHARS, MAX_LOG_BYTES, refuse_path
 from .static import CSS
@@ -180,13 +180,11 @@ def _view_value(key: str, value: Any) -> str:
 
 
 def _view_size(n: int) -> str:
-    """A size in the engine's view: MiB as the engines print them, but a size under 1 MiB in KiB and a fraction of a
-    MiB kept under 100 MiB (a 64 KiB vLLM page, a 2.25 MiB KV block: not "0 MiB", "2 MiB")."""
+    """A size in the engine's view in MiB to two places, as `oomkit estimate` prints it (report/render.py, fmt_mib),
+    but a size under 1 MiB in KiB (a 64 KiB vLLM page: not "0 MiB", as whole MiB showed it, nor "0.06 MiB")."""
     if n and abs(n) < MiB:
         return f"{n / 1024:,.2f}".rstrip("0").rstrip(".") + " KiB"
-    if n % MiB and abs(n) < 100 * MiB:
-        return f"{n / MiB:,.2f} MiB"
-    return mib(n)
+    return fmt_mib(n)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -334,8 +332,10 @@ def estimate_body(est: MemoryEstimate, req: Any, checked: CheckResult | None = N
     if est.kv_bytes_per_token:
         out.append(f'<div class="stat"><b>{b(est.kv_bytes_per_token, _small)}</b><span>KV per token</span></div>')
     out.append("</div>")
-    out.append(f'<p class="note">{e(m.name)} · {e(m.architecture)} · {m.n_layers} layers ({e(kinds)}) · '
-               f'{m.params_total / 1e9:.2f}B params · weights {e(m.weights.format)}'
+    # a mixture of experts' active parameters beside its total, as `oomkit estimate` prints them (report/render.py)
+    active = f" ({m.params_active / 1e9:.2f}B active)" if m.params_active != m.params_total else ""
+    out.append(f'<p class="note" id="model-line">{e(m.name)} · {e(m.architecture)} · {m.n_layers} layers '
+               f'({e(kinds)}) · {m.params_total / 1e9:.2f}B params{active} · weights {e(m.weights.format)}'
                f'{"" if m.weights.exact else " (computed)"} · engine {e(est.engine)}</p>')
     out.append('<h2>Memory per device</h2>' + svg.legend())
     largest = max((u.memory_bytes or u.total_bytes for u in est.devices), default=0)

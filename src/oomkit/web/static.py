@@ -107,7 +107,6 @@ JS = """
     var r=new FileReader();r.onload=function(){var form=up.form;
       var t=document.getElementById('f-config-text');t.disabled=false;t.value=r.result;form.method='post';
       var m=document.getElementById('f-model');if(m){m.value='';}
-      var c=document.getElementById('f-command');if(c){c.value='';}
       form.submit();};r.readAsText(file);});}
   // a shared URL holds only what was typed: blank fields are left out (but the one a form needs, so the page
   // can say it is missing)
