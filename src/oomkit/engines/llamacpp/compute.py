@@ -2084,9 +2084,12 @@ def cuda_f32_down_exps_host(spec: ModelSpec, ctx: Context, placement: Placement,
     return block + (spec.n_embd * T * 4 if ERAS.reached(ctx.build, "embd_input") else 0)
 
 
-# PR #5049 "llama : run all KQV ops on the CPU with no KV offload" (6df465a9, 2024-01-20, b1929): with -nkvo the
-# graph callback pins kqv_merged_cont to the CPU backend (kq_host_device_attention)
-NKVO_CPU_KQV_BUILD = 1929
+# -nkvo's attention ops ran on the GPU only from PR #4766 "llama : ggml-backend integration" (e7e4df03, b1843: the
+# scheduler copied the host cache's views to the GPU) to PR #5049 "llama : run all KQV ops on the CPU with no KV
+# offload" (6df465a9, 2024-01-20, b1929: the graph callback pins kqv_merged_cont to the CPU backend,
+# kq_host_device_attention). Before b1843 llama_build_graph's offload map left them on the CPU (OFFLOAD_FUNC_KQV
+# turned OFFLOAD_FUNC_NOP when !cparams.offload_kqv)
+NKVO_GPU_KQV_BUILDS = range(1843, 1929)
 
 
 def host_attention_without_offload(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
@@ -2098,7 +2101,7 @@ def host_attention_without_offload(spec: ModelSpec, ctx: Context, caches: list[C
     freed block. Above the graph inputs and the K / V rows stored into the host cache (host_cache_stores). Measured
     on an H200 with the legacy DeepSeek-V3 GGUF, -fa auto (turned off) -nkvo at 4K -ub 512: CUDA_Host 1302.01 MiB =
     36 (inputs) + 66 (the stored rows over the freed embeddings) + 48 + 1024 + 128."""
-    if ctx.flash_attn or not s.no_kv_offload or spec.architecture in NO_CACHE_GRAPHS or ctx.build < NKVO_CPU_KQV_BUILD:
+    if ctx.flash_attn or not s.no_kv_offload or spec.architecture in NO_CACHE_GRAPHS or ctx.build in NKVO_GPU_KQV_BUILDS:
         return 0
     T = min(ctx.n_ctx, ctx.n_ubatch)
     cells = {il: c.cells for c in caches for il in c.layers}
@@ -2115,8 +2118,8 @@ def host_attention_without_offload(spec: ModelSpec, ctx: Context, caches: list[C
 
 def kq_host_device_attention(spec: ModelSpec, ctx: Context, caches: list[Cache]) -> int:
     """A device's attention workspace with -nkvo and no flash attention (host_attention_without_offload): Q, K, V,
-    the attention output and the rows, as with flash attention, and no KQ mask. From PR #5049 (b1929, "run all KQV
-    ops on the CPU with no KV offload") the graph callback pins kqv_merged_cont to the CPU backend (llama.cpp, then
+    the attention output and the rows, as with flash attention, and no KQ mask (outside NKVO_GPU_KQV_BUILDS). From
+    PR #5049 (b1929, "run all KQV ops on the CPU with no KV offload") the graph callback pins kqv_merged_cont to the CPU backend (llama.cpp, then
     llama_context::graph_get_cb; build_attn_mha in src/llama-graph.cpp too, read at b5092 and b7140), and
     ggml_backend_sched_split_graph's expansion (ggml-backend.cpp: "expand gpu down / up" skip the CPU, "expand rest"
     gives the nodes after the K / V stores into the host cache the CPU) leaves KQ, the soft-max and KQV there; the
