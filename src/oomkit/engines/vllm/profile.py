@@ -799,13 +799,27 @@ def cuda_context(r: Resolved) -> int:
 def context_bytes(r: Resolved) -> int:
     """Memory in use before the budget's baseline, outside it. V0 (worker.py init_device) and V1 before 0.9 read
     their baseline before init_worker_distributed_environment: the CUDA context alone (the communicators are in
-    non_torch); where non-torch is absolute (V0 0.6.4, V1 before 0.9) the context is in it, nothing is outside. V1 from 0.9 (llm-d 0.19 logs): CONTEXT_MULTI at TP/PP > 1, NCCL initialised before the snapshot."""
+    non_torch); where non-torch is absolute (V0 0.6.4, V1 before 0.9) the context is in it, nothing is outside. V1 from
+    0.9 (llm-d 0.19 logs): CONTEXT_MULTI at TP/PP > 1, NCCL initialised before the snapshot (v1/worker/gpu_worker.py
+    init_device: init_worker_distributed_environment, then MemorySnapshot, read in 0.11.0); tensor parallelism
+    across GeForce parts over PCIe: the context and COMM_PCIE."""
     if r.v1 and not r.at_least("v1_profile_increase"):
         return 0
     if not r.v1:
         # V0 0.6.4 counts the context in its absolute non-torch figure (non_torch_bytes); before and after, the
         # baseline is read after the context and before the communicators (worker.py init_device)
         return 0 if r.at_least("profile_absolute") and not r.at_least("profile_increase") else cuda_context(r)
+    if r.tp > 1 and not r.nvlink and "geforce" in r.gpu_name.lower():
+        # GeForce parts over PCIe: no peer access (cudaDeviceCanAccessPeer 0), so NCCL's P2P transport refuses them
+        # (transport/p2p.cc p2pCanConnect) and its SHM transport puts the connection buffers in host memory
+        # (transport/shm.cc shmSendSetup / shmRecvSetup, read in NCCL 2.27.3): the communicators hold what the same
+        # cards' V0 runs measured for them (COMM_PCIE, 2 x RTX 4090), not the 1.00 GiB of H100 NVLink runs
+        # (CONTEXT_MULTI) nor the 0.8-0.9 GiB the L4s of djl-serving#3055 (P2P transport, device buffers) leave.
+        # vllm#27782 (4 x RTX 4090, TP 4, 0.11.0) bounds it: 2.45 GiB outside PyTorch at its OOM (23.50 GiB in
+        # use, 21.00 allocated, 54.91 MiB reserved-unallocated), less the capture's 1.88 GiB beyond its 94.79 MiB of
+        # graph pools, leaves 0.66 GiB for the context, the communicators and the non-torch increase: 0.94 here
+        # (the context at 128 SMs 0.44, COMM_PCIE twice), 1.69 with the NVLink share (tests/test_vllm_heldout12.py)
+        return cuda_context(r) + COMM_PCIE
     return cuda_context(r) + (CONTEXT_MULTI - CONTEXT_TP1 if r.tp * r.pp > 1 else 0)
 
 
