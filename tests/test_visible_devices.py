@@ -223,3 +223,11 @@ def test_no_hardware_given_and_a_variable_that_leaves_no_gpu_of_any_count():
     est = _estimate("--", "CUDA_VISIBLE_DEVICES=", *GGUF)
     assert _gpus(est) == [] and "leaves none of the assumed GPUs" in est["warnings"][0]
     assert len(_gpus(_estimate("--", "CUDA_VISIBLE_DEVICES=3", *GGUF))) == 1
+
+
+def test_plan_lays_the_model_on_the_visible_gpus():
+    rc, out, err = run_cli("plan", "--json", "--gpu", TWO, "--", "CUDA_VISIBLE_DEVICES=1", *GGUF)
+    assert rc == 0, err
+    assert "NVIDIA GeForce RTX 3090" in out and "RTX 4090" not in out
+    rc, _, err = run_cli("plan", "--gpu", TWO, "--", "CUDA_VISIBLE_DEVICES=-1", *GGUF)
+    _refused(rc, err, "leaves none of the planned GPUs visible", "check --cpu-only")

@@ -63,7 +63,12 @@ def run(argv: list[str]) -> int:
     if req.opts.get("--json") and req.opts.get("--markdown"):  # as table: one format, not the first of two
         raise OomkitError("give one output format, not --json and --markdown")
     notes: list[str] = []  # said once the plan stands, so that a bad input's error stays one line
-    devices = _plan_args.devices(req.opts, notes)
+    if (hidden := req.hides_every_gpu(detected=True)) is not None:
+        raise OomkitError(f"{hidden}; plan lays a model out on GPUs: name a GPU in the variable, or size the CPU run "
+                          "with `oomkit check --cpu-only`")
+    with req.devices_seen() as seen:  # CUDA_VISIBLE_DEVICES and the like: the GPUs the engine's command sees
+        devices = _plan_args.devices(req.opts, notes)
+    notes += [f"oomkit: note: {n}" for n in seen]
     goals = _plan_args.typed_goals(_plan_args.goals(req.opts), req.opts, req.engine, req.settings)
     limit = _plan_args.limit(req.opts)
     result = plan(req.model, req.engine, devices=devices, goals=goals, settings=req.settings, quant=req.quant,
