@@ -54,6 +54,14 @@ context, the communicators set up before the worker-init snapshot and the profil
 give NCCL no peer access, so its connection buffers are SHM's, in host memory (NCCL 2.27.3 transport/p2p.cc
 p2pCanConnect, transport/shm.cc): their communicators now hold COMM_PCIE (the 2 x RTX 4090 V0 figure), 0.94 in all,
 +0.28 GiB past the bound (+1.2 % of the GPU). The L4s of djl-serving#3055 (P2P, device buffers) keep the 1.00 GiB.
+So the capture's 1.79 GiB beyond its graph pools is outside PyTorch, and still not traced. Read in NCCL 2.27.3 and
+ruled out as its source: the captured all-reduce's work (src/enqueue.cc finishPlan: in the 4 KiB kernel arguments,
+include/device.h ncclMaxKernelArgsSize), and connections set up at first use during the capture (src/init.cc:
+runtimeConn = cuMemSupport && NCCL_RUNTIME_CONNECT, so lazily from vLLM 0.10.2 on), whose SHM buffers are host
+memory on these cards. vLLM 0.11.0 adds nothing of its own there: capture_model measures torch.cuda.mem_get_info()
+across FULL_AND_PIECEWISE's 67 x 49 piece graphs and 35 FULL ones, FlashAttention 2's split buffers and Triton MoE
+workspaces come from the graph pool, and torch.compile builds and loads its kernels in the profile run, before the KV
+cache.
 
 Searched and not held (corpus "issues", all uncited): xorbitsai/inference#3935 (Qwen3-32B on four ranks, 32.8894 GiB
 each: neither the dtype nor the parallelism in the excerpt), vllm#30172 (Qwen3-Coder TP 2 + EP, 7.9204 GiB: the
