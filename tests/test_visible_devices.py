@@ -231,3 +231,16 @@ def test_plan_lays_the_model_on_the_visible_gpus():
     assert "NVIDIA GeForce RTX 3090" in out and "RTX 4090" not in out
     rc, _, err = run_cli("plan", "--gpu", TWO, "--", "CUDA_VISIBLE_DEVICES=-1", *GGUF)
     _refused(rc, err, "leaves none of the planned GPUs visible", "check --cpu-only")
+
+
+def test_fit_sizes_the_command_on_the_visible_gpus():
+    """llama.cpp on the RTX 3060 (12 GB) alone, the card CUDA_VISIBLE_DEVICES=1 names."""
+    gpus = "RTX 4090, RTX 3060 12GB"
+    rc, out, err = run_cli("fit", "--json", "--gpu", gpus, "--", "CUDA_VISIBLE_DEVICES=1", *GGUF, "-c", "65536")
+    assert rc in (0, 1), err
+    before = json.loads(out)["fit"]["before"]
+    assert [(d["id"], d["name"]) for d in before["devices"]] == [("CUDA0", "NVIDIA GeForce RTX 3060 12GB")]
+    rc, _, err = run_cli("fit", "--gpu", gpus, "--", "CUDA_VISIBLE_DEVICES=-1", *GGUF)
+    _refused(rc, err, "leaves no GPU visible", "check --cpu-only")
+    rc, _, err = run_cli("fit", "--gpu", gpus, "--", "CUDA_VISIBLE_DEVICES=0", "vllm", "serve", M, "-tp", "2")
+    _refused(rc, err, "leaves 1 of the 2 planned GPUs visible")

@@ -62,7 +62,7 @@ class ModelRequest:
     def devices_seen(self) -> Any:
         """Within: the planned devices (--vram, --gpu) are the ones the visible-devices variables leave to the
         engine (request.engine_sees); yields the warnings of applying them."""
-        return engine_sees(dict(self.visible), self.engine, _gpus_started(self.settings))
+        return engine_sees(dict(self.visible), self.engine, gpus_started(self.settings))
 
     def hides_every_gpu(self, detected: bool = False) -> str | None:
         """The planned GPUs (--vram, --gpu), or with `detected` and neither given this machine's, all hidden by the
@@ -86,7 +86,7 @@ class ModelRequest:
                 "on the CPU (the GPU backend finds no device)")
 
 
-def _gpus_started(settings: Any) -> int:
+def gpus_started(settings: Any) -> int:
     """The GPUs vLLM's or SGLang's parallel settings start workers on, on this node: vLLM TP x PP x DP (its
     world_size times the data-parallel ranks); SGLang TP x PP, times DP where DP attention does not share the TP
     GPUs; 0 for other engines or several nodes (each node's share is not the planned list's)."""

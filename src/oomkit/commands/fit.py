@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from ..engines.cmdline import parse_command
+from ..engines.release_flags import reading_release
 from ..errors import OomkitError
+from ..hardware.visible import engine_sees, visible_variables
 from ..plan.fit import fit
 from ..report import plan as report
 from . import _plan_args
-from ._model_args import engine_env, split_args
+from ._model_args import engine_env, gpus_started, split_args
 
 HELP = """\
 usage: oomkit fit [--gpu NAME|--vram SIZE] [--reserve SIZE] [--json] -- ENGINE-COMMAND ...
@@ -54,8 +57,21 @@ def run(argv: list[str]) -> int:
             raise OomkitError(f"{name} is an option of oomkit plan, not of fit (fit prints its one command as text "
                               "or --json)")
     notes: list[str] = []  # said once the fit stands, so that a bad input's error stays one line
-    result = fit(command, _plan_args.devices(opts, notes), _plan_args.goals(opts), env=engine_env(opts.get("--env")),
-                 engine_version=opts.get("--engine-version"))
+    env = engine_env(opts.get("--env"))
+    with reading_release(opts.get("--engine-version")):  # as fit reads it (plan/fit.py _read_command)
+        parsed = parse_command(list(command), env)
+    # CUDA_VISIBLE_DEVICES and the like, from --env and the command itself: the GPUs the engine sees
+    visible = {**visible_variables(dict(p.partition("=")[::2] for p in opts.get("--env") or ())),
+               **visible_variables(dict(parsed.env))}
+    with engine_sees(visible, parsed.engine, gpus_started(parsed.settings)) as seen:
+        devices = _plan_args.devices(opts, notes)
+    if visible and not devices:
+        said = ", ".join(f"{k}={v}" for k, v in visible.items())
+        raise OomkitError(f"{said} leaves no GPU visible: {parsed.engine} runs on the CPU (the GPU backend finds no "
+                          "device); fit lays a model out on GPUs: name a GPU in the variable, or size the CPU run "
+                          "with `oomkit check --cpu-only`")
+    notes += [f"oomkit: note: {n}" for n in seen]
+    result = fit(command, devices, _plan_args.goals(opts), env=env, engine_version=opts.get("--engine-version"))
     _plan_args.say_notes(notes)
     print(report.to_json(result) if opts.get("--json") else report.fit_text(result))
     return 0 if result.fits else 1
