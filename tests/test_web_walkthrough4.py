@@ -335,3 +335,23 @@ def test_an_uploaded_config_takes_the_pasted_commands_flags(server, browser, gpu
         assert int(page.get_attribute("#stat-total [data-bytes]", "data-bytes")) == want["total_bytes"]
         assert int(page.get_attribute("#stat-kv [data-bytes]", "data-bytes")) == want["kv_cache_bytes"]
         assert page.input_value("#f-command") == command
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The plan page did not say what it planned for (the CLI's "goal: 32768 tokens of context × 4 sequences") nor what
+# its decode column bounds
+
+
+@pytest.mark.parametrize("field, value, flag", [("min_ctx", "32768", "--min-ctx"), ("concurrency", "4", "--concurrency")])
+def test_the_plan_says_its_goal_as_the_cli_does(server, browser, field, value, flag):  # noqa: F811
+    cli = _cli("plan", "qwen3:8b", "--gpu", "RTX 4060", flag, value).stdout.splitlines()
+    goal = next(x for x in cli if x.startswith("goal: "))
+    bound = next(x for x in cli if x.startswith("decode tok/s is"))
+    with _page(browser, 375, server + "/plan") as page:
+        page.fill("#f-model", "qwen3:8b")
+        page.fill("#f-gpu", "RTX 4060")
+        page.fill(f"#f-{field}", value)
+        with page.expect_navigation():
+            page.locator("#f-model").press("Enter")
+        assert page.locator("#plan-goal").inner_text() == goal
+        assert page.locator("#plan-tps").inner_text() == bound

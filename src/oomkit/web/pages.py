@@ -24,6 +24,7 @@ from ..hardware.catalog import size_notes
 from ..memory import MemoryEstimate
 from ..model import catalog
 from ..report.plan import HEADERS as PLAN_HEADERS
+from ..report.plan import _header as plan_header
 from ..report.plan import fit_text, matrix_rows
 from ..report.plan import saved_text as saved
 from ..report.plan import usage_text as usage
@@ -535,11 +536,17 @@ PLAN_KEYS = ("model", "engine", "gpu", "vram", "min_ctx", "concurrency", "quant"
 TIERS = {1: "all on the GPU", 2: "part in system RAM", 3: "bigger hardware"}
 
 
+# the line `oomkit plan` prints under its table (report/plan.py text()): what the decode column bounds
+TPS_NOTE = "decode tok/s is an upper bound (memory bandwidth); prefill is compute-bound"
+
+
 def plan_body(p: Any) -> str:
     d = p.to_dict()["plan"]
     out = ['<div class="card">']
     devs = ", ".join(f"{x.id} {x.name} ({svg.gib(x.memory_bytes)})" for x in p.devices)
     out.append(f'<p class="note">{e(p.model.name)} with {e(p.engine)} on {e(devs)}</p>')
+    # what was planned for, as `oomkit plan` heads its table ("goal: 32768 tokens of context")
+    out += [f'<p class="note" id="plan-goal">{e(x)}</p>' for x in plan_header(p)[1:]]
     if p.options:
         out.append('<h2>Decision matrix</h2><div class="scroll wide-only"><table id="matrix"><tr>'
                    + "".join(f'<th class="{"l" if h in ("tier", "option", "quality (published)") else ""}">{e(h)}</th>'
@@ -557,6 +564,7 @@ def plan_body(p: Any) -> str:
             out.append(f'<div class="option"><b>#{e(row[0])} · {e(row[1])}</b> {e(row[2])}{dl(items)}{cmd}</div>')
         out.append("</div>")
         out.append('<p class="note">Tiers: ' + " · ".join(f"{k}: {v}" for k, v in TIERS.items()) + "</p>")
+        out.append(f'<p class="note" id="plan-tps">{e(TPS_NOTE)}</p>')
     else:
         out.append('<div class="verdict bad">Nothing fits on these GPUs.</div>')
     sh = d.get("smallest_hardware")
