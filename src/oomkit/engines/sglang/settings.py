@@ -32,9 +32,9 @@ ERAS = Eras({
     # cuda_graph_runner.py next_token_logits_buffer (PR #8579) and FA3's page_table views (PR #8567), both merged
     # 2025-07-30; 0.4.10 is the first release after them (approximate): see phases.py
     "graph_logits_buffer": (0, 4, 10),
-    # the wheels pin torch==2.11.0 and cuda-python>=13.0 from 0.5.11 (0.5.11, 0.5.12, 0.5.13.post1-0.5.16 METADATA;
-    # torch==2.13.0 in 0.5.18-0.5.19), torch==2.9.1 on CUDA 12.9 in 0.5.9-0.5.10 (pyproject.toml): the decode
-    # capture's rest is costed apart from here, see phases.py CG_KEPT_T211
+    # the wheels pin torch==2.11.0 and cuda-python>=13.0 from 0.5.11 (0.5.11, 0.5.12, 0.5.13.post1, 0.5.14 and 0.5.16
+    # METADATA; torch==2.13.0 in 0.5.18 and 0.5.19), torch==2.9.1 (CUDA 12) in 0.5.9 and 0.5.10 (pyproject.toml): the
+    # decode capture's rest is costed apart from here, see phases.py CG_KEPT_T211
     "graph_rest_torch211": (0, 5, 11),
     # cuda_graph_runner.py capture(): the graphs are captured largest first (reversed(capture_bs)) from 0.4.4; up to
     # 0.4.3.post4 smallest first (both wheels read): see phases.py capture_order_extra
