@@ -178,8 +178,13 @@ def test_ollama_default_context_follows_the_vram_it_sees(value, n_ctx):
     est = _estimate("qwen3:8b", "--engine", "ollama", "--gpu", TWO, *env)
     assert est["settings"]["num_ctx"] == n_ctx, est["settings"]
     cmd = [] if value is None else [f"CUDA_VISIBLE_DEVICES={value}"]
+    est = _estimate("--gpu", TWO, "--", *cmd, "ollama", "serve", "\n", "ollama", "run", "qwen3:8b")
+    assert est["settings"]["num_ctx"] == n_ctx, est["settings"]
+    assert not any("given to `ollama run`" in w for w in est["warnings"])
+    # in front of `ollama run` it is the client's: read as the server's, as its OLLAMA_* are, and said so
     est = _estimate("--gpu", TWO, "--", *cmd, "ollama", "run", "qwen3:8b")
     assert est["settings"]["num_ctx"] == n_ctx, est["settings"]
+    assert any("given to `ollama run`" in w for w in est["warnings"]) == (value is not None)
 
 
 # --- the detected GPUs ---------------------------------------------------------------------------------------

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -49,6 +51,7 @@ class ModelRequest:
     notes: tuple[str, ...] = ()  # which runtime LM Studio runs (estimate.lm_studio_note; the estimate says it first)
     # CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES as the engine command or --env sets them
     visible: tuple[tuple[str, str], ...] = ()
+    visible_notes: tuple[str, ...] = ()  # where they were given: in front of `ollama run`, the client's
 
     def estimate(self, **kw: Any) -> MemoryEstimate:
         with self.devices_seen() as seen:
@@ -56,13 +59,16 @@ class ModelRequest:
                            gpu=self.opts.get("--gpu"), cpu_only=bool(self.opts.get("--cpu-only")),
                            settings=self.settings, **kw)
         hidden = self.hides_every_gpu()  # llama.cpp and Ollama then run on the CPU, as the estimate does
-        seen = [hidden] if hidden is not None else seen
+        seen = [*self.visible_notes, hidden] if hidden is not None else seen
         return replace(est, warnings=(*seen, *est.warnings)) if seen else est
 
-    def devices_seen(self) -> Any:
-        """Within: the planned devices (--vram, --gpu) are the ones the visible-devices variables leave to the
-        engine (request.engine_sees); yields the warnings of applying them."""
-        return engine_sees(dict(self.visible), self.engine, gpus_started(self.settings))
+    @contextmanager
+    def devices_seen(self) -> Iterator[list[str]]:
+        """Within: the planned devices (--vram, --gpu) and the detected ones are those the visible-devices
+        variables leave to the engine (hardware/visible.py engine_sees); yields the warnings of applying them."""
+        with engine_sees(dict(self.visible), self.engine, gpus_started(self.settings)) as seen:
+            seen[:0] = [n for n in self.visible_notes if n not in seen]
+            yield seen
 
     def hides_every_gpu(self, detected: bool = False) -> str | None:
         """The planned GPUs (--vram, --gpu), or with `detected` and neither given this machine's, all hidden by the
@@ -113,6 +119,7 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
     env = engine_env(opts.get("--env"))
     # the visible-devices variables given with --env (os.environ's own are this shell's, not surely the engine's)
     visible = visible_variables(dict(p.partition("=")[::2] for p in opts.get("--env") or ()))
+    visible_notes: list[str] = []
     program_default = None  # the settings a program starts from where they are not the engine's (lms load)
     if command is not None:
         if engine_args:
@@ -134,7 +141,15 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
         if parsed.model is None and model is None:  # `ollama serve` names none: MODEL may come before --
             raise OomkitError(f"the {_program_typed(command)} command names no model: give MODEL before the --")
         engine_name, model, settings = parsed.engine, parsed.model or model, parsed.settings
-        visible.update(visible_variables(dict(parsed.env)))  # the command's own assignment wins, as in its env
+        typed = visible_variables(dict(parsed.env))
+        visible.update(typed)  # the command's own assignment wins, as in its env
+        if typed and getattr(parsed.settings, "program", None) == "ollama run":
+            # Ollama picks its GPUs in the server (docs/gpu.mdx "GPU Selection": set on the Ollama server), and a
+            # variable in front of `ollama run` reaches the client only (engines/ollama/args.py, ollama#14191)
+            said = " ".join(f"{k}={v}" for k, v in typed.items())
+            visible_notes.append(f"{said} given to `ollama run` takes effect only when `ollama serve` is (re)started "
+                                 "with it: the server picks its GPUs, and one already running keeps its own "
+                                 "(ollama#14191)")
         if opts.get("--engine") is not None and get_engine(opts["--engine"]).name != engine_name:
             raise OomkitError(f"--engine {opts['--engine']} and the {_program_typed(command)} command ({engine_name}) "
                               "both say the engine: give one")
@@ -187,7 +202,8 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
     settings = check_settings(settings)
     _check_agreement(opts, model, quant)
     return ModelRequest(model=model, engine=engine_name, settings=settings, quant=quant, opts=opts,
-                        notes=lm_studio_note(engine_name, settings), visible=tuple(visible.items()))
+                        notes=lm_studio_note(engine_name, settings), visible=tuple(visible.items()),
+                        visible_notes=tuple(visible_notes))
 
 
 def _as_mlx_model_flag(eng: EngineModule, model: str, engine_args: list[str], env: dict[str, str],

@@ -60,7 +60,8 @@ def run(argv: list[str]) -> int:
     with req.devices_seen() as seen:  # CUDA_VISIBLE_DEVICES and the like: the planned GPUs the engine sees
         result = check(req.model, req.engine, quant=req.quant, settings=req.settings, vram=vram, gpu=gpu,
                        cpu_only=cpu_only, ram=req.opts.get("--ram"))
-    seen = [f"{hidden}, so this is checked against this machine's RAM"] if hidden is not None else seen
+    if hidden is not None:
+        seen = [*req.visible_notes, f"{hidden}, so this is checked against this machine's RAM"]
     if seen:
         result = replace(result, hardware_notes=(*seen, *result.hardware_notes))
     if result.rope_scaling_factor is not None:
