@@ -249,3 +249,15 @@ def test_fit_sizes_the_command_on_the_visible_gpus():
     _refused(rc, err, "leaves no GPU visible", "check --cpu-only")
     rc, _, err = run_cli("fit", "--gpu", gpus, "--", "CUDA_VISIBLE_DEVICES=0", "vllm", "serve", M, "-tp", "2")
     _refused(rc, err, "leaves 1 of the 2 planned GPUs visible")
+
+
+@pytest.mark.parametrize("value", ["9" * 5000, "0\x1b[2J", "\u0661", "0," * 3000, "1\u2028"])
+def test_a_hostile_value_is_answered_in_one_printable_line(value):
+    """A 5,000-digit index (past int()'s digit limit), an ANSI escape, an Arabic-Indic one, a 6,000-character list,
+    a line separator: no device index where CUDA reads ASCII digits; refused for vLLM in one printable line."""
+    rc, _, err = run_cli("check", "--gpu", TWO, "--", f"CUDA_VISIBLE_DEVICES={value}", "vllm", "serve", M)
+    if value.split(",")[0] == "0":  # the first entry is device 0: kept
+        assert rc in (0, 1), err
+        return
+    line = _refused(rc, err, "CUDA_VISIBLE_DEVICES")
+    assert line.isprintable() and len(line) < 400, line

@@ -25,7 +25,7 @@ from ..engines.release_flags import reading_release
 from ..errors import OomkitError, SettingsError
 from ..estimate import estimate, lm_studio_load, lm_studio_note
 from ..flags import check_settings, flag_value
-from ..hardware.visible import engine_sees, hid_every_gpu, visible_variables
+from ..hardware.visible import engine_sees, hid_every_gpu, shown, visible_variables
 from ..memory import MemoryEstimate
 from ..request import check_quant_agrees, devices_from, with_ram
 from ..units import parse_size
@@ -86,7 +86,7 @@ class ModelRequest:
                 detect()
             if not hid_every_gpu():
                 return None
-        said = ", ".join(f"{k}={v}" for k, v in self.visible)
+        said = shown(dict(self.visible))
         where = "planned" if planned else "detected" if detected else "assumed"
         return (f"{said} leaves none of the {where} GPUs visible: {self.engine} runs "
                 "on the CPU (the GPU backend finds no device)")
@@ -146,7 +146,7 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
         if typed and getattr(parsed.settings, "program", None) == "ollama run":
             # Ollama picks its GPUs in the server (docs/gpu.mdx "GPU Selection": set on the Ollama server), and a
             # variable in front of `ollama run` reaches the client only (engines/ollama/args.py, ollama#14191)
-            said = " ".join(f"{k}={v}" for k, v in typed.items())
+            said = shown(typed)
             visible_notes.append(f"{said} given to `ollama run` takes effect only when `ollama serve` is (re)started "
                                  "with it: the server picks its GPUs, and one already running keeps its own "
                                  "(ollama#14191)")

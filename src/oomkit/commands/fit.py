@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..engines.cmdline import parse_command
 from ..engines.release_flags import reading_release
 from ..errors import OomkitError
-from ..hardware.visible import engine_sees, visible_variables
+from ..hardware.visible import engine_sees, shown, visible_variables
 from ..plan.fit import fit
 from ..report import plan as report
 from . import _plan_args
@@ -66,7 +66,7 @@ def run(argv: list[str]) -> int:
     with engine_sees(visible, parsed.engine, gpus_started(parsed.settings)) as seen:
         devices = _plan_args.devices(opts, notes)
     if visible and not devices:
-        said = ", ".join(f"{k}={v}" for k, v in visible.items())
+        said = shown(visible)
         raise OomkitError(f"{said} leaves no GPU visible: {parsed.engine} runs on the CPU (the GPU backend finds no "
                           "device); fit lays a model out on GPUs: name a GPU in the variable, or size the CPU run "
                           "with `oomkit check --cpu-only`")

@@ -31,7 +31,8 @@ from ..memory import Device
 
 VISIBLE_VARS = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
 _NEEDS_A_GPU = {"vllm": "vLLM", "sglang": "SGLang"}
-_INDEX = re.compile(r"[0-9]+")
+_INDEX = re.compile(r"[0-9]{1,9}")  # a device index (longer: no device, and past int()'s digit limit)
+_SHOWN = 40  # the most of a variable's value a message repeats
 T = TypeVar("T")
 
 
@@ -67,6 +68,20 @@ def engine_sees(variables: Mapping[str, str], engine: str, needed: int = 0) -> I
         yield seen.warnings if seen is not None else []
     finally:
         _SEEN.reset(token)
+
+
+def shown(variables: Mapping[str, str]) -> str:
+    """The variables as a message repeats them: NAME=value, a value that is empty or holds a comma, a space or a
+    character that prints otherwise quoted (repr), each cut to its first 40 characters."""
+    out = []
+    for k, v in variables.items():
+        cut = _clip(v)
+        out.append(f"{k}={cut}" if cut and cut.isprintable() and not any(c in cut for c in ", '\"") else f"{k}={cut!r}")
+    return ", ".join(out)
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _SHOWN else f"{text[:_SHOWN]}..."
 
 
 def active() -> bool:
@@ -112,7 +127,7 @@ def select(items: list[T], prefix_of: Callable[[T], str], renumber: Callable[[T,
     ids = [f"{p}{i}" for p, n in _counts(items, prefix_of).items() for i in range(n)]
     seen.hid_all = seen.hid_all or bool(items and not out)
     if items and not out and seen.engine in _NEEDS_A_GPU:
-        said = ", ".join(f"{k}={v!r}" if not v or "," in v else f"{k}={v}" for k, v in seen.variables.items())
+        said = shown(seen.variables)
         which = ("no GPU" if what == "assumed" else
                  f"none of the {len(items)} {what} GPU{'s' if len(items) > 1 else ''} ({_numbered(ids)})")
         raise OomkitError(f"{said} leaves {which} visible: {_NEEDS_A_GPU[seen.engine]} fails at startup "
@@ -122,7 +137,7 @@ def select(items: list[T], prefix_of: Callable[[T], str], renumber: Callable[[T,
         # vLLM (config/parallel.py ParallelConfig.__post_init__, 0.10 to 0.17 read): fewer CUDA devices than
         # world_size on the node selects the Ray backend, which looks for the rest in a Ray cluster ("Unable to load
         # Ray" without it); SGLang starts one worker per GPU id, and a hidden one is no device for torch
-        said = ", ".join(f"{k}={v}" for k, v in seen.variables.items())
+        said = shown(seen.variables)
         kept = [f"{prefix_of(x)}{i}" for i, x in enumerate(out)]
         raise OomkitError(f"{said} leaves {len(out)} of the {len(items)} {what} GPUs visible "
                           f"({_numbered(kept)}), and {_NEEDS_A_GPU[seen.engine]}'s parallel settings start workers on "
@@ -184,7 +199,7 @@ def _pick(ids: list[str], name: str, value: str, notes: list[str], what: str) ->
     for k, entry in enumerate(entries):
         if entry[:4].upper() in ("GPU-", "MIG-"):
             form = "a MIG instance" if entry[:4].upper() == "MIG-" else "a GPU UUID"
-            notes.append(f"{name}={value}: {entry!r} is {form}, which cannot be matched to the {what} devices "
+            notes.append(f"{shown({name: value})}: {_clip(entry)!r} is {form}, which cannot be matched to the {what} devices "
                          f"({_numbered(ids)}); all {len(ids)} are kept: give the index of each GPU to see the subset")
             return None
         if not _INDEX.fullmatch(entry) or int(entry) >= len(ids) or int(entry) in kept:
@@ -192,7 +207,7 @@ def _pick(ids: list[str], name: str, value: str, notes: list[str], what: str) ->
                 why = ("names a device twice" if _INDEX.fullmatch(entry) and int(entry) in kept else
                        f"is no device of the {len(ids)} {what}" if _INDEX.fullmatch(entry) else "is no device index")
                 left = ", ".join(ids[i] for i in kept) if kept else "none"
-                notes.append(f"{name}={value}: {entry!r} {why}; the runtime reads the list up to it: visible: "
+                notes.append(f"{shown({name: value})}: {_clip(entry)!r} {why}; the runtime reads the list up to it: visible: "
                              f"{left} of {_numbered(ids)}")
             break
         kept.append(int(entry))
