@@ -440,6 +440,23 @@ def test_stored_tied_head_before_the_buffers_reach_the_gpu(monkeypatch):
     assert abs(view["torch_allocated_bytes"]["CUDA0"] / expected - 1) < 0.002
 
 
+@pytest.mark.parametrize("quant", ["AWQ", "GPTQ-Int4"])
+def test_awq_gptq_load_in_float16_when_no_dtype_is_given(quant, monkeypatch):
+    """transformers 4.x quantizer_awq.py / quantizer_gptq.py update_torch_dtype: torch_dtype None -> float16 (not
+    torch's float32 default); a dtype given is kept; from 5.0 "auto" (the checkpoint's) reaches the quantizer."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    spec = resolve(f"Qwen/Qwen2.5-0.5B-Instruct-{quant}")
+
+    def dtype(version, given=None):
+        est = tfe.ENGINE.estimate(spec, (Device("CUDA0", "NVIDIA A100-SXM4-80GB", 80 * GiB),),
+                                  tfe.TransformersSettings(prompt_tokens=1, torch_dtype=given, engine_version=version))
+        return est.engine_view["dtype"]
+
+    assert dtype(VERSION_QWEN25) == dtype(VERSION_QWEN2) == "float16"
+    assert dtype(VERSION_QWEN25, "float32") == "float32"
+    assert dtype("5.0.0") == dtype("5.0.0", "auto")
+
+
 def test_stored_tied_head_flag():
     """--stored-tied-head sets the field and is written back in the options form; a GGUF is left alone."""
     from oomkit.engines.transformers.args import parse_args  # test-local: the flag parser only here

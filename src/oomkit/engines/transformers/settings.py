@@ -220,6 +220,11 @@ def _resolve_dtype(spec: ModelSpec, s: TransformersSettings, v: Version) -> str:
         # with `torch_dtype=torch.float16` due to requirements of `bitsandbytes`" (v4; from 5.0 the "auto" default
         # reaches the quantizer as the checkpoint's dtype)
         want = "float16"
+    if want is None and v < ERAS["auto_dtype"] and spec.weights.format in ("awq", "gptq"):
+        # quantizers/quantizer_awq.py / quantizer_gptq.py update_torch_dtype (4.38.2, 4.46.0, 4.51.3): `if
+        # torch_dtype is None: torch_dtype = torch.float16`; from 5.0 the "auto" default reaches it as the
+        # checkpoint's dtype
+        want = "float16"
     if want is None:
         want = "auto" if v >= ERAS["auto_dtype"] else "float32"
     return checkpoint_dtype(spec) if str(want).lower() == "auto" else _dtype_name(want)
