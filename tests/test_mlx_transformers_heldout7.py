@@ -305,7 +305,7 @@ SURPLUS_V2 = {"4B": "the table's 0.46-0.47 GiB; version 1 gives 0.036, version 2
 # and to_dict_optimum passes it (with disable_exllama = not use_exllama) to optimum's GPTQQuantizer.from_dict
 # (quantizers/quantizer_gptq.py), so optimum's own default (version 2 where exllama_config is None) never applies;
 # auto-gptq 0.7.1 modeling/_utils.py autogptq_post_init keeps version 1's temp_dq (in x out x 2 bytes) and, with
-# desc_act false, a 1 x 1 temp_state; the g_idx (int32 per in-feature, 4.5 MiB on 7B) and the packing (qzeros int32,
+# desc_act false, a 1 x 1 temp_state; the g_idx (int32 per in-feature, 4.3 MiB on 7B) and the packing (qzeros int32,
 # scales float16, as AWQ's) are under 0.01 GiB. None of it gives 0.46 / 0.77 / 0.98 GiB with version 1; only
 # version 2's fixed scratch does, and which version these three checkpoints named on the day the table ran is not at
 # hand (the 7B config of 2024-02-08 names version 1), so they stay strict xfails.
