@@ -355,3 +355,54 @@ def test_the_plan_says_its_goal_as_the_cli_does(server, browser, field, value, f
             page.locator("#f-model").press("Enter")
         assert page.locator("#plan-goal").inner_text() == goal
         assert page.locator("#plan-tps").inner_text() == bound
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The settings the figures assume: the CLI's second line (vLLM's default gpu_memory_utilization 0.92 and 256
+# sequences, llama.cpp's 4 slots); the page did not say them
+
+
+@pytest.mark.parametrize("command", ["vllm serve Qwen/Qwen3-8B", "llama-server -hf unsloth/Qwen3-8B-GGUF:Q4_K_M"])
+def test_the_settings_the_figures_assume_are_said_as_the_cli_says_them(server, browser, command):  # noqa: F811
+    out = _cli("estimate", "--gpu", "RTX 4090", "--", *command.split()).stdout.splitlines()
+    end = next(i for i, x in enumerate(out) if x.startswith("devices:"))
+    said = " ".join(x.strip() for x in out[1:end])
+    with _page(browser, 1280, server + "/") as page:
+        page.fill("#f-gpu", "RTX 4090")
+        page.fill("#f-command", command)
+        with page.expect_navigation():
+            page.click("form.card button[type=submit]")
+        assert page.locator("#settings-line").inner_text() == said
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The CLI's notes shown as they are named its options: "--gpu 'A100' is sold with 40 or 80 GB", "no --ctx given",
+# "name a format with :QUANT or --quant", "(give --gpu NAME or --vram SIZE)"; the page says its fields instead
+
+_OPTION = re.compile(r"--(vram|gpu|ram|cpu-only|ctx|quant)\b")
+
+
+@pytest.mark.parametrize("path, p", [
+    ("/", {"model": "qwen3:8b", "gpu": "A100", "engine": "vllm"}),
+    ("/", {"model": "deepseek-r1:671b", "gpu": "H100", "engine": "transformers"}),
+    ("/plan", {"model": "qwen3:8b"}),
+    ("/plan", {"model": "llama3.3:70b", "gpu": "M2 Pro"}),
+])
+def test_the_clis_notes_name_the_pages_fields(server, browser, path, p):  # noqa: F811
+    cli = _cli("estimate" if path == "/" else "plan", p["model"], *(("--gpu", p["gpu"]) if "gpu" in p else ()),
+               *(("--engine", p["engine"]) if "engine" in p else ()))
+    said = cli.stdout + cli.stderr
+    assert _OPTION.search(said)  # the CLI's own words name its options
+    with _page(browser, 375, server + path) as page:
+        for k, v in p.items():
+            if k == "engine":
+                page.select_option("#f-engine", v)
+            else:
+                page.fill(f"#f-{k}", v)
+        with page.expect_navigation():
+            page.locator("#f-model").press("Enter")
+        notes = page.locator("main .note, main ul.notes li").all_inner_texts()
+        assert notes and not any(_OPTION.search(n) for n in notes), [n for n in notes if _OPTION.search(n)]
+        taken = re.search(r"taken as [^;]+", said)
+        if taken:  # the size a GPU name was taken as, in the CLI's words
+            assert any(taken.group(0) in n for n in notes)

@@ -309,6 +309,23 @@ def checked_verdict(r: CheckResult) -> str:
     return f'<div class="verdict bad" id="verdict">Does not fit: {b(-m)} short (checked against {e(on)})</div>'
 
 
+# The CLI's notes name its options; a page names its fields (what the note says is otherwise the CLI's, word for word)
+_CLI_NOTE_WORDS = ((re.compile(r"^--gpu '"), "the GPU '"),
+                   (re.compile(r"\bor --quant\b"), "or in the weights (quant) field"),
+                   (re.compile(r"^no --ctx given: "), "no context given: "),
+                   (re.compile(r"\(give --gpu NAME or --vram SIZE\)"), "(pick a GPU or give its VRAM)"),
+                   (re.compile(r"\(give --gpu, or --attention-backend\)"),
+                    "(pick the GPU, or give --attention-backend in the engine flags)"),
+                   (re.compile(r"give --ram SIZE"), "fill in the host memory field"))
+
+
+def page_note(text: str) -> str:
+    """A note of the CLI's (an estimate's warnings, a plan's notes) in the page's words."""
+    for pattern, words in _CLI_NOTE_WORDS:
+        text = pattern.sub(words, text)
+    return text
+
+
 def _size_notes(req: Any) -> tuple[str, ...]:
     gpu = req.opts.get("--gpu") if req is not None else None
     return size_notes(gpu) if gpu else ()
@@ -317,7 +334,8 @@ def _size_notes(req: Any) -> tuple[str, ...]:
 def assumed(req: Any) -> str:
     """Where the hardware is an assumption (a GPU name sold in several sizes: the size it was taken as), under the
     verdict rather than among the notes."""
-    return "".join(f'<p class="note assumed">Assumed: {e(n)}</p>' for n in _size_notes(req))
+    # hardware/catalog.py's note names the CLI's option ("--gpu 'A100' is sold with 40 or 80 GB"); here, the field
+    return "".join(f'<p class="note assumed">Assumed: {e(page_note(n))}</p>' for n in _size_notes(req))
 
 
 def estimate_body(est: MemoryEstimate, req: Any, checked: CheckResult | None = None) -> str:
@@ -338,6 +356,12 @@ def estimate_body(est: MemoryEstimate, req: Any, checked: CheckResult | None = N
     out.append(f'<p class="note" id="model-line">{e(m.name)} · {e(m.architecture)} · {m.n_layers} layers '
                f'({e(kinds)}) · {m.params_total / 1e9:.2f}B params{active} · weights {e(m.weights.format)}'
                f'{"" if m.weights.exact else " (computed)"} · engine {e(est.engine)}</p>')
+    # the settings the figures assume (vLLM's default gpu_memory_utilization 0.92, max_num_seqs 256), as the CLI's
+    # second line says them (report/render.py: the engine's headline settings)
+    s = est.settings
+    shown = [f"{key} {s[key]}" for key in get_engine(est.engine).headline if s.get(key) not in (None, "")]
+    if shown:
+        out.append(f'<p class="note" id="settings-line">{e(" · ".join([f"engine {est.engine}", *shown]))}</p>')
     out.append('<h2>Memory per device</h2>' + svg.legend())
     largest = max((u.memory_bytes or u.total_bytes for u in est.devices), default=0)
     for u in (*est.devices, est.host):
@@ -377,7 +401,8 @@ def estimate_body(est: MemoryEstimate, req: Any, checked: CheckResult | None = N
                          if g.removeprefix("model: ") not in m.labels))
     notes = [*est.warnings, *m.labels, *est.notes]
     if notes:
-        out.append('<h2>Notes</h2><ul class="notes">' + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
+        out.append('<h2>Notes</h2><ul class="notes">' + "".join(f"<li>{e(page_note(n))}</li>" for n in notes)
+                   + "</ul>")
     return "".join(out)
 
 
@@ -465,7 +490,8 @@ def limits_page(params: Mapping[str, Any], data: dict | None, error: str | None)
             body.append('<ul class="notes">' + "".join(f"<li>KV {e(k)}: {e(v)}</li>"
                                                        for k, v in data["kv_errors"].items()) + "</ul>")
         if data["notes"]:
-            body.append('<ul class="notes">' + "".join(f"<li>{e(n)}</li>" for n in data["notes"]) + "</ul>")
+            body.append('<ul class="notes">' + "".join(f"<li>{e(page_note(n))}</li>" for n in data["notes"])
+                        + "</ul>")
     return layout("Hard limits and context impact", "limits", "".join(body))
 
 
@@ -577,8 +603,7 @@ def plan_body(p: Any) -> str:
         if sh.get("command"):
             out.append(command_block("tier3-cmd", sh["command"]))
     if d.get("notes"):  # the CLI's notes; its --ram option is this form's host memory field
-        out.append('<ul class="notes">' + "".join(f"<li>{e(n.replace('give --ram SIZE', 'fill in the host memory field'))}"
-                                                  "</li>" for n in d["notes"]) + "</ul>")
+        out.append('<ul class="notes">' + "".join(f"<li>{e(page_note(n))}</li>" for n in d["notes"]) + "</ul>")
     out.append("</div>")
     return "".join(out)
 
@@ -628,7 +653,7 @@ def fit_body(fit_obj: Any) -> str:
         items.append(("part of the model in system RAM", f'<span id="fit-decode">{e(slow.split(": ", 1)[1])}</span>'))
     out.append(dl(items))
     for n in f.get("notes") or []:
-        out.append(f'<p class="note">{e(n)}</p>')
+        out.append(f'<p class="note">{e(page_note(n))}</p>')
     out.append("</div>")
     return "".join(out)
 
