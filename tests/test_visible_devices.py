@@ -72,6 +72,16 @@ def test_cuda_keeps_and_renumbers_the_named_devices_in_order(value, kept):
     assert [d.id for d in out] == [f"CUDA{i}" for i in range(len(kept))]
 
 
+def test_planned_gpus_as_many_as_the_variable_names_past_them_are_those_it_shows():
+    """--gpu "4x RTX 4090" with CUDA_VISIBLE_DEVICES=4,5,6,7 (vllm#13344's machine has eight): the four planned are
+    the four it shows; with fewer indices than planned GPUs, CUDA's own rule (5 on two GPUs: none)."""
+    notes: list[str] = []
+    out = visible_devices(_devs(24, 16, 12, 8), {"CUDA_VISIBLE_DEVICES": "4,5,6,7"}, warnings=notes)
+    assert [d.name for d in out] == ["G0", "G1", "G2", "G3"] and "of a larger machine" in notes[0]
+    assert visible_devices(_devs(24, 16), {"CUDA_VISIBLE_DEVICES": "5"}) == ()
+    assert [d.name for d in visible_devices(_devs(24, 16, 12), {"CUDA_VISIBLE_DEVICES": "2,3"})] == ["G2"]
+
+
 def test_a_list_cut_short_is_said_but_a_deliberate_none_is_not():
     notes: list[str] = []
     visible_devices(_devs(24, 16, 12), {"CUDA_VISIBLE_DEVICES": "0,2,-1,1"}, warnings=notes)

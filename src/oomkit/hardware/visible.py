@@ -15,6 +15,10 @@ CUDA_VISIBLE_DEVICES) by the same rule, on top of ROCR_VISIBLE_DEVICES, which th
   to initialize CUDA", device_count 0) and the model runs on the CPU;
 - Ollama on the server: "If you want to ignore the GPUs and force CPU usage, use an invalid GPU ID (e.g., "-1")"
   (docs/gpu.mdx, "GPU Selection", NVIDIA: CUDA_VISIBLE_DEVICES, AMD: ROCR_VISIBLE_DEVICES).
+
+Planned GPUs (--gpu, --vram) as many as the variable names, with an index past them (--gpu "4x RTX 4090" and
+CUDA_VISIBLE_DEVICES=4,5,6,7), describe the GPUs it shows on a larger machine: they are kept, in its order, with a
+note; otherwise CUDA's rule applies to the planned list as the whole machine (5 on two GPUs: none).
 """
 
 from __future__ import annotations
@@ -196,6 +200,13 @@ def _pick(ids: list[str], name: str, value: str, notes: list[str], what: str) ->
     that is no index of a device here, or names one twice); None where it names GPUs by UUID or MIG instance."""
     kept: list[int] = []
     entries = value.split(",")
+    named = [int(e) for e in entries if _INDEX.fullmatch(e)]
+    if what != "detected" and len(named) == len(entries) == len(set(named)) == len(ids) and max(named) >= len(ids):
+        # CUDA_VISIBLE_DEVICES=4,5,6,7 with --gpu "4x RTX 4090": as many GPUs planned as the variable names, past
+        # their count: the planned ones are those the variable shows (the machine has more), in its order
+        notes.append(f"{shown({name: value})}: GPUs {', '.join(entries[:8])}{'...' if len(entries) > 8 else ''} of a "
+                     f"larger machine; the {len(ids)} {what} are read as those, in that order")
+        return list(range(len(ids)))
     for k, entry in enumerate(entries):
         if entry[:4].upper() in ("GPU-", "MIG-"):
             form = "a MIG instance" if entry[:4].upper() == "MIG-" else "a GPU UUID"
