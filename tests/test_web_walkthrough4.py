@@ -406,3 +406,19 @@ def test_the_clis_notes_name_the_pages_fields(server, browser, path, p):  # noqa
         taken = re.search(r"taken as [^;]+", said)
         if taken:  # the size a GPU name was taken as, in the CLI's words
             assert any(taken.group(0) in n for n in notes)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# An uploaded config.json that declares no trained context: the CLI says "give -c"; the page has a context field
+
+
+def test_an_upload_without_a_trained_context_points_at_the_context_field(client):
+    config = {"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+              "vocab_size": 32000, "intermediate_size": 11008}
+    refused = client.post("/api/estimate", json={"config": config, "gpu": "RTX 4090"})
+    assert refused.status_code == 400 and "declares no trained context" in refused.json()["error"]
+    r = client.post("/", data={"config": json.dumps(config), "gpu": "RTX 4090"})
+    assert r.status_code == 400 and _alert(r.text).endswith("give it in the context field")
+    fixed = client.post("/", data={"config": json.dumps(config), "gpu": "RTX 4090", "ctx": "4096"})
+    want = client.post("/api/estimate", json={"config": config, "gpu": "RTX 4090", "ctx": 4096}).json()
+    assert int(re.search(r'id="stat-total"><b><span data-bytes="(\d+)"', fixed.text).group(1)) == want["total_bytes"]

@@ -165,7 +165,9 @@ _CLI_OPTION = re.compile(r"(?<![\w-])(--cpu-only|--gpu|--vram|--ram|--sizes)(?=[
 _CLI_PHRASES = (("not a file and not in the built-in catalog", "not in the built-in catalog"),
                 ("give MODEL before the --", "give it in the model field"),
                 ("(one MODEL only)", "(not an engine flag: the model goes in the model field)"),
-                ("need a MODEL", "need a model in the model field"))
+                ("need a MODEL", "need a model in the model field"),
+                ("declares no trained context; give -c", "declares no trained context; give it in the context field"),
+                ("declares no trained context; give --ctx", "declares no trained context; give it in the context field"))
 
 
 class _TooLarge(Exception):
