@@ -422,3 +422,27 @@ def test_an_upload_without_a_trained_context_points_at_the_context_field(client)
     fixed = client.post("/", data={"config": json.dumps(config), "gpu": "RTX 4090", "ctx": "4096"})
     want = client.post("/api/estimate", json={"config": config, "gpu": "RTX 4090", "ctx": 4096}).json()
     assert int(re.search(r'id="stat-total"><b><span data-bytes="(\d+)"', fixed.text).group(1)) == want["total_bytes"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The calculator's "limits and context tables" link brings its GPUs (a planned row of theirs); the limits form had no
+# GPU field, so "Show tables" again dropped that row without a word
+
+
+def test_the_limits_form_keeps_the_gpus_the_calculator_sent(server, browser):  # noqa: F811
+    p = {"model": "qwen3:8b", "gpu": "RTX 4090"}
+    data = api.table(p).data()
+    planned = next(t for t in data["targets"] if t["kind"] == "planned")
+    with _page(browser, 375, server + "/?model=qwen3%3A8b&gpu=RTX+4090") as page:
+        with page.expect_navigation():
+            page.click("a:text-is('limits and context tables')")
+        assert page.input_value("#f-gpu") == p["gpu"]
+        page.fill("#f-parallel", "1")
+        with page.expect_navigation():
+            page.locator("#f-model").press("Enter")
+        rows = page.locator("#limits tr").all_inner_texts()
+        assert any(r.startswith(planned["label"]) for r in rows), rows
+        want = api.table({**p, "parallel": "1"}).data()
+        row = next(r for r in want["limits"] if r["target"] == planned["label"])
+        cells = page.locator("#limits tr", has_text=planned["label"]).locator("td[data-value]")
+        assert [c.get_attribute("data-value") for c in cells.all()] == [str(v or "") for v in row["max_context"].values()]

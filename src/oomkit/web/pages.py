@@ -443,6 +443,8 @@ def limits_page(params: Mapping[str, Any], data: dict | None, error: str | None)
                       field("kv_types", "KV types", params, "engine's: f16,q8_0,q4_0"),
                       field("sizes", "VRAM sizes (GB)", params, "8,12,16,24,32,48,80,96,141,192"),
                       field("vram", "plus a planned GPU set", params, "24GiB,24GiB"),
+                      # the calculator's "same inputs" link brings its GPUs: a row of theirs, kept by the form
+                      field("gpu", "or planned GPUs from the catalog", params, "2x RTX 3090"),
                       field("flags", "engine flags", params, "-fa on"),
                       *([f'<input type="hidden" name="command" value="{e(params["command"])}">']
                         if params.get("command") else []))
