@@ -128,3 +128,14 @@ def test_fit_labels_a_format_of_a_repo_it_has_no_listing_of(hub_cache):
     model = next(c for c in f.changes if c.flag == "model")
     quant = model.after.rsplit(":", 1)[1]
     assert f"Qwen/Qwen3-8B-GGUF may not publish {quant}" in model.why and "llama-quantize" in model.why
+
+
+def test_a_model_name_longer_than_a_file_name_is_refused_in_the_words_estimate_uses():
+    # plan looks the name up as a local file first; the OS refuses a path part over NAME_MAX (255) with
+    # ENAMETOOLONG, which reached the user as "[Errno 36] File name too long: '<300 characters>'"
+    from tests.sweep_harness import run_cli  # the CLI in this process
+
+    rc, out, err = run_cli("plan", "a" * 300, "--vram", "24GiB")
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and "a path part is 300 bytes, more than the 255 a file name may have" in err
+    assert "Errno" not in err

@@ -27,6 +27,7 @@ from ..engines.command import COMMAND_BREAK
 from ..engines.llamacpp.args import HF_FILE_PLACEHOLDER
 from ..errors import OomkitError
 from ..memory import Device
+from ..model._bytes import check_path
 from ..model.names import canonical_ref
 from ..model.spec import ModelSpec
 from ..request import model_and_quant, resolve_model
@@ -258,7 +259,9 @@ def _pick_member(query: str, members: list[dict[str, Any]], eng: EngineModule, d
 def _is_file(ref: str) -> bool:
     from pathlib import Path  # lazy: only for a plan, to tell a local file from a name
 
-    return Path(os.path.expanduser(ref)).exists()  # "~nosuchuser/x" stays as typed, as a shell leaves it
+    path = Path(os.path.expanduser(ref))  # "~nosuchuser/x" stays as typed, as a shell leaves it
+    check_path(path)  # a part longer than a file name may be: the one line estimate gives, not the OS's errno
+    return path.exists()
 
 
 # ---------------------------------------------------------------------------------------------------------
