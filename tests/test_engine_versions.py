@@ -42,6 +42,10 @@ def test_a_vllm_number_no_release_has_is_refused(text, words):
     ("0.10.1+cu128", (0, 10, 1)),
     ("0.11.0rc2", (0, 11, 0)),
     ("0.10.2.dev2+gf5635d62e.d20250807", (0, 10, 2)),
+    # a development build after the four-number 0.10.1.1, as vLLM's GH200 start-up log prints its version
+    # (tests/test_vllm.py's fixture): the code of the 0.10.1 line, not a release number to refuse
+    ("0.10.1.2.dev0", (0, 10, 1)),
+    ("0.10.1.2.dev0+g1234abcd.d20250821", (0, 10, 1)),
 ])
 def test_vllm_releases_and_their_suffixes_still_read(text, read):
     assert parse_release(text, "0.33.0", "vLLM", EX, tail=r"(?s:.*)") == read

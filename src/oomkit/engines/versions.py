@@ -21,6 +21,7 @@ NEWEST_WORDS = ("newest", "latest")
 # read 2026-12-07). No SGLang, transformers or mlx-lm release on PyPI, and no Ollama tag
 # (engines/data/ollama_releases.json), has one; none is numbered 0.0.0.
 FOUR_NUMBER_RELEASES: dict[str, tuple[Version, ...]] = {"vLLM": ((0, 9, 0, 1), (0, 10, 1, 1))}
+_DEV_BUILD = re.compile(r"^(?:[.-]?dev\d*|\+)", re.IGNORECASE)
 _MORE_NUMBERS = re.compile(r"v?\d+\.\d+\.\d+((?:\.\d+)+)(?![\w])")
 
 
@@ -40,7 +41,9 @@ def parse_release(text: str | None, newest: str, what: str, example: str, tail: 
     if not any(v[:3]):
         raise OomkitError(f"{what} {str(text).strip()}: no {what} release is numbered 0.0.0; give {example}")
     more = _MORE_NUMBERS.match(str(text).strip())
-    if more is not None:
+    # a development build (vLLM's "0.10.1.2.dev0+g1234abcd" of a GH200 log, between releases) runs the code of its
+    # three numbers' line, as "0.11.1.dev5" does: read as those, not refused as a release number no release has
+    if more is not None and not _DEV_BUILD.search(str(text).strip()[more.end(1):]):
         numbered = v[:3] + tuple(int(n) for n in more.group(1).split(".")[1:])
         known = FOUR_NUMBER_RELEASES.get(what, ())
         if numbered not in known:
