@@ -224,7 +224,8 @@ def test_mixed_precision_class(ref, version, want):
 # get_quant_config takes such a modelopt_mixed config as incomplete and reads hf_quant_config.json instead
 # (model_loader/weight_utils.py modelopt_mixed_config_incomplete), so the cache is FP8: 10 full-attention layers x 2
 # KV heads x (256 + 256) x 1 B = 10,240 B a token. The catalog variant carries hf_quant_config.json's section beside
-# config.json's, and the spec its declaration (ModelSpec.hf_quant_config_*); the SGLang engine does not read it yet.
+# config.json's, and the spec its declaration (ModelSpec.hf_quant_config_*), which engines/sglang/checkpoint_kv.py
+# reads from 0.5.15.
 def test_the_spec_carries_hf_quant_config_beside_config_json():
     spec = resolve("nvidia/Qwen3.6-35B-A3B-NVFP4", tag_formats=False)
     assert spec.checkpoint_kv_cache_dtype is None  # config.json's MIXED_PRECISION section declares no KV cache
@@ -233,15 +234,22 @@ def test_the_spec_carries_hf_quant_config_beside_config_json():
     assert (base.hf_quant_config_kv_cache_dtype, base.hf_quant_config_quant_algo) == (None, "")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "SGLang 0.5.15+ reads nvidia/Qwen3.6-35B-A3B-NVFP4's hf_quant_config.json (kv_cache_quant_algo FP8) when "
-    "config.json's MIXED_PRECISION section declares no KV cache: 10,240 B a token; the spec carries that file's "
-    "declaration (hf_quant_config_kv_cache_dtype), which engines/sglang/checkpoint_kv.py does not read, so oomkit "
-    "gives bf16, 20,480 B"))
-def test_mixed_precision_incomplete_config_reads_hf_quant_config():
+# 0.5.14's weight_utils.py has no modelopt_mixed_config_incomplete (wheel read): config.json's section stays, no KV
+# cache declared, bf16: 10 x 2 x 512 x 2 B = 20,480 B; 0.5.15-0.5.23 read hf_quant_config.json: FP8, 10,240 B.
+@pytest.mark.parametrize("version, want", [
+    ("0.5.14", 10 * 2 * 512 * 2), ("0.5.15", 10 * 2 * 512), ("0.5.23", 10 * 2 * 512),
+])
+def test_mixed_precision_incomplete_config_reads_hf_quant_config(version, want):
     spec = resolve("nvidia/Qwen3.6-35B-A3B-NVFP4", tag_formats=False)
-    s = sg.SGLangSettings(engine_version="0.5.15", kv_cache_memory_bytes=10 * GiB, context_length=8192)
-    assert sg.ENGINE.estimate(spec, (B200,), s).kv_bytes_per_token == 10 * 2 * 512
+    s = sg.SGLangSettings(engine_version=version, kv_cache_memory_bytes=10 * GiB, context_length=8192)
+    est = sg.ENGINE.estimate(spec, (B200,), s)
+    assert est.kv_bytes_per_token == want
+    if want == 10240:
+        assert est.engine_view["kv_cache_dtype"] == FP8
+        assert "modelopt_mixed_config_incomplete" in est.engine_view["kv_cache_dtype_reason"]
+    # a kv dtype given on the command line is kept
+    given = replace(s, kv_cache_dtype="bf16")
+    assert sg.ENGINE.estimate(spec, (B200,), given).kv_bytes_per_token == 20480
 
 
 # https://github.com/littlecedar/sparkrun-recipe-registry/blob/6b40cf6cdc7910b0efd2d8efba2c5882bee23795/recipes/qwen3/AGENTS.md

@@ -21,7 +21,9 @@ ModelOptMixedPrecisionConfig for a Nemotron-H model in 0.5.10-0.5.14 and for a c
 one naming FP4 ModelOptFp4Config, "FP8" ModelOptFp8Config. Other methods: Fp8Config (quant_method "fp8") reads a
 kv_cache_quant_algo from 0.5.18, CompressedTensorsConfig gives "FP8" for a static symmetric per-tensor 8-bit float
 kv_cache_scheme from 0.5.19 (ERAS kv_fp8_config_algo, kv_compressed_tensors_scheme; the spec carries no scheme
-strategy: llm-compressor's per-tensor default is assumed).
+strategy: llm-compressor's per-tensor default is assumed). A MIXED_PRECISION config.json section that declares no KV
+cache is "incomplete" from 0.5.15 and hf_quant_config.json's nested section is read instead (model_loader/
+weight_utils.py get_quant_config modelopt_mixed_config_incomplete; ERAS kv_modelopt_mixed_incomplete).
 """
 
 from __future__ import annotations
@@ -89,12 +91,32 @@ def _read_value(spec: ModelSpec, v: Version) -> tuple[bool, str]:
     return False, f"the {method or 'checkpoint'} quantization config has no kv_cache_quant_algo"
 
 
+def _incomplete_mixed(spec: ModelSpec, v: Version) -> tuple[str | None, str]:
+    """config.json's modelopt MIXED_PRECISION section declares no KV cache: from 0.5.15 get_quant_config takes it as
+    incomplete (model_loader/weight_utils.py modelopt_mixed_config_incomplete) and builds the config from
+    hf_quant_config.json, whose nested quantization.kv_cache_quant_algo ModelOptMixedPrecisionConfig.from_config reads
+    (0.5.15-0.5.23 wheels); 0.5.14 and before keep config.json's section, no kv_cache_quant_algo."""
+    hf_algo = spec.hf_quant_config_kv_cache_dtype
+    if (hf_algo is None or spec.hf_quant_config_quant_algo != "MIXED_PRECISION"
+            or not reached(v, "kv_modelopt_mixed_incomplete")
+            or _modelopt_class(spec, "MIXED_PRECISION", v) != "ModelOptMixedPrecisionConfig"):
+        return None, ""
+    declared = f"hf_quant_config.json's quantization.kv_cache_quant_algo ({hf_algo})"
+    if hf_algo != "fp8":
+        return None, (f"--kv-cache-dtype auto is the model dtype: SGLang takes only an FP8 kv_cache_quant_algo for "
+                      f"auto, not {declared} (configure_kv_cache_dtype)")
+    return "fp8_e4m3", ("--kv-cache-dtype auto is fp8_e4m3 (float8_e4m3fn, 1 byte a value): config.json's "
+                        "MIXED_PRECISION quantization_config declares no KV cache, so SGLang reads "
+                        f"{declared} instead from 0.5.15 (weight_utils.py get_quant_config, "
+                        "modelopt_mixed_config_incomplete)")
+
+
 def checkpoint_kv_dtype(spec: ModelSpec, v: Version) -> tuple[str | None, str]:
     """--kv-cache-dtype auto against the checkpoint's declared KV cache (ModelSpec.checkpoint_kv_cache_*): ->
     ("fp8_e4m3", why) where SGLang takes FP8, else (None, why the model dtype stays; "" where nothing is declared)."""
     algo = spec.checkpoint_kv_cache_dtype
     if algo is None:
-        return None, ""
+        return _incomplete_mixed(spec, v)
     where = spec.checkpoint_kv_cache_key or "quantization_config"
     declared = f"the checkpoint's {spec.checkpoint_kv_cache_method or 'quantization_config'} {where} ({algo})"
     if not reached(v, "kv_auto_checkpoint"):

@@ -381,6 +381,12 @@ ERAS = Eras({
     # otherwise
     "kv_modelopt_mixed": (0, 5, 10),
     "kv_modelopt_mixed_by_layers": (0, 5, 15),
+    # model_loader/weight_utils.py get_quant_config: a modelopt_mixed config.json quantization_config without
+    # quantized_layers or without kv_cache_quant_algo / kv_cache_scheme is "incomplete"
+    # (modelopt_mixed_config_incomplete, first in the 0.5.15 wheel, absent from 0.5.14's, kept to 0.5.23), and
+    # hf_quant_config.json is read instead: ModelOptMixedPrecisionConfig.from_config takes its nested
+    # quantization.kv_cache_quant_algo
+    "kv_modelopt_mixed_incomplete": (0, 5, 15),
     # fp8.py Fp8Config.from_config reads kv_cache_quant_algo from 0.5.18 (not 0.5.17)
     "kv_fp8_config_algo": (0, 5, 18),
     # compressed_tensors.py CompressedTensorsConfig.kv_cache_quant_algo, "FP8" for a static per-tensor 8-bit float
