@@ -58,6 +58,9 @@ _APPLY: dict[str, tuple[str, Any]] = {
     "--attn-dp-size": ("attn_dp_size", int),  # 0.5.22: --dp-size N --enable-dp-attention (parse_args below)
     "--pp-size": ("pp_size", int), "--pipeline-parallel-size": ("pp_size", int),
     "--enable-dp-attention": ("enable_dp_attention", bool),
+    "--enable-flashinfer-allreduce-fusion": ("enable_flashinfer_allreduce_fusion", bool),
+    "--flashinfer-allreduce-fusion-backend": ("flashinfer_allreduce_fusion_backend", str),
+    "--enforce-disable-flashinfer-allreduce-fusion": ("enforce_disable_flashinfer_allreduce_fusion", bool),
     "--enable-symm-mem": ("enable_symm_mem", bool),  # its preallocated pool: settings.py symm_mem_prealloc_bytes
     "--enable-dp-lm-head": ("enable_dp_lm_head", bool),
     "--ep-size": ("ep_size", int), "--expert-parallel-size": ("ep_size", int),

@@ -68,6 +68,7 @@ from .phases import (
     capture_bs,
     cuda_graph_parts,
     eager_registry_bytes,
+    flashinfer_fusion_bytes,
     gb,
     multimodal_prefill_graphs,
     prefill_graph_bytes,
@@ -85,6 +86,7 @@ from .settings import (
     default_attention_backend,
     default_mem_fraction_static,
     dp_attention_chunk,
+    gpu_platform,
     multimodal_off,
     parse_version,
     reached,
@@ -668,6 +670,11 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
                                  chunked_prefill_size=run.defaults.chunked_prefill_size, max_running=running or 0,
                                  tokens_per_request=(s.speculative_num_draft_tokens or 1)
                                  if spec_algorithm(s) in EAGLE_FAMILY else 1)
+    # FlashInfer's all-reduce fusion workspaces, after the warm-up and before the first capture (phases.py)
+    fusion = flashinfer_fusion_bytes(run.v, s, model_type=spec.hf_model_type,
+                                     platform=gpu_platform(run.devs[0].compute_capability, hip), hidden=spec.n_embd,
+                                     elem=4 if run.lay_all.model_dtype == "float32" else 2)
+    init += fusion
     pcg_sizes = prefill_graph_tokens(
         s, run.v, chunked_prefill_size=run.defaults.chunked_prefill_size, mla=run.lay_all.mla,
         multimodal=any(t.kind == "vision" for t in spec.towers)
@@ -738,7 +745,7 @@ def _phase_view(spec: ModelSpec, s: SGLangSettings, run: _Run, req_bytes: int | 
         lines.append(f"max_total_num_tokens={pool.max_total_num_tokens}, {chunk}max_prefill_tokens="
                      f"{s.max_prefill_tokens}, max_running_requests={running}, context_len={run.context_len}{avail}")
     return {"phases": [p.to_dict() for p in phases], "cuda_graph_bs": sizes if cg else [],
-            "attention_backend_init_bytes": init, "capture_begin_avail_bytes": begin,
+            "attention_backend_init_bytes": init, "flashinfer_fusion_bytes": fusion, "capture_begin_avail_bytes": begin,
             "cuda_graph_bytes": cg, "cuda_graph_parts_bytes": {"logits": parts.logits, "index_tables":
                                                                  parts.index_tables, "rest": parts.rest,
                                                                  "dsa_scores": parts.dsa_scores},

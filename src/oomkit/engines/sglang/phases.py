@@ -713,3 +713,76 @@ def startup_phases(total: int | None, overhead: int, weights: int, pool: int, re
 def gb(n: int | float) -> str:
     """SGLang's "%.2f GB" of bytes / 2**30."""
     return f"{n / GiB:.2f}"
+
+
+# FlashInfer all-reduce fusion (TRT-LLM backend): model_runner.py _pre_initialize_flashinfer_allreduce_workspace runs
+# after the pools, the attention backend and the kernel warm-up and before the graph capture (0.5.13.post1 and 0.5.14
+# read; 0.5.10 enables the fusion but creates no workspace there), and layers/flashinfer_comm_fusion.py
+# pre_initialize_workspaces builds two workspaces, the MoE group's (its EP group when ep_size > 1, else its TP group)
+# and the attention-TP group's, each of FUSE_ALLREDUCE_MAX_BATCH_SIZE = 2,048 tokens (layers/communicator.py) x the
+# model's hidden size, none for a group of one rank. Each is three SymmDeviceMemory buffers, whose local sizes
+# SGLang's own preflight mirrors (_flashinfer_trtllm_workspace_allocation_sizes, 0.5.13.post1-0.5.23 read):
+# world x tokens x hidden x 2 B; world x 256 x 4 B of flags; 3 x min(world x tokens x hidden x the element size,
+# 2 GiB less 2 MiB) of Lamport buffers; each rounded to 2 MiB, plus a 2,048 B signal pad, rounded to the allocation
+# and the multicast granularity (taken as 2 MiB, cuMemGetAllocationGranularity's on these GPUs; not read here).
+# When it is on, server_args.py _handle_model_specific_adjustments: 0.5.13.post1 turns
+# --enable-flashinfer-allreduce-fusion on for FUSION_ARCHS_0513 on SM90 / SM10X at tp_size > 1 without DP attention,
+# on one node, with moe_a2a_backend "none"; 0.5.14 sets --flashinfer-allreduce-fusion-backend auto likewise (its list
+# adds Qwen3-VL-MoE and Nemotron-H; SM10X on several nodes too) and auto is trtllm on SM90, mnnvl on SM10X (whose
+# workspace is not modelled); --enforce-disable-flashinfer-allreduce-fusion turns it off. Later releases are not read
+# here and are not charged.
+FUSION_WORKSPACE_TOKENS = 2048
+FUSION_SIGNAL_PAD = 2048
+FUSION_MAX_COMM = 2147483647 & ~((1 << 21) - 1)
+# the architectures of 0.5.13.post1's list as config.json model_type (the text config's for a nested one);
+# MistralLarge3ForCausalLM and InternS2PreviewForConditionalGeneration are not described by oomkit
+FUSION_ARCHS_0513 = frozenset({
+    "deepseek_v3", "deepseek_v32", "gpt_oss", "glm_moe_dsa", "glm4_moe", "glm4_moe_lite", "qwen3_moe", "qwen3_next",
+    "kimi_k25", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_text"})
+FUSION_ARCHS_0514 = FUSION_ARCHS_0513 | {"qwen3_vl_moe", "qwen3_vl_moe_text", "nemotron_h"}
+
+
+def _ceil(n: int, to: int) -> int:
+    return -(-n // to) * to
+
+
+def fusion_workspace_bytes(world: int, hidden: int, elem: int = 2, tokens: int = FUSION_WORKSPACE_TOKENS) -> int:
+    """One TRT-LLM all-reduce fusion workspace on each rank of a group of `world` (see above); 0 for one rank."""
+    if world <= 1:
+        return 0
+    g = 2 * MiB
+    buffers = (world * tokens * hidden * 2, world * 256 * 4, 3 * min(world * tokens * hidden * elem, FUSION_MAX_COMM))
+    return sum(_ceil(_ceil(b, g) + FUSION_SIGNAL_PAD, g) for b in buffers)
+
+
+def fusion_backend(v: Version, s: SGLangSettings, *, model_type: str, platform: str) -> str | None:
+    """The all-reduce fusion backend the release runs ("trtllm" / "mnnvl"), None where it is off or not read."""
+    if s.enforce_disable_flashinfer_allreduce_fusion or not reached(v, "flashinfer_fusion_workspace"):
+        return None
+    if platform not in ("sm90", "sm100"):
+        return None
+    a2a = "deepep" if s.enable_deepep_moe else (s.moe_a2a_backend or "none")
+    auto = s.tp_size > 1 and not s.enable_dp_attention and a2a == "none"
+    if not reached(v, "flashinfer_fusion_backend_flag"):
+        on = s.enable_flashinfer_allreduce_fusion or (auto and s.nnodes == 1 and model_type in FUSION_ARCHS_0513)
+        return "trtllm" if on else None
+    if reached(v, "flashinfer_fusion_unread"):
+        return None
+    backend = s.flashinfer_allreduce_fusion_backend or ("auto" if s.enable_flashinfer_allreduce_fusion else None)
+    if backend is None and auto and (s.nnodes == 1 or platform == "sm100") and model_type in FUSION_ARCHS_0514:
+        backend = "auto"
+    if backend == "auto":
+        backend = "trtllm" if platform == "sm90" else "mnnvl"
+    return backend
+
+
+def flashinfer_fusion_bytes(v: Version, s: SGLangSettings, *, model_type: str, platform: str, hidden: int,
+                            elem: int = 2) -> int:
+    """Both workspaces on each rank (attention TP, MoE EP or TP), allocated after the pools and before the capture;
+    0 where the fusion is off, or on its mnnvl backend (not modelled)."""
+    if fusion_backend(v, s, model_type=model_type, platform=platform) != "trtllm":
+        return 0
+    attn_world = s.tp_size // (s.dp_size if s.enable_dp_attention else 1)
+    ep = s.tp_size if (s.enable_ep_moe or s.enable_deepep_moe) else s.ep_size
+    moe_world = ep if ep > 1 else s.tp_size
+    return fusion_workspace_bytes(attn_world, hidden, elem) + fusion_workspace_bytes(moe_world, hidden, elem)

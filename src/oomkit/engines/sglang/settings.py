@@ -387,6 +387,12 @@ ERAS = Eras({
     # hf_quant_config.json is read instead: ModelOptMixedPrecisionConfig.from_config takes its nested
     # quantization.kv_cache_quant_algo
     "kv_modelopt_mixed_incomplete": (0, 5, 15),
+    # FlashInfer all-reduce fusion workspaces before the capture (phases.py flashinfer_fusion_bytes): model_runner.py
+    # _pre_initialize_flashinfer_allreduce_workspace in 0.5.13.post1 (not in 0.5.10; 0.5.11-0.5.13 not read);
+    # --flashinfer-allreduce-fusion-backend from 0.5.14; 0.5.15 and later not read (not charged)
+    "flashinfer_fusion_workspace": (0, 5, 13, 1),
+    "flashinfer_fusion_backend_flag": (0, 5, 14),
+    "flashinfer_fusion_unread": (0, 5, 15),
     # fp8.py Fp8Config.from_config reads kv_cache_quant_algo from 0.5.18 (not 0.5.17)
     "kv_fp8_config_algo": (0, 5, 18),
     # compressed_tensors.py CompressedTensorsConfig.kv_cache_quant_algo, "FP8" for a static per-tensor 8-bit float
@@ -466,6 +472,12 @@ class SGLangSettings:
     enable_ep_moe: bool = False  # --enable-ep-moe (0.4.x): ep_size = tp_size
     enable_deepep_moe: bool = False  # --enable-deepep-moe (0.4.x): moe_a2a_backend deepep before that flag existed
     moe_a2a_backend: str | None = None  # --moe-a2a-backend: deepep / mooncake / flashinfer set ep_size = tp_size
+    # FlashInfer all-reduce fusion (phases.py fusion_backend): --enable-flashinfer-allreduce-fusion (up to 0.5.13.post1;
+    # 0.5.14: --flashinfer-allreduce-fusion-backend auto), --flashinfer-allreduce-fusion-backend auto / trtllm / mnnvl
+    # (0.5.14+), --enforce-disable-flashinfer-allreduce-fusion
+    enable_flashinfer_allreduce_fusion: bool = False
+    flashinfer_allreduce_fusion_backend: str | None = None
+    enforce_disable_flashinfer_allreduce_fusion: bool = False
     ep_num_redundant_experts: int = 0  # --ep-num-redundant-experts: extra physical expert slots over the EP group
     moe_dense_tp_size: int | None = None  # --moe-dense-tp-size: TP of the dense MLP layers (None: tp_size)
     nnodes: int = 1  # --nnodes: names each rank's node
