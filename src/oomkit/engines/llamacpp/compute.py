@@ -18,7 +18,7 @@ from ...units import round_up
 from ..versions import llamacpp_build_on
 from . import compute_graphs, galloc, sched_replay
 from .backend_names import infer_backend
-from .kv import Cache, Context, attention_layers, pre_iswa_swa_mask
+from .kv import Cache, Context, attention_layers
 from .repack import repack_applies, repackable
 from .settings import ERAS, NEWEST, LlamaCppSettings, build_number, speculative_n_max
 from .weights import (
@@ -316,7 +316,7 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
         cells = {il: c.cells for c in caches for il in c.layers}
         masks = sum(_mask_bytes(c.cells, T, ctx.flash_attn) for c in caches  # one KQ mask per cache
                     if not (c.name == "indexer" and spec.architecture in HC_GDN_ARCHS))
-        if pre_iswa_swa_mask(spec, ctx.build):
+        if ctx.swa_mask_pair:
             masks *= 2  # KQ_mask and KQ_mask_swa over the one cache (kv.pre_iswa_swa_mask)
         if spec.architecture in HC_ATTN_ARCHS:
             # DeepSeek-V4: no mask for the empty non-SWA cache nor the compressor states (hc_attention_phase; the

@@ -52,6 +52,8 @@ class Context:
     # -fa auto turned off by llama_context's device check (compute.device_auto_fa_off): the KV cache was made for
     # flash attention (V not transposed), the graph runs without it
     fa_auto_off: bool = False
+    # KQ_mask_swa beside KQ_mask over the one cache (pre_iswa_swa_mask), in llama.cpp's own graph only
+    swa_mask_pair: bool = False
 
     @property
     def n_stream(self) -> int:
@@ -109,7 +111,8 @@ def resolve_context(spec: ModelSpec, s: LlamaCppSettings) -> Context:
         n_ctx = n_ctx_seq * n_seq
     return Context(n_ctx=n_ctx, n_ctx_seq=n_ctx_seq, n_seq_max=n_seq, kv_unified=unified, n_ubatch=n_ubatch,
                    n_batch=n_batch, flash_attn=fa, type_k=type_k, type_v=type_v, build=build,
-                   n_rs_seq=n_rs_seq(spec.architecture, s, build), n_seq_extra=extra)
+                   n_rs_seq=n_rs_seq(spec.architecture, s, build), n_seq_extra=extra,
+                   swa_mask_pair=s.llama_graph_masks and pre_iswa_swa_mask(spec, build))
 
 
 def kq_mask_pad(build: int) -> int:

@@ -262,6 +262,9 @@ class LlamaCppSettings:
     # llama-server of ERAS server_extra_seq loads -np + 1 sequences; Ollama's runner (its own server.cpp copy, then
     # its Go runner) loads -np
     server_extra_seq: bool = True
+    # the graph's KQ masks as llama.cpp makes them (False: Ollama's own engine, runner/ollamarunner, whose caches
+    # each build their own mask, kvcache/causal.go buildMask: no KQ_mask_swa over a shared cache, kv.Context)
+    llama_graph_masks: bool = True
     kv_unified: bool = False  # -kvu
     cache_type_k: str = "f16"  # -ctk
     cache_type_v: str = "f16"  # -ctv

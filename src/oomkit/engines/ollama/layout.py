@@ -268,7 +268,10 @@ def _runner_settings(spec: ModelSpec, launch: Launch, num_parallel: int, n_gpu_l
         embeddings=True, repack=V_CPU_REPACK <= launch.version < V_CPU_REPACK_END,
         mmap=not (launch.library == "cpu" and V_CPU_NO_MMAP <= launch.version < V_ERA_D),
         engine_version=f"b{build}", fit=False,  # the runner loads as told: no common fit
-        server_extra_seq=False)  # its server.cpp copy (llm/ext_server, v0.1.32) loads --parallel sequences, no more
+        server_extra_seq=False,  # its server.cpp copy (llm/ext_server, v0.1.32) loads --parallel sequences, no more
+        # Ollama's engine builds its own graph: a mask per cache of its own (kvcache/causal.go buildMask; v0.7.1's
+        # SWA cache holds maxSequences x window + maxBatch cells), not the vendored llama.cpp's KQ_mask_swa pair
+        llama_graph_masks=launch.runner != "ollama")
 
 
 # The llama runner's output buffer keeps the logits with embeddings on: the vendored llama.cpp's own rule from
