@@ -473,9 +473,10 @@ def test_flashinfer_fusion_workspaces_by_rule():
     assert flashinfer_fusion_bytes(v("0.5.13.post1"), tp8, platform="sm90", model_type="llama", hidden=6144) == 0
     assert flashinfer_fusion_bytes(v("0.5.13.post1"), sg.SGLangSettings(
         tp_size=8, enable_flashinfer_allreduce_fusion=True), platform="sm90", model_type="llama", hidden=6144) == both
-    # 0.5.14: backend auto is trtllm on SM90 and mnnvl on SM10X (not modelled); 0.5.15+ not read
+    # 0.5.14-0.5.18: backend auto is trtllm on SM90 and mnnvl on SM10X (not modelled); 0.5.19+ not modelled
     assert flashinfer_fusion_bytes(v("0.5.14"), tp8, platform="sm90", **glm) == both
     assert flashinfer_fusion_bytes(v("0.5.14"), tp8, platform="sm100", **glm) == 0
     assert flashinfer_fusion_bytes(v("0.5.14"), sg.SGLangSettings(
         tp_size=8, flashinfer_allreduce_fusion_backend="trtllm"), platform="sm100", **glm) == both
-    assert flashinfer_fusion_bytes(v("0.5.15"), tp8, platform="sm90", **glm) == 0
+    assert flashinfer_fusion_bytes(v("0.5.18"), tp8, platform="sm90", **glm) == both
+    assert flashinfer_fusion_bytes(v("0.5.19"), tp8, platform="sm90", **glm) == 0

@@ -716,8 +716,9 @@ def gb(n: int | float) -> str:
 
 
 # FlashInfer all-reduce fusion (TRT-LLM backend): model_runner.py _pre_initialize_flashinfer_allreduce_workspace runs
-# after the pools, the attention backend and the kernel warm-up and before the graph capture (0.5.13.post1 and 0.5.14
-# read; 0.5.10 enables the fusion but creates no workspace there), and layers/flashinfer_comm_fusion.py
+# after the pools, the attention backend and the kernel warm-up and before the graph capture (0.5.13.post1;
+# runner/base_runner.py from 0.5.14, 0.5.14-0.5.18 read; 0.5.10 enables the fusion but creates no workspace there),
+# and layers/flashinfer_comm_fusion.py
 # pre_initialize_workspaces builds two workspaces, the MoE group's (its EP group when ep_size > 1, else its TP group)
 # and the attention-TP group's, each of FUSE_ALLREDUCE_MAX_BATCH_SIZE = 2,048 tokens (layers/communicator.py) x the
 # model's hidden size, none for a group of one rank. Each is three SymmDeviceMemory buffers, whose local sizes
@@ -729,8 +730,10 @@ def gb(n: int | float) -> str:
 # --enable-flashinfer-allreduce-fusion on for FUSION_ARCHS_0513 on SM90 / SM10X at tp_size > 1 without DP attention,
 # on one node, with moe_a2a_backend "none"; 0.5.14 sets --flashinfer-allreduce-fusion-backend auto likewise (its list
 # adds Qwen3-VL-MoE and Nemotron-H; SM10X on several nodes too) and auto is trtllm on SM90, mnnvl on SM10X (whose
-# workspace is not modelled); --enforce-disable-flashinfer-allreduce-fusion turns it off. Later releases are not read
-# here and are not charged.
+# workspace is not modelled; flashinfer_comm_fusion.py _resolve_backend), the same rule to 0.5.18
+# (arg_groups/overrides.py _flashinfer_allreduce_fusion_auto_enable from 0.5.15; 0.5.18 adds DeepseekV4ForCausalLM,
+# which oomkit does not describe); --enforce-disable-flashinfer-allreduce-fusion turns it off. The auto-enable rule
+# changes in 0.5.19 (not modelled: not charged).
 FUSION_WORKSPACE_TOKENS = 2048
 FUSION_SIGNAL_PAD = 2048
 FUSION_MAX_COMM = 2147483647 & ~((1 << 21) - 1)

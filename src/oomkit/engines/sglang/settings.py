@@ -389,10 +389,12 @@ ERAS = Eras({
     "kv_modelopt_mixed_incomplete": (0, 5, 15),
     # FlashInfer all-reduce fusion workspaces before the capture (phases.py flashinfer_fusion_bytes): model_runner.py
     # _pre_initialize_flashinfer_allreduce_workspace in 0.5.13.post1 (not in 0.5.10; 0.5.11-0.5.13 not read);
-    # --flashinfer-allreduce-fusion-backend from 0.5.14; 0.5.15 and later not read (not charged)
+    # --flashinfer-allreduce-fusion-backend from 0.5.14 (the same auto-enable rule in 0.5.14-0.5.18: server_args.py,
+    # then arg_groups/overrides.py _flashinfer_allreduce_fusion_auto_enable); the rule changes in 0.5.19, not
+    # modelled (not charged)
     "flashinfer_fusion_workspace": (0, 5, 13, 1),
     "flashinfer_fusion_backend_flag": (0, 5, 14),
-    "flashinfer_fusion_unread": (0, 5, 15),
+    "flashinfer_fusion_unread": (0, 5, 19),
     # fp8.py Fp8Config.from_config reads kv_cache_quant_algo from 0.5.18 (not 0.5.17)
     "kv_fp8_config_algo": (0, 5, 18),
     # compressed_tensors.py CompressedTensorsConfig.kv_cache_quant_algo, "FP8" for a static per-tensor 8-bit float
