@@ -158,10 +158,11 @@ CASES_AND_ENGINES = [
           'vllm serve mistralai/Magistral-Small-2509 --reasoning-parser mistral --tokenizer_mode mistral '
           '--config_format mistral --load_format mistral --tool-call-parser mistral --enable-auto-tool-choice '
           '--tensor-parallel-size 2',
-          # 24B in bfloat16 (the card: "~55 GB of GPU RAM"): 22.4 GiB a rank on 24 GB cards
+          # 24B in bfloat16 (the card: "~55 GB of GPU RAM"): 22.4 GiB a rank on 24 GB cards, out of memory by the
+          # profile run at the latest (the card names no phase; GeForce cards keep NCCL's buffers in host memory)
           ('reads', {'engine': 'vllm', 'model': 'Magistral Small 2509', 'params': 24, 'format': 'bfloat16',
                      'ctx': 131072, 'settings': {'tensor_parallel_size': 2}, 'fits': False,
-                     'warn': 'CUDA out of memory while loading'})), None),
+                     'warn': 'vLLM runs out of memory'})), None),
     (Case('c4', HF + 'Qwen/Qwen3-30B-A3B-Instruct-2507-FP8', 'cmd', '4090', None, RIGHT,
           'python -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B-Instruct-2507-FP8 --context-length 262144',
           # 30.5B at a byte each (~31 GB) on a 24 GB card
