@@ -16,7 +16,7 @@ from typing import Any
 
 from .engines.base import EngineModule
 from .errors import HardwareError, ModelError, SettingsError
-from .hardware.visible import hides_any_count, select
+from .hardware.visible import device_prefix, hides_any_count, renumbered, select
 from .memory import Device
 from .model.resolve import resolve, split_quant
 from .model.spec import ModelSpec
@@ -116,12 +116,10 @@ def devices_from(vram: Any = None, gpu: str | None = None, devices: tuple[Device
     return _as_seen(devices_for_names(gpu))
 
 
-
 def _as_seen(devices: tuple[Device, ...], what: str = "planned") -> tuple[Device, ...]:
     """The planned devices the engine's visible-devices variables leave it (hardware/visible.py select), renumbered
     per vendor; unchanged outside engine_sees."""
-    return tuple(select(list(devices), lambda d: d.id.rstrip("0123456789"),
-                        lambda d, prefix, i: replace(d, id=f"{prefix}{i}"), what))
+    return tuple(select(list(devices), device_prefix, renumbered, what))
 
 
 def _vram_sizes(vram: Any, most: int) -> tuple[int, ...]:

@@ -117,8 +117,7 @@ def parse_model_request(argv: list[str], extra_options: dict[str, bool] | None =
     opts, model, engine_args, command = split_args(argv, options, later_wins)
     quant = opts.get("--quant")
     env = engine_env(opts.get("--env"))
-    # the visible-devices variables given with --env (os.environ's own are this shell's, not surely the engine's)
-    visible = visible_variables(dict(p.partition("=")[::2] for p in opts.get("--env") or ()))
+    visible = env_visible(opts.get("--env"))
     visible_notes: list[str] = []
     program_default = None  # the settings a program starts from where they are not the engine's (lms load)
     if command is not None:
@@ -263,6 +262,12 @@ def engine_env(pairs: list[str] | None) -> dict[str, str] | None:
         given[key] = value
         env[key] = value
     return env
+
+
+def env_visible(pairs: list[str] | None) -> dict[str, str]:
+    """The visible-devices variables --env K=V gives (hardware/visible.py), without os.environ's: this shell's are
+    not surely the engine's."""
+    return visible_variables(dict(p.partition("=")[::2] for p in pairs or ()))
 
 
 def split_args(argv: list[str], options: dict[str, bool], later_wins: bool = False

@@ -9,7 +9,7 @@ from ..hardware.visible import engine_sees, shown, visible_variables
 from ..plan.fit import fit
 from ..report import plan as report
 from . import _plan_args
-from ._model_args import engine_env, gpus_started, split_args
+from ._model_args import engine_env, env_visible, gpus_started, split_args
 
 HELP = """\
 usage: oomkit fit [--gpu NAME|--vram SIZE] [--reserve SIZE] [--json] -- ENGINE-COMMAND ...
@@ -61,8 +61,7 @@ def run(argv: list[str]) -> int:
     with reading_release(opts.get("--engine-version")):  # as fit reads it (plan/fit.py _read_command)
         parsed = parse_command(list(command), env)
     # CUDA_VISIBLE_DEVICES and the like, from --env and the command itself: the GPUs the engine sees
-    visible = {**visible_variables(dict(p.partition("=")[::2] for p in opts.get("--env") or ())),
-               **visible_variables(dict(parsed.env))}
+    visible = {**env_visible(opts.get("--env")), **visible_variables(dict(parsed.env))}
     with engine_sees(visible, parsed.engine, gpus_started(parsed.settings)) as seen:
         devices = _plan_args.devices(opts, notes)
     if visible and not devices:

@@ -150,15 +150,24 @@ def select(items: list[T], prefix_of: Callable[[T], str], renumber: Callable[[T,
     return out
 
 
-def visible_devices(devices: tuple[Device, ...], variables: Mapping[str, str], engine: str = "",
+def device_prefix(d: Device) -> str:
+    """A planned device's backend prefix, its id without the index ("CUDA" of "CUDA1")."""
+    return d.id.rstrip("0123456789")
+
+
+def renumbered(d: Device, prefix: str, index: int) -> Device:
+    """A planned device as the engine's process numbers it."""
+    return replace(d, id=f"{prefix}{index}")
+
+
+def visible_devices(devices: tuple[Device, ...], variables: Mapping[str, str],
                     warnings: list[str] | None = None) -> tuple[Device, ...]:
     """The devices a process whose environment sets `variables` sees, each vendor's renumbered from 0 in the order
     the variable names them (CUDA0, CUDA1 for NVIDIA; ROCm0, ... for AMD). NVIDIA devices read
     CUDA_VISIBLE_DEVICES; AMD ones ROCR_VISIBLE_DEVICES, then HIP_VISIBLE_DEVICES (or CUDA_VISIBLE_DEVICES where
     that is unset); other devices (Apple, Intel) none of them. A form that names GPUs by UUID or MIG instance
     cannot be matched to planned devices: that vendor's devices are kept whole and a warning says so."""
-    return tuple(_apply(list(devices), lambda d: d.id.rstrip("0123456789"),
-                        lambda d, prefix, i: replace(d, id=f"{prefix}{i}"), variables,
+    return tuple(_apply(list(devices), device_prefix, renumbered, variables,
                         warnings if warnings is not None else [], "planned"))
 
 
