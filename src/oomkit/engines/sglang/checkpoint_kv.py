@@ -102,13 +102,18 @@ def _incomplete_mixed(spec: ModelSpec, v: Version) -> tuple[str | None, str]:
             or _modelopt_class(spec, "MIXED_PRECISION", v) != "ModelOptMixedPrecisionConfig"):
         return None, ""
     declared = f"hf_quant_config.json's quantization.kv_cache_quant_algo ({hf_algo})"
-    if hf_algo != "fp8":
+    return _auto_is(hf_algo, declared, "config.json's MIXED_PRECISION quantization_config declares no KV cache, so "
+                    f"SGLang reads {declared} instead from 0.5.15 (weight_utils.py get_quant_config, "
+                    "modelopt_mixed_config_incomplete)")
+
+
+def _auto_is(algo: str, declared: str, taken: str) -> tuple[str | None, str]:
+    """--kv-cache-dtype auto with `declared` read (configure_kv_cache_dtype): FP8 only, else the model dtype;
+    `taken` says where SGLang reads it."""
+    if algo != "fp8":
         return None, (f"--kv-cache-dtype auto is the model dtype: SGLang takes only an FP8 kv_cache_quant_algo for "
                       f"auto, not {declared} (configure_kv_cache_dtype)")
-    return "fp8_e4m3", ("--kv-cache-dtype auto is fp8_e4m3 (float8_e4m3fn, 1 byte a value): config.json's "
-                        "MIXED_PRECISION quantization_config declares no KV cache, so SGLang reads "
-                        f"{declared} instead from 0.5.15 (weight_utils.py get_quant_config, "
-                        "modelopt_mixed_config_incomplete)")
+    return "fp8_e4m3", f"--kv-cache-dtype auto is fp8_e4m3 (float8_e4m3fn, 1 byte a value): {taken}"
 
 
 def checkpoint_kv_dtype(spec: ModelSpec, v: Version) -> tuple[str | None, str]:
@@ -125,8 +130,5 @@ def checkpoint_kv_dtype(spec: ModelSpec, v: Version) -> tuple[str | None, str]:
     read, why = _read_value(spec, v)
     if not read:
         return None, f"--kv-cache-dtype auto is the model dtype: {declared} is not taken ({why})"
-    if algo != "fp8":
-        return None, (f"--kv-cache-dtype auto is the model dtype: SGLang takes only an FP8 kv_cache_quant_algo for "
-                      f"auto, not {declared} (configure_kv_cache_dtype)")
-    return "fp8_e4m3", (f"--kv-cache-dtype auto is fp8_e4m3 (float8_e4m3fn, 1 byte a value): {declared}, which SGLang "
-                        "takes for auto from 0.5.3 (quant_config.kv_cache_quant_algo \"FP8\", configure_kv_cache_dtype)")
+    return _auto_is(algo, declared, f"{declared}, which SGLang takes for auto from 0.5.3 "
+                    "(quant_config.kv_cache_quant_algo \"FP8\", configure_kv_cache_dtype)")
