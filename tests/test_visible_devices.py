@@ -230,6 +230,31 @@ def test_no_detected_gpu_left(two_detected):
     assert res["hardware"] == "cpu" and "leaves none of the detected GPUs" in res["hardware_notes"][0]
 
 
+@pytest.fixture
+def none_detected(monkeypatch):
+    """This machine without a GPU: check falls back to its reference card."""
+    from oomkit.hardware import detect as det
+
+    monkeypatch.setattr(det, "nvml_gpus", lambda probe, processes=False: [])
+    monkeypatch.setattr(det, "_amd_sysfs_cards", lambda probe: [])
+    monkeypatch.setattr(det, "nvidia_smi_gpus", lambda probe: [])
+
+
+def test_check_on_a_machine_without_gpus_and_a_variable_that_leaves_none(none_detected):
+    """check's reference card (no GPU found) is hidden by -1 as estimate's assumed GPU is: llama.cpp is checked
+    against this machine's RAM (it was checked against the RTX 4090 reference card), vLLM refused; an index keeps
+    the reference card."""
+    rc, out, err = run_cli("check", "--json", "--", "CUDA_VISIBLE_DEVICES=-1", *GGUF)
+    assert rc in (0, 1), err
+    res = json.loads(out)
+    assert res["hardware"] == "cpu" and "leaves none of the assumed GPUs" in res["hardware_notes"][0]
+    rc, _, err = run_cli("check", "--", "CUDA_VISIBLE_DEVICES=-1", "vllm", "serve", M)
+    _refused(rc, err, "CUDA_VISIBLE_DEVICES=-1 leaves no GPU visible", "No CUDA GPUs are available")
+    rc, out, err = run_cli("check", "--json", "--", "CUDA_VISIBLE_DEVICES=0", *GGUF)
+    assert rc in (0, 1), err
+    assert json.loads(out)["hardware"] != "cpu"
+
+
 def test_no_hardware_given_and_a_variable_that_leaves_no_gpu_of_any_count():
     """estimate without --gpu / --vram assumes one GPU of unknown size: -1 or an empty value leaves none of any
     count; an index is kept (the machine's count is not known)."""

@@ -71,23 +71,26 @@ class ModelRequest:
             yield seen
 
     def hides_every_gpu(self, detected: bool = False) -> str | None:
-        """The planned GPUs (--vram, --gpu), or with `detected` and neither given this machine's, all hidden by the
+        """The planned GPUs (--vram, --gpu), or with `detected` and neither given this machine's (where it has none:
+        the reference card check falls back to, hidden as estimate's assumed GPU is), all hidden by the
         visible-devices variables, for an engine that then runs on the CPU (llama.cpp, Ollama): the note that says
         so; else None (vLLM and SGLang refuse it)."""
         planned = self.opts.get("--vram") is not None or self.opts.get("--gpu") is not None
         if not self.visible or self.opts.get("--cpu-only"):
             return None
+        found = True
         with self.devices_seen():
-            if planned or not detected:  # estimate's one GPU of unknown size where nothing is given
-                devices_from(self.opts.get("--vram"), self.opts.get("--gpu"))
-            else:
+            if detected and not planned:
                 from ..hardware.detect import detect  # lazy: this machine's GPUs, only where asked for
 
-                detect()
+                found = bool(detect().gpus) or hid_every_gpu()  # GPUs there, whether or not the variables hid them
+            if planned or not detected or not found:  # estimate's one GPU of unknown size where nothing is given
+                # (check's reference card where this machine has none)
+                devices_from(self.opts.get("--vram"), self.opts.get("--gpu"))
             if not hid_every_gpu():
                 return None
         said = shown(dict(self.visible))
-        where = "planned" if planned else "detected" if detected else "assumed"
+        where = "planned" if planned else "detected" if detected and found else "assumed"
         return (f"{said} leaves none of the {where} GPUs visible: {self.engine} runs "
                 "on the CPU (the GPU backend finds no device)")
 
