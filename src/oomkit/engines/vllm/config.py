@@ -127,9 +127,15 @@ class Resolved:
     kv_dtype_reason: str = ""
     mla_off: bool = False  # ModelConfig.use_mla false from 0.7.1 (quantization.mla_latent_kept): per-head K/V
 
-
     def at_least(self, era: str) -> bool:
         return ERAS.reached(self.version, era)
+
+    @property
+    def geforce(self) -> bool:
+        """A GeForce part, by the driver's name for the GPU ("NVIDIA GeForce RTX 3090"): its V1 capture takes the
+        one-off alone (phases.py geforce_capture), and its PCIe links give no peer access (profile.py
+        context_bytes)."""
+        return "geforce" in self.gpu_name.lower()
 
 
 # a PCIe card by its name as the driver or the catalog gives it ("NVIDIA A100-PCIE-40GB", "NVIDIA A100 80GB PCIe")

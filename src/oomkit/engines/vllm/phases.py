@@ -503,7 +503,7 @@ def flashinfer_workspace_in_capture(spec: ModelSpec, s: VllmSettings, r: Resolve
 def geforce_capture(r: Resolved) -> bool:
     """A GeForce part, whose V1 capture takes about the one-off alone (see CG_FIRST_PER_SM and the GeForce note
     beside FLASHINFER_WORKSPACE): the driver's name for the GPU says so ("NVIDIA GeForce RTX 3090")."""
-    return "geforce" in r.gpu_name.lower()
+    return r.geforce
 
 
 def nccl_in_graphs(r: Resolved, s: VllmSettings | None = None) -> bool:

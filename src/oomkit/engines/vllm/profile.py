@@ -809,7 +809,7 @@ def context_bytes(r: Resolved) -> int:
         # V0 0.6.4 counts the context in its absolute non-torch figure (non_torch_bytes); before and after, the
         # baseline is read after the context and before the communicators (worker.py init_device)
         return 0 if r.at_least("profile_absolute") and not r.at_least("profile_increase") else cuda_context(r)
-    if r.tp > 1 and not r.nvlink and "geforce" in r.gpu_name.lower():
+    if r.tp > 1 and not r.nvlink and r.geforce:
         # GeForce parts over PCIe: no peer access (cudaDeviceCanAccessPeer 0), so NCCL's P2P transport refuses them
         # (transport/p2p.cc p2pCanConnect) and its SHM transport puts the connection buffers in host memory
         # (transport/shm.cc shmSendSetup / shmRecvSetup, read in NCCL 2.27.3): the communicators hold what the same
