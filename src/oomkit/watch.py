@@ -3,13 +3,14 @@ engines whose command line asks for more than their GPU can give."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .engines.base import EngineModule, get_engine
 from .engines.cmdline import is_engine_command, parse_command
 from .errors import OomkitError
 from .hardware.detect import Gpu, GpuProcess, Hardware
+from .hardware.visible import device_prefix, select
 from .limits import max_context
 from .memory import Device, MemoryEstimate
 from .model.spec import ModelSpec
@@ -44,6 +45,21 @@ def headroom(eng: EngineModule, spec: ModelSpec, settings: Any, hw: Hardware) ->
         room = (u.memory_bytes or 0) - u.weights_bytes - u.overhead_bytes - u.compute_bytes
         out.append(Headroom(gpu_id=u.id, kv_needed_bytes=need, headroom_bytes=room, max_context=best))
     return out
+
+
+def seen_by_engine(hw: Hardware) -> tuple[Hardware, dict[str, str]]:
+    """Within engine_sees (a model's command setting CUDA_VISIBLE_DEVICES and the like): the reading's GPUs its
+    engine's process sees, renumbered as it numbers them, by the rule detect applies to the detected GPUs
+    (hardware/visible.py select; vLLM and SGLang left with none, or fewer than their parallel settings start
+    workers on, refused), and each renumbered id's id on this machine."""
+    machine: dict[str, str] = {}
+
+    def renumber(g: Gpu, prefix: str, index: int) -> Gpu:
+        machine[f"{prefix}{index}"] = g.id
+        return replace(g, index=index)
+
+    gpus = select(list(hw.gpus), device_prefix, renumber, "detected")
+    return replace(hw, gpus=tuple(gpus)), machine
 
 
 @dataclass(frozen=True)

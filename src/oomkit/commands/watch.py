@@ -12,7 +12,7 @@ from ..errors import OomkitError
 from ..hardware.monitor import Monitor
 from ..request import resolve_model
 from ..units import MiB
-from ..watch import EngineTracker, headroom
+from ..watch import EngineTracker, headroom, seen_by_engine
 from ._model_args import OPTIONS, parse_model_request, split_args
 
 HELP = """\
@@ -45,7 +45,7 @@ def run(argv: list[str]) -> int:
     if model is not None or command is not None:
         req = parse_model_request(argv, extra_options=EXTRA)
         eng = get_engine(req.engine)
-        want = (eng, resolve_model(eng, req.model, req.quant), req.settings)
+        want = (eng, resolve_model(eng, req.model, req.quant), req.settings, req)
     elif engine_args:
         raise OomkitError(f"engine flags {' '.join(engine_args)} need a MODEL")
 
@@ -58,6 +58,11 @@ def run(argv: list[str]) -> int:
         if not hw.gpus:
             print("no GPU found on this machine: nothing to watch")
             return 0
+        if want is not None:
+            want = (*want[:3], req, req.hides_every_gpu(detected=True))  # as `oomkit check` reads the variables
+            if want[4] is None:
+                with req.devices_seen():  # vLLM / SGLang left without the GPUs they start on: refused, as by check
+                    seen_by_engine(hw)
         live = iterations is None and sys.stdout.isatty()
         if live:
             _live(monitor, tracker, want, interval, hw)
@@ -120,15 +125,24 @@ def snapshot_text(hw: Any, want: Any, tracker: Any, source: str) -> str:
         console.print("no processes on the GPUs")
     if want is not None:
 
-        eng, spec, settings = want
-        try:
-            rooms = headroom(eng, spec, settings, hw)
-        except OomkitError as e:
-            rooms = []
-            console.print(f"headroom: {e}")
+        eng, spec, settings, req, hidden = want
+        rooms, machine, seen = [], {}, []
+        if hidden is not None:  # CUDA_VISIBLE_DEVICES=-1 llama-server ...: no GPU memory to watch for it
+            console.print(f"headroom: {hidden}")
+        else:
+            try:
+                with req.devices_seen() as seen:  # CUDA_VISIBLE_DEVICES and the like: the GPUs its engine sees
+                    engine_hw, machine = seen_by_engine(hw)
+                rooms = headroom(eng, spec, settings, engine_hw)
+            except OomkitError as e:
+                console.print(f"headroom: {e}")
+        for n in dict.fromkeys(seen):
+            console.print(f"note: {n}")
         n_ctx = getattr(settings, eng.context_field, None) or spec.n_ctx_train
         for r in rooms:
-            line = (f"{spec.name} at {n_ctx} tokens on {r.gpu_id}: {_mib(r.headroom_bytes)} left for the KV cache, "
+            on = machine.get(r.gpu_id, r.gpu_id)
+            on = on if on == r.gpu_id else f"{on} (the engine's {r.gpu_id})"
+            line = (f"{spec.name} at {n_ctx} tokens on {on}: {_mib(r.headroom_bytes)} left for the KV cache, "
                     f"it needs {_mib(r.kv_needed_bytes)}")
             console.print(line + (" · fits" if r.fits else " · WARNING: does not fit"))
         if rooms:

@@ -381,9 +381,18 @@ def uploaded_command(command: str) -> str:
 def check_fit(p: Mapping[str, Any], local: bool = False) -> Answer:
     """`oomkit check ... --json` (against the given hardware, else this machine's GPUs, else the reference card)."""
     req = _request(p, default_model="llama3.1:8b", local=local, host=True)
-    result: CheckResult = check(req.model, req.engine, quant=req.quant, settings=req.settings,
-                                vram=req.opts.get("--vram"), gpu=req.opts.get("--gpu"),
-                                cpu_only=bool(req.opts.get("--cpu-only")), ram=req.opts.get("--ram"))
+    vram, gpu, cpu_only = req.opts.get("--vram"), req.opts.get("--gpu"), bool(req.opts.get("--cpu-only"))
+    # CUDA_VISIBLE_DEVICES and the like in the pasted command, applied as commands/check.py applies them: all GPUs
+    # hidden from llama.cpp or Ollama is a CPU run; else the planned (or detected) GPUs the engine's process sees
+    if (hidden := req.hides_every_gpu(detected=True)) is not None:
+        vram, gpu, cpu_only = None, None, True
+    with req.devices_seen() as seen:
+        result: CheckResult = check(req.model, req.engine, quant=req.quant, settings=req.settings, vram=vram,
+                                    gpu=gpu, cpu_only=cpu_only, ram=req.opts.get("--ram"))
+    if hidden is not None:
+        seen = [*req.visible_notes, f"{hidden}, so this is checked against this machine's RAM"]
+    if seen:
+        result = replace(result, hardware_notes=(*seen, *result.hardware_notes))
     return Answer(result, check_report.to_json(result), req)
 
 
@@ -415,7 +424,12 @@ def plan_options(p: Mapping[str, Any], local: bool = False) -> Answer:
     extra = _plan_opts(p)
     req = _request(p, extra_options=_PLAN_OPTIONS, extra=extra, local=local)
     held: list[str] = []  # the hardware notes (the size a GPU name was taken as, the reference card): in the answer
-    devices = _plan_args.devices(req.opts, held)
+    if (hidden := req.hides_every_gpu(detected=True)) is not None:  # as commands/plan.py refuses it
+        raise OomkitError(f"{hidden}; plan lays a model out on GPUs: name a GPU in the variable, or size the CPU run "
+                          "with the calculator's \"no GPU: everything on the CPU\" (cpu_only)")
+    with req.devices_seen() as seen:  # the GPUs the engine's command sees (CUDA_VISIBLE_DEVICES and the like)
+        devices = _plan_args.devices(req.opts, held)
+    held += seen
     goals = _plan_args.typed_goals(_plan_args.goals(req.opts), req.opts, req.engine, req.settings)
     result: Plan = plan(req.model, req.engine, devices=devices, goals=goals, settings=req.settings, quant=req.quant,
                         limit=_plan_args.limit(req.opts), kv_type=req.opts.get("--kv-type"))
