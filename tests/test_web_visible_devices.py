@@ -91,3 +91,16 @@ def test_calculator_check_on_this_machine_sees_the_gpu_the_command_names(client,
     page = client.get("/", params={"command": f"CUDA_VISIBLE_DEVICES=1 {GGUF}", "here": "1"})
     assert page.status_code == 200, page.text
     assert "NVIDIA GeForce RTX 3090" in page.text and "NVIDIA GeForce RTX 4090" not in page.text
+
+
+def test_api_fit_sizes_the_command_on_the_visible_gpu(client):
+    """llama.cpp on the RTX 3060 (12 GB) alone, the card CUDA_VISIBLE_DEVICES=1 names, as `oomkit fit` sizes it."""
+    got = client.post("/api/fit", json={"command": f"CUDA_VISIBLE_DEVICES=1 {GGUF} -c 65536", "gpu": GPUS})
+    assert got.status_code == 200, got.text
+    before = got.json()["fit"]["before"]
+    assert [(d["id"], d["name"]) for d in before["devices"]] == [("CUDA0", "NVIDIA GeForce RTX 3060 12GB")]
+    got = client.post("/api/fit", json={"command": f"CUDA_VISIBLE_DEVICES=-1 {GGUF}", "gpu": GPUS})
+    assert 400 <= got.status_code < 500 and "leaves no GPU visible" in got.json()["error"], got.text
+    got = client.post("/api/fit", json={"command": "CUDA_VISIBLE_DEVICES=0 vllm serve Qwen/Qwen3-8B -tp 2",
+                                        "gpu": GPUS})
+    assert 400 <= got.status_code < 500 and "leaves 1 of the 2 planned GPUs" in got.json()["error"], got.text

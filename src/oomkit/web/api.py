@@ -26,7 +26,7 @@ from ..commands import _plan_args
 from ..commands import models as models_command
 from ..commands import table as table_command
 from ..commands._model_args import OPTIONS as MODEL_OPTIONS
-from ..commands._model_args import ModelRequest, parse_model_request
+from ..commands._model_args import ModelRequest, gpus_started, parse_model_request
 from ..commands.diagnose import _not_text as not_text
 from ..diagnose import diagnose, errors_index
 from ..diagnose.result import Diagnosis
@@ -35,6 +35,7 @@ from ..engines.cmdline import parse_command, split_command
 from ..errors import OomkitError
 from ..estimate import estimate as estimate_model
 from ..hardware.detect import Hardware, detect
+from ..hardware.visible import engine_sees, shown, visible_variables
 from ..memory import MemoryEstimate
 from ..model import names
 from ..plan.fit import Fit, fit
@@ -452,7 +453,9 @@ def fit_command(p: Mapping[str, Any], local: bool = False) -> Answer:
         raise OomkitError("give the engine command, e.g. llama-server -m qwen3:8b -c 32768")
     if not local:
         refuse_file_flags(argv)
-        refuse_path(parse_command(argv, None).model)
+    parsed = parse_command(argv, None)
+    if not local:
+        refuse_path(parsed.model)
     opts: dict[str, Any] = {}
     for name in ("vram", "reserve", "headroom"):
         v = _size_field(p, name, many=name == "vram")
@@ -465,7 +468,16 @@ def fit_command(p: Mapping[str, Any], local: bool = False) -> Answer:
     if n is not None:
         opts["--min-ctx"] = str(n)
     held: list[str] = []
-    result: Fit = fit(argv, _plan_args.devices(opts, held), _plan_args.goals(opts), env=None)
+    # CUDA_VISIBLE_DEVICES and the like written in the command: the GPUs the engine sees, as commands/fit.py reads them
+    visible = visible_variables(dict(parsed.env))
+    with engine_sees(visible, parsed.engine, gpus_started(parsed.settings)) as seen:
+        devices = _plan_args.devices(opts, held)
+    if visible and not devices:
+        raise OomkitError(f"{shown(visible)} leaves no GPU visible: {parsed.engine} runs on the CPU (the GPU backend "
+                          "finds no device); fit lays a model out on GPUs: name a GPU in the variable, or size the "
+                          "CPU run with the calculator's \"no GPU: everything on the CPU\" (cpu_only)")
+    held += seen
+    result: Fit = fit(argv, devices, _plan_args.goals(opts), env=None)
     result = replace(result, notes=(*_said(held), *result.notes))
     return Answer(result, plan_report.to_json(result))
 
