@@ -1,0 +1,201 @@
+"""Held-out vLLM start-up logs, seventeenth set (tests/fixtures/engine_logs/vllm/heldout17/): figures printed at and
+after the KV cache by kaitakuai/experiments benchmark pages that no test cited before (each path grepped in tests/
+first; the set 3 pages of the same repository are other runs): DeepSeek-V4-Flash (FP8, sparse MLA, mHC) on 4x H100
+(TP4) and 2x H200 (TP2), eager and with CUDA graphs, vLLM 0.25.1; Intel's W4A16 AutoRound DeepSeek-V4-Flash on one,
+two and four H100s (0.25.1); nvidia/Kimi-K2.5-NVFP4 (ModelOpt NVFP4, MLA) on 8x and 4x B200 (0.19.0). The printed
+figures were recorded before oomkit was run on them; none was used to fit a constant. "Before" is oomkit at e3274266.
+Limits: weights 3 % of the printed load; the KV budget 3 % of the GPU's memory; tokens 3 %.
+
+| page | release | GPUs, flags | figure | printed | before |
+|---|---|---|---|---|---|
+| deepseek-v4-flash-4xh100 | 0.25.1 | 4x H100 TP4, fp8 KV, 400k, eager | available KV | 21.27 GiB | 26.46 (+6.52 % of GPU) |
+| | | | tokens for the printed budget | 656,967 | 656,886 (-0.01 %) |
+| | | | verdict | starts | starts |
+| | | same, CUDA graphs (breakable) | available KV | 18.61 GiB | 24.90 (+7.89 %) |
+| | | | tokens for the printed budget | 574,611 | 574,750 (+0.02 %) |
+| | | | graph capture | 2.37 GiB | 1.58 (-0.99 % of the GPU) |
+| | | | verdict | starts | starts |
+| deepseek-v4-flash-2xh200 | 0.25.1 | 2x H200 TP2, same flags, eager | available KV | 39.33 GiB | 45.01 (+4.05 %) |
+| | | | tokens for the printed budget | 1,214,683 | 1,214,647 (-0.00 %) |
+| | | same, CUDA graphs | available KV | 36.6 GiB | 42.94 (+4.52 %) |
+| | | | tokens for the printed budget | 1,127,930 | 1,130,334 (+0.21 %) |
+| | | | verdicts | start | start |
+| deepseek-v4-int4-4xh100 | 0.25.1 | W4A16 AutoRound, TP4 / TP2 | weights | 37.63 / 72.65 | 37.63 / 73.83 (0.00 / +1.62 %) |
+| | | | verdict TP1 / TP2 (util 0.96) / TP4 | OOM loading / KV fails / starts | same |
+| kimi-k25-nvfp4-8xb200 | 0.19.0 | 8x B200 TP8, 131,072, util 0.92 | weights | 70.97 GiB | 70.36 (-0.86 %) |
+| | | | available KV | 83.63 GiB | 89.24 (+3.13 % of the GPU) |
+| | | | tokens for the printed budget | 2,555,776 | 2,555,678 (-0.00 %) |
+| | | | verdict | starts | starts |
+| kimi-k25-nvfp4-4xb200 | 0.19.0 | 4x B200 TP4 | weights | 139.49 GiB | 138.88 (-0.44 %) |
+| | | | available KV | ~15 GiB (~470,000 tokens) | 20.76 (+3.21 % from 15; +2.94 % from 15.49, in the rounding) |
+| | | | verdict | starts | starts |
+
+20 of 25 figures agree (Kimi TP4's rounded budget only within its rounding); the 5 that do not are KV budgets, all
+on the high side, each a strict xfail naming its figures. Every one of them is on a PoC node (the MLNode image, or
+vLLM with the gonka-poc worker extension), as set 3's kaitakuai pages were, where the budgets also came out 2-5 % of
+the GPU high; the token counts for the printed budgets agree within 0.25 % in every log, so the KV cache is sized
+right and the gap is memory taken before it.
+
+What the 0.25.1 source names for DeepSeek-V4 and oomkit does not hold (read, not modelled: together they do not close
+the gap, and the rest has no rule yet):
+- models/deepseek_v4/nvidia/flashmla.py DeepseekV4FlashMLAAttention.forward_mqa reserves in the profile run the bf16
+  gather workspace of a prefill chunk, (PREFILL_CHUNK_SIZE = 4, N + window + max_num_batched_tokens, head dim 512),
+  N = max_model_len / compress ratio: 4 x (100,000 + 128 + 32,768) x 512 x 2 B = 0.51 GiB at 400k, in the shared
+  WorkspaceManager buffer (v1/worker/workspace.py), kept; the indexer's K-gather workspace (model_executor/layers/
+  sparse_attn_indexer.py, 40 x max_model_len / 4 rows x 132 B = 0.49 GiB) shares that buffer;
+- the same indexer allocates VLLM_SPARSE_INDEXER_MAX_LOGITS_MB (512 MiB) of dummy logits at the profile's peak;
+- the mHC residual stream is hc_mult (4) copies of the hidden state (models/deepseek_v4/nvidia/model.py
+  DeepseekV4Model.forward repeats the embedding 4 times; mhc_fused_post_pre_tilelang returns a new residual beside the
+  old): 1 GiB a copy at 32,768 tokens, where oomkit's forward holds one hidden state.
+The first two give 1.0 GiB of the 5.2-5.7 GiB (eager) each log misses, whatever the TP, which points at the forward's
+mHC tensors (TP-independent); their count needs the tilelang kernels' allocations, not read here.
+
+Kimi-K2.5-NVFP4 misses 5.6-5.8 GiB at TP8 and TP4 alike, as set 3's Kimi-K2.5 INT4 4x B200 run (same image
+family) still misses 5.3 GiB after set 3's rules; the page says the run without the compilation fix allocated 172 GiB
+a GPU against 165 with it (fused norm-quant kernels' workspaces), which a profile does not show either: not modelled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from oomkit.engines.vllm import ENGINE
+from oomkit.engines.vllm.args import parse_args
+from oomkit.request import resolve_model
+from oomkit.units import GiB
+from tests.startup_heldout import died, first, fixture_loader, gpus
+from tests.sweep_harness import offline, run_cli  # noqa: F401  (offline: autouse, no hub)
+
+HERE = Path(__file__).parent / "fixtures" / "engine_logs" / "vllm" / "heldout17"
+fixture = fixture_loader(HERE)
+WEIGHTS_LIMIT = 0.03  # of the printed load
+KV_LIMIT = 0.03  # of the GPU's memory
+TOKENS_LIMIT = 0.03
+
+H100_EAGER = "deepseek-v4-flash-4xh100-tp4-v0.25.1-eager-400k-kaitaku"
+H100_GRAPHS = "deepseek-v4-flash-4xh100-tp4-v0.25.1-cudagraph-400k-kaitaku"
+H200_EAGER = "deepseek-v4-flash-2xh200-tp2-v0.25.1-eager-400k-kaitaku"
+H200_GRAPHS = "deepseek-v4-flash-2xh200-tp2-v0.25.1-cudagraph-400k-kaitaku"
+KIMI_TP8 = "kimi-k2.5-nvfp4-8xb200-tp8-v0.19.0-131072-kaitaku"
+KIMI_TP4 = "kimi-k2.5-nvfp4-4xb200-tp4-v0.19.0-131072-kaitaku"
+INT4 = "deepseek-v4-flash-w4a16-autoround-h100-tp1-tp2-tp4-v0.25.1-kaitaku"
+DSV4 = [H100_EAGER, H100_GRAPHS, H200_EAGER, H200_GRAPHS]
+STARTS = [*DSV4, KIMI_TP8, KIMI_TP4]
+WITH_TOKENS = [H100_EAGER, H100_GRAPHS, H200_EAGER, H200_GRAPHS, KIMI_TP8]
+
+
+def settings(stem: str, **changes):
+    """The page's command as oomkit reads it, at the page's release."""
+    fx = fixture(stem)
+    _, _, s = parse_args(fx["argv"])
+    return replace(s, engine_version=fx["engine_version"], **changes)
+
+
+def estimate(stem: str, n: int | None = None, **changes):
+    fx = fixture(stem)
+    g = fx["gpus"][0]
+    return ENGINE.estimate(resolve_model(ENGINE, fx["model"]), gpus(g["name"], n or g["count"]),
+                           settings(stem, **changes))
+
+
+def kv_error(stem: str, printed_gib: float) -> float:
+    est = estimate(stem)
+    return (first(est.engine_view, "available_kv_cache_bytes") - printed_gib * GiB) / est.devices[0].memory_bytes
+
+
+@pytest.mark.parametrize("stem", [*STARTS, INT4])
+def test_command_reads_as_the_page(stem):
+    _, _, s = parse_args(fixture(stem)["argv"])
+    for key, value in fixture(stem)["settings"].items():
+        assert getattr(s, key) == value, key
+
+
+@pytest.mark.parametrize("stem", STARTS)
+def test_starts(stem):
+    est = estimate(stem)
+    assert died(est) is None and not est.engine_view.get("error")
+
+
+@pytest.mark.parametrize("stem", WITH_TOKENS)
+def test_tokens_for_the_printed_budget(stem):
+    """The KV cache's size a token: oomkit's token count scaled to the printed budget is the printed count (one
+    block or two either way, 0.21 % at most): DeepSeek-V4's 256-token blocks of 22 layer tuples (kv.py
+    deepseek_v4_plan), Kimi's 32-token FlashInfer-MLA blocks of fp8 rows."""
+    v = estimate(stem).engine_view
+    p = fixture(stem)["printed"]
+    scaled = v["kv_cache_tokens"] * p["available_kv_cache_gib"] * GiB / first(v, "available_kv_cache_bytes")
+    assert abs(scaled / p["kv_cache_tokens"] - 1) < TOKENS_LIMIT, scaled
+
+
+@pytest.mark.parametrize("stem", [KIMI_TP8, KIMI_TP4])
+def test_kimi_weights(stem):
+    est = estimate(stem)
+    printed = fixture(stem)["printed"]["model_loading_gib"] * GiB
+    err = (first(est.engine_view, "model_loading_bytes") - printed) / printed
+    assert abs(err) < WEIGHTS_LIMIT, f"{err:+.2%}"  # TP8 -0.86 %, TP4 -0.44 %
+
+
+@pytest.mark.parametrize(("tp", "printed"), [(4, 37.63), (2, 72.65)])
+def test_w4a16_autoround_weights(tp, printed):
+    """Intel's AutoRound checkpoint keeps wo_a, the embeddings and the gates at 16 bits (its extra_config); only the
+    routed experts are 4-bit: per worker as large as the FP8 checkpoint's (the page: 144.9 against 148.6 GiB)."""
+    est = estimate(INT4, n=tp, tensor_parallel_size=tp)
+    err = (first(est.engine_view, "model_loading_bytes") - printed * GiB) / (printed * GiB)
+    assert abs(err) < WEIGHTS_LIMIT, f"{err:+.2%}"  # TP4 0.00 %, TP2 +1.62 %
+
+
+def test_w4a16_autoround_verdicts():
+    """TP1 runs out loading the weights (77.34 GiB in use on the 79.18 GiB card), TP2 at util 0.96 loads and fails at
+    the KV cache, TP4 starts."""
+    tp1 = estimate(INT4, n=1, tensor_parallel_size=1, gpu_memory_utilization=0.96)
+    assert "CUDA out of memory while loading the model" in (tp1.engine_view.get("error") or ""), tp1.engine_view
+    tp2 = estimate(INT4, n=2, tensor_parallel_size=2, gpu_memory_utilization=0.96)
+    assert first(tp2.engine_view, "available_kv_cache_bytes") <= 0 or tp2.engine_view.get("error")
+    tp4 = estimate(INT4)
+    assert died(tp4) is None and not tp4.engine_view.get("error")
+
+
+# The KV budgets: each strict xfail names its printed figure and oomkit's (before), see the module's docstring.
+KV_GAPS = {
+    H100_EAGER: "printed 21.27 GiB, oomkit 26.46 (+6.52 % of the H100)",
+    H100_GRAPHS: "printed 18.61 GiB, oomkit 24.90 (+7.89 %)",
+    H200_EAGER: "printed 39.33 GiB, oomkit 45.01 (+4.05 % of the H200)",
+    H200_GRAPHS: "printed 36.6 GiB, oomkit 42.94 (+4.52 %)",
+    KIMI_TP8: "printed 83.63 GiB, oomkit 89.24 (+3.13 % of the B200)",
+}
+
+
+@pytest.mark.parametrize("stem", [pytest.param(k, marks=pytest.mark.xfail(
+    strict=True, reason=f"DeepSeek-V4 / Kimi-K2.5-NVFP4 profile peak on a PoC node not modelled: {v}"))
+    for k, v in KV_GAPS.items()])
+def test_available_kv(stem):
+    err = kv_error(stem, fixture(stem)["printed"]["available_kv_cache_gib"])
+    assert abs(err) < KV_LIMIT, f"available KV {err:+.2%} of the GPU"
+
+
+def test_kimi_tp4_available_kv_roughly():
+    """The page rounds (~15 GiB): the limit is widened by the half GiB it may hide. oomkit 20.76 GiB, +3.21 % of the
+    B200 from 15, +2.94 % from 15.49."""
+    err = kv_error(KIMI_TP4, fixture(KIMI_TP4)["printed"]["available_kv_cache_gib_approx"])
+    assert abs(err) < KV_LIMIT + 0.5 * GiB / gpus("B200", 1)[0].memory_bytes, f"{err:+.2%}"
+
+
+def test_dsv4_graph_capture_within_the_limit():
+    """The breakable CUDA graph's capture: printed 2.37 GiB on 4x H100, 1.58 here, 0.99 % of the GPU."""
+    est = estimate(H100_GRAPHS)
+    err = (est.engine_view["cudagraph_actual_bytes"] - 2.37 * GiB) / est.devices[0].memory_bytes
+    assert abs(err) < KV_LIMIT, f"{err:+.2%}"
+
+
+def test_dsv4_graphs_cost_more_than_eager_as_printed():
+    """The two modes differ by the graph estimate the budget sets aside (0.25.1 profiles CUDA graphs by default):
+    printed 2.66 GiB (4x H100) and 2.73 GiB (2x H200), oomkit 1.56 and 2.07: the sign and the order agree."""
+    for eager, graphs in ((H100_EAGER, H100_GRAPHS), (H200_EAGER, H200_GRAPHS)):
+        gap = (first(estimate(eager).engine_view, "available_kv_cache_bytes")
+               - first(estimate(graphs).engine_view, "available_kv_cache_bytes"))
+        printed = (fixture(eager)["printed"]["available_kv_cache_gib"]
+                   - fixture(graphs)["printed"]["available_kv_cache_gib"]) * GiB
+        assert 0 < gap < printed, (gap / GiB, printed / GiB)
