@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from ..engines.cmdline import parse_command
-from ..engines.release_flags import reading_release
 from ..errors import OomkitError
 from ..hardware.visible import engine_sees, shown, visible_variables
-from ..plan.fit import fit
+from ..plan.fit import fit, read_command
 from ..report import plan as report
 from . import _plan_args
 from ._model_args import engine_env, env_visible, gpus_started, split_args
@@ -58,8 +56,8 @@ def run(argv: list[str]) -> int:
                               "or --json)")
     notes: list[str] = []  # said once the fit stands, so that a bad input's error stays one line
     env = engine_env(opts.get("--env"))
-    with reading_release(opts.get("--engine-version")):  # as fit reads it (plan/fit.py _read_command)
-        parsed = parse_command(list(command), env)
+    # read once, at the release --engine-version names: the visible devices below and the fit read the same
+    parsed = read_command(list(command), env, opts.get("--engine-version"))
     # CUDA_VISIBLE_DEVICES and the like, from --env and the command itself: the GPUs the engine sees
     visible = {**env_visible(opts.get("--env")), **visible_variables(dict(parsed.env))}
     with engine_sees(visible, parsed.engine, gpus_started(parsed.settings)) as seen:
@@ -70,7 +68,8 @@ def run(argv: list[str]) -> int:
                           "device); fit lays a model out on GPUs: name a GPU in the variable, or size the CPU run "
                           "with `oomkit check --cpu-only`")
     notes += [f"oomkit: note: {n}" for n in seen]
-    result = fit(command, devices, _plan_args.goals(opts), env=env, engine_version=opts.get("--engine-version"))
+    result = fit(command, devices, _plan_args.goals(opts), env=env, engine_version=opts.get("--engine-version"),
+                 parsed=parsed)
     _plan_args.say_notes(notes)
     print(report.to_json(result) if opts.get("--json") else report.fit_text(result))
     return 0 if result.fits else 1

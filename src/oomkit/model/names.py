@@ -258,6 +258,13 @@ _RULES: tuple[_Rule, ...] = (
     # bitsandbytes (unsloth)
     _Rule(r"(?:-unsloth)?-bnb-4bit", "-bnb-4bit: bitsandbytes nf4, double quant", _fixed(_BNB4)),
     _Rule(r"(?:-unsloth)?-bnb-8bit", "-bnb-8bit: bitsandbytes int8", _fixed(_BNB8)),
+    # Unsloth Dynamic MLX ("unsloth/Qwen3.6-27B-UD-MLX-6bit", "unsloth/Qwen3.6-35B-A3B-UD-MLX-4bit"): MLX affine
+    # N-bit with some tensors kept at more bits (Unsloth Dynamic 2.0 "dynamically adjust[s] the quantization type of
+    # every possible layer", unsloth.ai/docs/basics/unsloth-dynamic-2.0-ggufs) that the name does not list: counted
+    # at N bits, a lower bound (blog.binaryloader.io's "about 22GB" and "about 19GB" for the two: 27B and 35B at
+    # N + 0.5 bits a weight with group 64's scale and bias are 21.9 and 19.7 GB)
+    _Rule(r"-ud-mlx-(?P<bits>[2-8])-?bits?", "-UD-MLX-Nbit: Unsloth Dynamic MLX, mlx_lm affine N-bit (group 64), some "
+          "tensors kept at more bits that the name does not say (counted at N bits: a lower bound)", _bits),
     # MLX (mlx-community, lmstudio-community's -MLX-*): mlx_lm.convert -q --q-bits N, group 64
     _Rule(r"-mlx-(?P<bits>[2-8])-?bits?(?:-dwq(?:-v\d+|-\d{4,6})?)?", "-MLX-Nbit: mlx_lm.convert -q (affine, group 64)", _bits),
     # "-MLX-Q8" (mlx-community/DeepSeek-R1-Distill-Qwen-1.5B-MLX-Q8, launched by mlx-openai-server PR #4): the same

@@ -105,9 +105,10 @@ class _Candidate:
     relief_rank: int = 0  # the engine's order of those moves: the first costs least
 
 
-def _read_command(argv: list[str], env: dict[str, str] | None, engine_version: str | None) -> Any:
+def read_command(argv: list[str], env: dict[str, str] | None, engine_version: str | None) -> Any:
     """The engine command's settings, at the engine release whose rules apply (--engine-version: a vLLM or SGLang
-    release, a llama.cpp build; no engine takes it on its own command line)."""
+    release, a llama.cpp build; no engine takes it on its own command line). `oomkit fit` reads the command once with
+    it and hands the reading to fit (parsed=)."""
     with reading_release(engine_version):  # its abbreviations matched against that release's parser
         parsed = parse_command(list(argv), env)
     if engine_version is None:
@@ -127,9 +128,11 @@ def _program(argv: list[str]) -> str:
 
 
 def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None,
-        env: dict[str, str] | None = None, engine_version: str | None = None) -> Fit:
+        env: dict[str, str] | None = None, engine_version: str | None = None, parsed: Any = None) -> Fit:
+    """`parsed`: read_command(argv, env, engine_version) where the caller has read it already (oomkit fit reads
+    the command's visible-devices variables before the GPUs are known)."""
     goals = goals or Goals()
-    parsed = _read_command(argv, env, engine_version)
+    parsed = parsed if parsed is not None else read_command(argv, env, engine_version)
     if parsed.model is None:
         raise OomkitError(f"the {_program(argv)} command names no model: give the command that loads one "
                           "(ollama run MODEL, with the server's variables before it)"
@@ -154,7 +157,7 @@ def fit(argv: list[str], devices: tuple[Device, ...], goals: Goals | None = None
                                      parsed.quant, cand.quant)
             # what the engine's program has no flag for rides on oomkit's own flags, outside the command (MLX)
             sizing = eng.sizing_flags(cand.settings, new_argv)
-            reparsed = _read_command([*new_argv, *sizing], env, engine_version)
+            reparsed = read_command([*new_argv, *sizing], env, engine_version)
         except OomkitError:
             continue
         best = cand
