@@ -3824,6 +3824,36 @@ def opencl_refused_down_exps_host(spec: ModelSpec, ctx: Context, placement: Plac
     return galloc.peak_bytes(2, g.nodes)
 
 
+# the builds whose ggml-sycl offload_op takes the token embeddings' GET_ROWS: PR #10133 (3bcd40b3c, b4040) gave
+# ggml_backend_sycl_device_offload_op get_op_batch_size, "case GGML_OP_GET_ROWS: return op->ne[1]; // this will
+# increse the speed of prefill in test" (before it: `op->op != GGML_OP_GET_ROWS`), and PR #10432 "sycl : offload of
+# get_rows set to 0" (0f77aae56, b4220) made it `return 0` (ggml/src/ggml-sycl/ggml-sycl.cpp)
+SYCL_GET_ROWS_OFFLOAD = (4040, 4220)
+
+
+def sycl_offloaded_token_rows(spec: ModelSpec, ctx: Context, placement: Placement, devices: tuple[Device, ...],
+                              s: LlamaCppSettings) -> tuple[int, int, int] | None:
+    """(device, the token embeddings' bytes, the gathered rows' bytes) where a SYCL build of SYCL_GET_ROWS_OFFLOAD
+    runs build_inp_embd's GET_ROWS on the device: token_embd stays on the CPU (an input-layer tensor), but
+    ggml_backend_sched_backend_id_from_cur gives an op reading a host weight to the first backend whose offload_op
+    wants it (get_op_batch_size >= 32: the worst-case ubatch's rows), so the whole table is copied into that device's
+    compute buffer as its split's input and the gathered rows are made there, not on the host (SYCL_Host keeps the
+    other graph inputs). Sized as host_weight_copy's copies, the table above the device's workspace, where ggml-alloc
+    reuses its block once the rows are gathered (not replayed). NeoZhangJianyu/ci_log's b4127 run of llama-2-7b Q4_0
+    on a UHD Graphics 770 (-ngl 33, 4096 cells, no flash attention): "graph splits = 1 (with bs=512)", SYCL_Host 8.01
+    MiB (the mask; 16.01 with the rows on the host, as at b5652), SYCL0 342.32 = the 70.31 MiB table + 272.01."""
+    if not SYCL_GET_ROWS_OFFLOAD[0] <= ctx.build < SYCL_GET_ROWS_OFFLOAD[1] or not devices \
+            or infer_backend(devices, s.backend).name != "sycl" or not any(d >= 0 for d in placement.layer_device):
+        return None
+    T = min(ctx.n_ctx, ctx.n_ubatch)
+    d = _offload_device(devices, s, T)
+    tok = next((t for t in model_buffers(spec, devices, s, placement).cpu_tensors if t.name == "token_embd.weight"),
+               None)
+    if d is None or tok is None:
+        return None
+    return d, tok.nbytes, spec.n_embd * T * 4
+
+
 def sycl_refused_moe_host(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                           devices: tuple[Device, ...], s: LlamaCppSettings) -> int:
     """The CPU compute buffer (SYCL_Host: llama_context gives the CPU backend the device's host buffer type) when a
@@ -4165,6 +4195,11 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
     rp = repacked_layers_compute(spec, ctx, caches, placement, devices, s)
     if rp is not None:  # CPU layers in CPU_AARCH64 (before b4936): their products on the CPU, replayed
         out[0], out[-1] = rp[0], max(out.get(-1, 0), rp[-1])
+    tok = sycl_offloaded_token_rows(spec, ctx, placement, devices, s)
+    if tok is not None:  # the token embeddings gathered on a SYCL device (b4040-b4219): the table copied in
+        d, table, rows = tok
+        out[d] = out.get(d, 0) + table
+        out[-1] = max(0, out.get(-1, 0) - rows)
     blas = blas_compute_bytes(spec, ctx, placement, devices, s)
     if blas:  # host weights' products on the BLAS backend, its own buffer (printed as CPU)
         out[BLAS_KEY] = blas
