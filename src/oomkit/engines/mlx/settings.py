@@ -39,6 +39,11 @@ ERAS = Eras({
     # generate.py maybe_quantize_kv_cache: `prompt_cache[0].offset > quantized_kv_start` until commit 36963eec (#495,
     # first in 0.28.1; 0.28.0 and 0.28.1 wheels read) made it `c.offset >= quantized_kv_start`
     "quantize_at_start": (0, 28, 1),
+    # models/gemma3_text.py Model: an lm_head nn.Linear of its own, which sanitize() filled with the embedding when the
+    # checkpoint has no lm_head.weight (`weights["lm_head.weight"] = weights["model.embed_tokens.weight"]`, from
+    # Gemma 3's first support, 70d555b3) until PR #373 (877cc38e, "properly tie embeddings and lm head for gemma3",
+    # first in v0.26.4) ties them instead (sanitize pops lm_head, __call__ uses embed_tokens.as_linear)
+    "gemma3_tied_head": (0, 26, 4),
 })
 
 

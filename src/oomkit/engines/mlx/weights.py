@@ -13,6 +13,13 @@ _NOT_QUANTIZED = ("norm.weight", "ssm_conv1d.weight", "ssm_a", "ssm_d", "ssm_dt.
 _EMBEDDINGS = ("token_embd.weight", "position_embd.weight")
 
 
+# Architectures whose mlx-lm Model holds an lm_head Linear of its own that sanitize() fills with the token embedding
+# when the checkpoint stores none, and the ERAS key of the release that ties the two instead (settings.ERAS
+# "gemma3_tied_head"). mlx_lm.convert (convert.py: fetch_from_hub loads, sanitizes, then `weights =
+# dict(tree_flatten(model.parameters()))`, quantize_model, save_weights; read at 0895f8f5, mlx-lm 0.22.3) saves both
+# keys, each quantized on its own under -q, so the converted checkpoint loads two tables where the original is tied.
+_SANITIZED_HEAD = {"gemma3": "gemma3_tied_head"}
+
 # The stored formats mlx_lm/utils.py load_model makes quantized layers of, which quantize_model then leaves as they
 # are: MLX's own ("quantization" in config.json), quant_method "mxfp4" and AutoAWQ / GPTQ (_transform_awq_weights).
 _LOADED_QUANTIZED = frozenset({"mlx-affine", "mlx-mxfp4", "mxfp4", "awq", "gptq"})
@@ -43,12 +50,19 @@ def tensor_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved) -> list[tuple[Ten
     weight_scale_inv), so -q quantizes every layer of them.
 
     Before mlx-lm 0.10.0 (ERAS "quantize_embeddings") -q quantized Linear layers only: embeddings and a Linear of 8
-    output rows stayed in the dtype (_float_before_0_10)."""
+    output rows stayed in the dtype (_float_before_0_10).
+
+    A tied model whose mlx-lm Model filled an lm_head of its own in sanitize() (_SANITIZED_HEAD, gemma3 before
+    0.26.4) comes out of mlx_lm.convert -q with the head stored as its own quantized tensor: stored_head adds it."""
     n_trunk = spec.n_trunk_layers
     out = []
     plain = is_plain_dtype(spec.weights.format)
-    linear_only = not ERAS.reached(parse_version(s.engine_version), "quantize_embeddings")
-    for t in spec.weights.tensors:
+    version = parse_version(s.engine_version)
+    linear_only = not ERAS.reached(version, "quantize_embeddings")
+    tensors = spec.weights.tensors
+    if s.q_bits is not None:
+        tensors = tensors + stored_head(spec, version)
+    for t in tensors:
         if t.layer is not None and t.layer >= n_trunk:
             continue  # MTP / next-n blocks: models' sanitize() drops them (e.g. qwen3_next.py "mtp.")
         loaded_quantized = t.dtype in _LOADED_QUANTIZED and not t.name.endswith("ffn_gate_inp.weight")
@@ -66,6 +80,19 @@ def tensor_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved) -> list[tuple[Ten
         else:
             out.append((t, t.nbytes))
     return out
+
+
+def stored_head(spec: ModelSpec, version) -> tuple[TensorSpec, ...]:
+    """The lm_head an mlx_lm.convert of this release writes beside a tied embedding (_SANITIZED_HEAD): a Linear of the
+    embedding's shape and dtype, named output.weight; none where the checkpoint lists a head of its own already."""
+    era = _SANITIZED_HEAD.get(spec.architecture)
+    if era is None or ERAS.reached(version, era):
+        return ()
+    names = {t.name: t for t in spec.weights.tensors}
+    embd = names.get("token_embd.weight")
+    if embd is None or "output.weight" in names:
+        return ()
+    return (TensorSpec("output.weight", embd.shape, embd.dtype, embd.nbytes),)
 
 
 def _float_before_0_10(t: TensorSpec) -> bool:
