@@ -46,6 +46,8 @@ def _m(n: float | int | None) -> str:
 def causes_for(d: Diagnosis, sig: Signature) -> tuple[str, ...]:
     if d.stage == "not_oom" and sig.stage not in (None, "not_oom"):
         return ()  # the message's memory causes do not hold for a failure read as no shortage
+    if PINNED_HOST_CAUSE in d.causes:
+        return ()  # the device's causes do not hold for a pinned host allocation (reader.py)
     if d.stage in ("fragmentation", "other_process", "buffer_limit") and sig.engine == "pytorch":
         return ()
     if d.phase and sig.engine == "pytorch":  # the phase after the KV cache says more than PyTorch's general causes
@@ -89,6 +91,9 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
         computed[:0] = [Fix(summary="GGML_CUDA_NO_PINNED=1: under WSL 2 pinned host memory is limited; without pinned "
                                     "buffers llama.cpp loads (a slower host-to-GPU copy)",
                             env=(("GGML_CUDA_NO_PINNED", "1"),))]
+    computed[:0] = _pinned_host(d)
+    computed[1:1] = _unnamed_model_buffer(d)
+    computed[:0] = _sysmem_lent(d)
     computed[:0] = _backend_twice(d)
     computed[:0] = _vulkan_overread(d)
     if any(c.startswith("the Vulkan device is an APU") for c in d.causes):
@@ -255,6 +260,10 @@ _CANNED_DROPS: tuple[tuple[str, Callable[[str, Diagnosis, list[Fix], str | None]
      lambda t, d, c, r: "iogpu.wired_limit_mb" in t and any("iogpu.wired_limit_mb" in f.summary for f in c)),
     ("ComfyUI keeps every model on the GPU under --gpu-only: transformers' device_map is no setting of it",
      lambda t, d, c, r: _comfy_gpu_only(d) and "device_map" in t),
+    ("ComfyUI's own log: transformers' loading options are no settings of it",
+     lambda t, d, c, r: _comfyui(d) and ("device_map" in t or "bitsandbytes" in t)),
+    ("a pinned host allocation failed: the GPU's own memory settings do not touch it",
+     lambda t, d, c, r: PINNED_HOST_CAUSE in d.causes),
     ("the prompt cache grew, not the model: more of it on the GPU frees no host RAM",
      lambda t, d, c, r: _prompt_cache_in(d) and "more layers on the GPU" in t),
 )
@@ -416,6 +425,99 @@ HALF_DEVICE_CAUSE = ("one allocation of half the device or more (a rule of thumb
                      "and no one weight tensor of a model that fits the device is near that size), so most likely "
                      "one activation, usually an attention score matrix materialised whole (heads x tokens x tokens) "
                      "over a long sequence or a large image / video")
+# reader.py: a bare CUDA "out of memory" raised at a copy to the CPU with non_blocking=True or at pin_memory. PyTorch
+# gives a non-blocking CUDA-to-CPU copy a pinned destination (aten/src/ATen/native/TensorConversions.cpp _to_copy:
+# pin_out = non_blocking && self.is_cuda() && options.device().is_cpu(), PyTorch 2.x), allocated by the CUDA host
+# allocator with cudaHostAlloc; its failure is a CUDA error, not the caching allocator's OutOfMemoryError, so it
+# carries no figures. Pinned memory is a budget of its own: NVIDIA's CUDA on WSL guide (Known Limitations) caps it
+# under WSL 2 (unsloth-zoo#1257: unsloth#338 / #1744 / #1797, all on WSL with most of the card free)
+PINNED_HOST_CAUSE = ("the failure is at a copy to the CPU with non_blocking=True (or pin_memory): PyTorch puts that "
+                     "copy in pinned (page-locked) host memory (TensorConversions.cpp _to_copy; cudaHostAlloc), and "
+                     "the pinned allocation is what failed, not the GPU's memory; pinned memory is a budget of its "
+                     "own, small under WSL 2 (NVIDIA's CUDA on WSL guide)")
+# unsloth_zoo/gradient_checkpointing.py Unsloth_Offloaded_Gradient_Checkpointer.forward: use_gradient_checkpointing=
+# "unsloth" saves each layer's input with hidden_states.to("cpu", non_blocking=True); True checkpoints on the GPU
+UNSLOTH_OFFLOAD_CAUSE = ("the copy is unsloth's offloaded gradient checkpointing (use_gradient_checkpointing="
+                         "\"unsloth\", unsloth_zoo gradient_checkpointing.py), which moves every layer's activations "
+                         "to pinned host memory")
+
+
+# reader.py _torch_stage: PyTorch's own count of what it allocated (c10/cuda/CUDACachingAllocator.cpp, "Of the
+# allocated memory X is allocated by PyTorch" / "X already allocated") above the device's total (cudaMemGetInfo): the
+# driver backs device allocations with system memory (Windows' shared GPU memory under the CUDA Sysmem Fallback
+# Policy, driver 536.40+; WSL 2's GPU paravirtualisation; a unified-memory device), and that budget ran out too
+SYSMEM_LENT_CAUSE = ("PyTorch reports {alloc:.2f} GiB allocated on a {total:.2f} GiB device: the driver lends system "
+                     "memory beyond the device (the Windows driver's system-memory fallback, WSL 2, or a "
+                     "unified-memory device), so these figures do not place the shortage")
+
+
+def _sysmem_lent(d: Diagnosis) -> list[Fix]:
+    """SYSMEM_LENT_CAUSE: what this process already holds past the device is slow system memory, and it ran out."""
+    alloc, total = d.numbers.get("allocated_bytes"), d.numbers.get("total_bytes")
+    if not (alloc and total and any(c.startswith("PyTorch reports") and "lends system memory" in c
+                                    for c in d.causes)):
+        return []
+    return [Fix(summary=f"free what the process already holds before the next allocation ({_g(alloc)} allocated, "
+                        f"{_g(alloc - total)} of it past the {_g(total)} device, lent from system RAM and slow): "
+                        "del the tensors no longer needed (a name rebound to a new tensor keeps the old one until "
+                        "the new one exists), torch.cuda.empty_cache(); else a job that fits the device itself")]
+
+
+# reader.py: ComfyUI's comfy/model_patcher.py patch_weight_to_device (2024: temp_weight =
+# comfy.model_management.cast_to_device(weight, device_to, torch.float32, copy=True), then the patches applied and
+# the result cast back to the weight's dtype): each patched weight passes through the GPU in float32 while loading
+COMFY_PATCH_CAUSE = ("ComfyUI was applying patches (LoRAs) to a weight as it loaded the model: comfy/model_patcher.py "
+                     "patch_weight_to_device copies the weight to the GPU in float32 to apply them (four bytes a "
+                     "value, four times an fp8 weight) before casting it back")
+
+
+def _comfyui(d: Diagnosis) -> bool:
+    """A ComfyUI log (logread.py: its modules in the traceback, its own lines): transformers' loading options
+    (device_map, bitsandbytes) are no settings of it."""
+    return d.engine == "pytorch" and (d.settings.get("comfyui") == "True" or bool(d.settings.get("comfyui_model")))
+
+
+def _comfyui_weights(d: Diagnosis) -> list[Fix]:
+    """ComfyUI's own switches for a model that does not fit (comfy/cli_args.py --lowvram: 'Split the unet in parts
+    to use less vram'; model_management.py loads the rest as it runs, offloaded to RAM)."""
+    out = [Fix(summary="ComfyUI: --lowvram (the model is loaded in parts, the rest kept in RAM) or a smaller "
+                       "checkpoint (an fp8 or GGUF quant of the model)", flags=("--lowvram",))]
+    if COMFY_PATCH_CAUSE in d.causes:
+        out.insert(0, Fix(summary="fewer LoRAs, or LoRAs merged into the checkpoint beforehand: each patched weight "
+                                  "is copied to the GPU in float32 while ComfyUI applies them; under --lowvram the "
+                                  "weights left off the GPU are patched layer by layer as they are used"))
+    return out
+
+
+# llama.cpp's llm_load_tensors before b3893 (d5ac8cf2, 2024-10-07: "unable to allocate %s buffer" with the buffer
+# type's name from then on): every buffer type's tensors were allocated alike (ggml_backend_alloc_ctx_tensors_from_buft)
+# and any refusal threw "unable to allocate backend buffer", the CPU's (no mmap, a pinned host buffer) as the GPU's
+_UNNAMED_BUFFER = re.compile(r"unable to allocate backend buffer")
+
+
+def _unnamed_model_buffer(d: Diagnosis) -> list[Fix]:
+    """The model's buffer refused with no buffer type named, and no line before it naming the device's allocation:
+    host RAM is as likely as the GPU (ollama#6606: the reporter's RAM was short)."""
+    text = " ".join((d.evidence or "", str(d.numbers.get("reason", ""))))
+    if d.stage != "weights" or not _UNNAMED_BUFFER.search(text) or d.backend:
+        return []
+    return [Fix(summary="free RAM (close other programs) or a smaller model or quant: this message (llama.cpp before "
+                        "b3893, 2024-10) names no buffer, and the one refused may be the CPU's part of the model, "
+                        "not the GPU's")]
+
+
+def _pinned_host(d: Diagnosis) -> list[Fix]:
+    """PINNED_HOST_CAUSE: the copy's pinned destination is what to change, not the GPU's memory."""
+    if PINNED_HOST_CAUSE not in d.causes:
+        return []
+    out = [Fix(summary="non_blocking=False on that copy (or pin_memory=False in the DataLoader): the copy then lands "
+                       "in pageable RAM, slower but outside the pinned-memory limit")]
+    if UNSLOTH_OFFLOAD_CAUSE in d.causes:
+        out.insert(0, Fix(summary="use_gradient_checkpointing=True instead of \"unsloth\": checkpointing on the GPU "
+                                  "copies no activations to pinned host memory (more VRAM, which the card has)"))
+    return out
+
+
 # ComfyUI's own log lines (comfy/model_management.py load_models_gpu: "Requested to load <model>"; its error report)
 _COMFYUI = re.compile(r"\bRequested to load \w{1,80}|\bComfyUI\b")
 
@@ -2103,6 +2205,8 @@ _BY_SIGNATURE = {
 def _torch_weights(d: Diagnosis) -> list[Fix]:
     """PyTorch ran out while loading the weights (from_pretrained, load_state_dict): no batch or sequence is involved
     yet, so only fewer weight bytes on this device help."""
+    if _comfyui(d):
+        return _comfyui_weights(d)
     total = d.numbers.get("total_bytes")
     on = f" on the {_g(total)} device" if total else ""
     return [Fix(summary=f"the weights do not fit{on}: a quantized checkpoint (4-bit / 8-bit: bitsandbytes, GPTQ, AWQ) "

@@ -122,6 +122,10 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("--gpu-only", r"\bmain\.py\b[^\n]{0,600}?\s--gpu-(only)(?=[\s*`'\"]|$)", "comfyui_gpu_only", "on"),
     # ComfyUI's model loader (comfy/model_management.py load_models_gpu: "Requested to load <model>")
     ("Requested to load", r"\bRequested to load (\w{1,80})", "comfyui_model", "str"),
+    # ComfyUI itself: its package's modules in a traceback (comfy/model_patcher.py, model_management.py, ...) and
+    # execution.py's own line after an out-of-memory ("Got an OOM, unloading all loaded models.", 2024+)
+    ("comfy", r"\b(comfy)[/\\](?:model_patcher|model_management|samplers|sample|sd|ops|lora)\.py\b", "comfyui", "on"),
+    ("Got an OOM", r"Got an OOM, (unloading) all loaded models", "comfyui", "on"),
     ("--max", r"--max[-_]num[-_]seqs'?,?[ =]'?([0-9]{1,20})\b", "max_num_seqs", "int"),
     ("--max", r"--max[-_]num[-_]batched[-_]tokens'?,?[ =]'?([0-9]{1,20})\b", "max_num_batched_tokens", "int"),
     # the Ollama model a text asks for: `ollama run NAME` / `ollama pull NAME`, or an API request's JSON body

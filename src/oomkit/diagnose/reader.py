@@ -20,13 +20,17 @@ import shlex
 from typing import Any
 
 from .fixes import (
+    COMFY_PATCH_CAUSE,
     GARBAGE_CAUSE,
     GARBAGE_FACTOR,
     HALF_DEVICE_CAUSE,
+    PINNED_HOST_CAUSE,
     PROFILE_RUN_CAUSE,
     PROFILE_RUN_MM,
     SGLANG_STEP_CAUSE,
+    SYSMEM_LENT_CAUSE,
     TRAINING_CAUSE,
+    UNSLOTH_OFFLOAD_CAUSE,
     VLLM_SERVING_CAUSE,
     VULKAN_OVERREAD_CAUSE,
     async_outside,
@@ -257,6 +261,8 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | N
         stage, confidence = "weights", "medium"
         why = [*why, "ComfyUI runs with --gpu-only: every model it loads (text encoders, diffusion model, VAE) stays on "
                      "the GPU, and together they filled it"]
+    if engine == "pytorch" and stage != "not_oom" and _COMFY_PATCH.search(_before_message(doc, anchor)):
+        why = [*why, COMFY_PATCH_CAUSE]
     twice = _backend_loaded_twice(doc.slice(max(0, anchor.line.start - NEAR_REGION), anchor.line.start + 4096))
     if twice and stage != "not_oom":
         name, paths = twice
@@ -348,7 +354,7 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | N
         line=anchor.line.no, evidence=anchor.line.text.strip()[:400], recognised=recognised, buffers=buffers,
         phase=phase)
     advice = _advice(anchor, incident, stage)
-    causes = tuple(why) + causes_for(d, advice)
+    causes = tuple(why) + causes_for(Diagnosis(**{**d.__dict__, "causes": tuple(why)}), advice)
     fixes = fixes_for(Diagnosis(**{**d.__dict__, "causes": causes}), advice, predict=predict)
     prediction = None
     if predict:
@@ -460,6 +466,22 @@ _TRAINING = re.compile(r"trainer\.py(?:\"?, line |:)[0-9]{1,6}, in (?:Trainer\.)
 # serving engines' logs: a PyTorch failure there is the engine's, whatever the text says of training
 SERVING_HOSTS = ("vllm", "sglang", "tgi", "ollama", "llama.cpp", "exllama", "mlx", "tensorrt-llm", "lmstudio",
                  "koboldcpp")
+# the traceback's source line of a copy that PyTorch pins (fixes.PINNED_HOST_CAUSE): .to("cpu", ..., non_blocking=True)
+# (quotes escaped where the paste went through JSON), .pin_memory()
+_PINNED_COPY = re.compile(r"""\.to\(\s{0,4}(?:device\s{0,4}=\s{0,4})?\\?["']cpu\\?["'][^)\n]{0,120}?non_blocking\s{0,4}=\s{0,4}"""
+                          r"""True|\.pin_memory\(\s{0,4}\)""")
+_UNSLOTH_OFFLOAD = re.compile(r"Unsloth_Offloaded_Gradient_Checkpointer|unsloth_zoo[/\\]gradient_checkpointing\.py")
+# comfy/model_patcher.py ModelPatcher.patch_weight_to_device (the traceback's frame): a weight with patches (LoRAs)
+# is copied to the device in float32 to apply them (fixes.COMFY_PATCH_CAUSE)
+_COMFY_PATCH = re.compile(r"\bin patch_weight_to_device\b")
+PINNED_LOOKBACK = 3000  # bytes before the message read for the traceback's last frames
+
+
+def _before_message(doc: Text, anchor: Event) -> str:
+    """The traceback's last frames above the message, with the message's own line (a paste run onto one line)."""
+    return doc.slice(max(0, anchor.line.start - PINNED_LOOKBACK), anchor.line.start) + anchor.line.text
+
+
 _CUDA_MEMINFO = re.compile(r"in function ggml_backend_cuda_device_get_memory|cudaMemGetInfo\(free, total\)")
 _RPC_ACCEPTED = re.compile(r"Accepted client connection, free_mem=([0-9]{1,20}), total_mem=([0-9]{1,20})")
 
@@ -595,6 +617,13 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
                                            "ggml_backend_cuda_device_get_memory), which llama.cpp makes before any "
                                            "buffer: the GPU was already full when the runner started (another "
                                            "program, or a model still loaded)"]
+    if sig.id == "cuda_runtime_oom" and _PINNED_COPY.search(_before_message(doc, anchor)):
+        # fixes.PINNED_HOST_CAUSE: a bare CUDA error at a non-blocking copy to the CPU (or pin_memory) is the pinned
+        # host allocation's (TensorConversions.cpp _to_copy's pin_out, cudaHostAlloc), not the device's
+        why = [PINNED_HOST_CAUSE]
+        if _UNSLOTH_OFFLOAD.search(_before_message(doc, anchor)):
+            why.append(UNSLOTH_OFFLOAD_CAUSE)
+        return "host_ram", "medium", why
     if sig.id == "metal_cmdbuf_status5":
         # ggml-metal prints Metal's own error for the failed command buffer right after the status (llama.cpp#7010+:
         # "error: <localizedDescription> (<code>:<name>)"): a code that is not Insufficient Memory (8) is no shortage
@@ -1136,15 +1165,14 @@ def _torch_stage(n: dict[str, Any]) -> tuple[str, str, list[str]] | None:
         # of TiB and beyond) is no tensor a model makes but a size computed wrongly (an overflowed or uninitialised
         # shape), which the allocator refuses like any other
         return "buffer_limit", "high", [GARBAGE_CAUSE]
+    alloc = n.get("allocated_bytes")
+    if alloc and total and alloc > total:
+        # before the request's own size: allocations past the device already succeeded (microsoft/WSL#11050: a first
+        # 30 GiB tensor on a 15.99 GiB card, the second refused), so a request over the device is no shape error here
+        return "unknown", "low", [SYSMEM_LENT_CAUSE.format(alloc=alloc / GiB, total=total / GiB)]
     if req is not None and total and req > total:
         return "buffer_limit", "high", ["one allocation is larger than the whole device: a shape or size error, "
                                         "or the device exposes less than expected"]
-    alloc = n.get("allocated_bytes")
-    if alloc and total and alloc > total:
-        return "unknown", "low", [f"PyTorch reports {alloc / GiB:.2f} GiB allocated on a {total / GiB:.2f} GiB device: "
-                                  "the driver lends system memory beyond the device (the Windows driver's "
-                                  "system-memory fallback, or a unified-memory device), so these figures do not "
-                                  "place the shortage"]
     others = other_processes(n)
     if others:
         held = sum(p["bytes"] for p in others)
