@@ -1,4 +1,8 @@
-"""MLX and transformers held out, set 9: the mlx_transformers_benchmark measurements of mlx-lm on an M4 Pro.
+"""MLX and transformers held out, set 9: mlx-lm's peak memory in two public tables no earlier set cites.
+
+A. (below) aukejw/mlx_transformers_benchmark's runs on an M4 Pro: 136 figures, 69 in the band before the rule this
+   set adds, 88 after. B. (at the end of the file) mlx-lm's own BENCHMARKS.md on an M4 Max: 11 figures, all in the
+   band before and after.
 
 aukejw/mlx_transformers_benchmark (its measurements/llm_benchmarks/Apple_M4_Pro_10P+4E+20GPU_24GB/ runs, read at
 0f2abab) times and measures mlx-lm on a MacBook Pro M4 Pro 24 GB, macOS 15.1: mtb/llm_benchmarks/mlx_llm_benchmark.py
@@ -351,3 +355,49 @@ def test_stored_head_is_gemma3s_rule_only():
     """A tied model whose mlx-lm Model uses embed_tokens.as_linear (qwen2.py) converts with no head of its own."""
     spec = _spec("Qwen/Qwen2.5-0.5B-Instruct")
     assert stored_head(spec, parse_version("0.22.3")) == ()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# B. mlx-lm's own mlx_lm/BENCHMARKS.md (added by PR #552, a4c64703, 2025-10-15): `mlx_lm.benchmark --model
+# model/repo -p 2048 -g 128` on a 64 GB M4 Max, mlx 0.29.2.dev / mlx-lm 0.28.2, the "Memory GB" column. benchmark.py
+# (read at b264da76, 0.28.2): batch size 1 runs stream_generate on 2048 random tokens for 128 tokens, five trials
+# after a warmup, and prints the last trial's peak_memory (`mx.get_peak_memory() / 1e9`, never reset, so the
+# warmup's is in it). Nothing in tests/ cites this file (mlx-lm#1569, which proposed an M3 Pro row for it, is cited
+# for its own figure). All 11 figures in the band before and after this set's rule (0.993-1.021): q4 / q5 at group
+# 32 as at 64 (the "-g32" repos, --q-group-size 32), the 30B-A3B MoE's router at 8 bits.
+
+URL_BENCH = "https://github.com/ml-explore/mlx-lm/blob/a4c64703906f709a493341508ac31af4085d2638/mlx_lm/BENCHMARKS.md"
+BENCH_LINES = """
+bf16      | 64.05    | 1780.63             | 52.47                    | 9.02    | Qwen/Qwen3-4B-Instruct-2507
+q8 | 63.85 | 1606.573| 86.907 | 5.254 | mlx-community/Qwen3-4B-Instruct-2507-8bit
+q6 | 63.53 | 1576.73 | 104.68 | 4.25 | mlx-community/Qwen3-4B-Instruct-2507-6bit
+q5 g32 | 63.16 | 1570.80 | 110.29 | 4.00 | mlx-community/Qwen3-4B-Instruct-2507-5bit-g32
+q5 | 62.38 | 1584.33 | 116.39 | 3.86 | mlx-community/Qwen3-4B-Instruct-2507-5bit
+q4 g32 | 61.46 | 1610.03 | 126.00 | 3.603 | mlx-community/Qwen3-4B-Instruct-2507-4bit-g32
+q4 | 60.72 | 1622.27 | 134.52 | 3.35 | mlx-community/Qwen3-4B-Instruct-2507-4bit
+q8 | 72.46 | 1719.47 | 83.16 | 33.46 | mlx-community/Qwen3-30B-A3B-Instruct-2507-8bit
+q6 | 72.41 | 1667.45 | 94.14 | 25.82 | mlx-community/Qwen3-30B-A3B-Instruct-2507-6bit
+q5 | 71.97 | 1664.24 | 101.00 |22.01 | mlx-community/Qwen3-30B-A3B-Instruct-2507-5bit
+q4 | 70.71 | 1753.90 | 113.33 |18.20 | mlx-community/Qwen3-30B-A3B-Instruct-2507-4bit
+"""
+M4_MAX = (Device("MTL0", "Apple M4 Max 64GB", 64 * GiB),)
+
+
+def _bench_rows():
+    out = []
+    for line in BENCH_LINES.strip().splitlines():
+        cells = [c.strip() for c in line.split("|")]
+        precision, memory, repo = cells[0], float(cells[4]), cells[5]
+        bits = None if precision == "bf16" else int(precision[1])
+        group = 32 if precision.endswith("g32") else 64
+        base = "Qwen/" + repo.split("/")[1].split("-Instruct-2507")[0] + "-Instruct-2507"
+        out.append(pytest.param(base, bits, group, memory, id=repo.split("/")[1]))
+    return out
+
+
+@pytest.mark.parametrize("slug,bits,group,printed", _bench_rows())
+def test_mlx_lm_benchmarks_md(slug, bits, group, printed):
+    est = mlx.ENGINE.estimate(_spec(slug), M4_MAX, mlx.MlxSettings(
+        q_bits=bits, q_group_size=group, prompt_tokens=2048, max_tokens=128, engine_version="0.28.2"))
+    ours = est.total_bytes / 1e9
+    assert LOW <= ours / printed <= HIGH, f"{slug} q{bits} g{group}: {ours:.3f} GB vs {printed} ({URL_BENCH})"
