@@ -74,6 +74,7 @@ class _Ggml:
                "ggml_flash_attn_ext": (P, P, P, P, P, P, F, F, F), "ggml_flash_attn_ext_add_sinks": (None, P, P),
                "ggml_flash_attn_ext_set_prec": (None, P, INT), "ggml_soft_max": (P, P, P), "ggml_cast": (P, P, P, INT),
                "ggml_argsort": (P, P, P, INT), "ggml_cos": (P, P, P), "ggml_sin": (P, P, P),
+               "ggml_sum_rows": (P, P, P), "ggml_div": (P, P, P, P),
                "ggml_concat": (P, P, P, P, INT), "ggml_reshape_1d": (P, P, P, I64), "ggml_swiglu_oai": (P, P, P, P, F, F), "ggml_swiglu_split": (P, P, P, P),
                "ggml_new_graph_custom": (P, P, C.c_size_t, C.c_bool), "ggml_build_forward_expand": (None, P, P),
                "ggml_backend_cpu_buffer_type": (P,), "ggml_backend_alloc_ctx_tensors_from_buft": (P, P, P),
@@ -364,6 +365,105 @@ def test_qwen3_32b_replay_for_the_catalog_model():
     assert qwen3_gpu_graph_replayed(spec, 512, 16384, 1, False, False) == qwen3_gpu_graph(spec, 512, 16384)
     assert qwen3_gpu_graph_replayed(spec, 512, 16384, 1, True, False) == qwen3_gpu_graph(spec, 512, 16384) + 6 * 2**20
     assert qwen3_gpu_graph_replayed(spec, 512, 16384, 1, True, True) == qwen3_gpu_graph(spec, 512, 16384) + 6 * 2**20 + 2048
+
+
+def qwen3moe_cpu_graph_bytes(T: int = 512, cells: int = 16384, n_layer: int = 4, E: int = 2048, H: int = 32,
+                             KV: int = 4, D: int = 128, FF: int = 768, NE: int = 128, K: int = 8, V: int = 1000,
+                             n_out: int = 1, norm_top_k: bool = True, mask_pad: int = 1) -> int:
+    """Ollama's qwen3moe graph (model/models/qwen3 with its sparse MLP, v0.13.5-v0.24.0, flash attention) with
+    every block on the CPU: token_embd's get_rows in the buffer, the inputs (token ids, positions, the cells the
+    batch writes, the f32 mask, the output rows) in buffers of their own (ctx.Input()), the mask cast to F16 in the
+    graph (kvcache/causal.go buildMask, its batch unpadded from v0.13.5: mask_pad 1; 64 before), K and V written
+    with SetRows. The sparse MLP as sparse.Forward builds it: the router's softmax, TopK (ggml_argsort_top_k: an
+    argsort and a view of its first k), Rows of the routing weights, their SumRows and Div (norm_top_k_prob), the
+    gate and up mul_mat_id, swiglu_split, down's mul_mat_id times the weights and the k expert views summed."""
+    g = _Ggml()
+    W, IN, G = (g.init(_Params(n * C.sizeof(C.c_void_p) * 64, None, True)) for n in (400, 400, 300000))
+    w: dict = {}
+
+    def wt(name, typ, *shape):
+        if name not in w:
+            w[name] = (g.new_tensor_1d, g.new_tensor_2d, g.new_tensor_3d)[len(shape) - 1](W, typ, *shape)
+        return w[name]
+
+    ck, cv = g.new_tensor_3d(W, T_F16, D, KV, cells), g.new_tensor_3d(W, T_F16, D, KV, cells)
+    ids, pos = g.new_tensor_1d(IN, T_I32, T), g.new_tensor_1d(IN, T_I32, T)
+    locs, outs = g.new_tensor_1d(IN, T_I32, T), g.new_tensor_1d(IN, T_I32, n_out)
+    mask = g.cast(G, g.new_tensor_2d(IN, T_F32, cells, (T + mask_pad - 1) // mask_pad * mask_pad), T_F16)
+    gf = g.new_graph_custom(G, 65536, False)
+    fwd = lambda *ts: [g.build_forward_expand(gf, t) for t in ts]  # noqa: E731
+    x = g.get_rows(G, wt("tok", T_F16, E, V), ids)
+    for il in range(n_layer):
+        res = x
+        q, k, v = qwen3_qkv(g, G, wt, x, pos, E, H, KV, D, T)
+        fwd(q)
+        fwd(k, v)
+        for src, dst in ((k, ck), (v, cv)):
+            fwd(g.set_rows(G, g.reshape_2d(G, dst, D * KV, cells), g.reshape_2d(G, src, D * KV, T), locs))
+        kk = g.view_3d(G, ck, D, KV, cells, g.nb(ck, 1), g.nb(ck, 2), 0)
+        vv = g.view_3d(G, cv, D, KV, cells, g.nb(cv, 1), g.nb(cv, 2), 0)
+        o = g.flash_attn_ext(G, g.permute(G, q, 0, 2, 1, 3), g.permute(G, kk, 0, 2, 1, 3),
+                             g.permute(G, vv, 0, 2, 1, 3), mask, D ** -0.5, 0., 0.)
+        g.flash_attn_ext_set_prec(o, 10)
+        x = g.mul_mat(G, wt("ao", T_F16, H * D, E), g.reshape_2d(G, o, H * D, T))
+        if il == n_layer - 1:
+            x, res = g.get_rows(G, x, outs), g.get_rows(G, res, outs)
+        x = g.add(G, x, res)
+        t = g.ne(x, 1)
+        res = x
+        n = g.mul(G, g.rms_norm(G, x, 1e-6), wt("fn", T_F32, E))
+        flat = g.reshape_2d(G, n, E, t)
+        probs = g.soft_max(G, g.mul_mat(G, wt("r", T_F32, E, NE), flat))
+        srt = g.argsort(G, probs, 1)
+        sel = g.view_4d(G, srt, K, t, 1, 1, g.nb(srt, 1), g.nb(srt, 2), g.nb(srt, 3), 0)
+        rw = g.get_rows(G, g.reshape_3d(G, probs, 1, NE, t), sel)
+        if norm_top_k:
+            rw = g.reshape_2d(G, rw, K, t)
+            rw = g.div(G, rw, g.sum_rows(G, rw))
+            rw = g.reshape_3d(G, rw, 1, K, t)
+        h = g.reshape_3d(G, flat, E, 1, t)
+        a = g.swiglu_split(G, g.mul_mat_id(G, wt("g", T_F16, E, FF, NE), h, sel),
+                           g.mul_mat_id(G, wt("u", T_F16, E, FF, NE), h, sel))
+        ex = g.mul(G, g.mul_mat_id(G, wt("d", T_F16, FF, E, NE), a, sel), rw)
+        nxt = g.view_2d(G, ex, E, g.ne(ex, 2), g.nb(ex, 2), 0)
+        for i in range(1, K):
+            nxt = g.add(G, nxt, g.view_2d(G, ex, E, g.ne(ex, 2), g.nb(ex, 2), i * g.nb(ex, 1)))
+        x = g.add(G, nxt, res)
+    logits = g.mul_mat(G, wt("out", T_F16, E, V), g.mul(G, g.rms_norm(G, x, 1e-6), wt("on", T_F32, E)))
+    buft = g.backend_cpu_buffer_type()
+    assert all(g.backend_alloc_ctx_tensors_from_buft(ctx, buft) for ctx in (W, IN))
+    fwd(logits)
+    return _reserved_bytes(g, gf, buft, (W, IN, G))
+
+
+_MOE_SHAPES = [dict(), dict(cells=4096), dict(cells=65536), dict(T=100, cells=4096), dict(T=300, cells=20000),
+               dict(n_out=4, cells=8192), dict(E=4096, H=64, FF=1536, NE=128, K=8, cells=32768),
+               dict(NE=64, K=4, FF=1408, cells=8192), dict(norm_top_k=False), dict(mask_pad=64, T=100, cells=4096)]
+
+
+@pytest.mark.parametrize("shape", _MOE_SHAPES, ids=[",".join(f"{k}={v}" for k, v in s.items()) or "qwen3-30b-a3b"
+                                                     for s in _MOE_SHAPES])
+def test_qwen3moe_cpu_replay_is_ggml_alloc(shape):
+    """graph.py qwen3_dense_graph_bytes with the sparse MLP (n_expert > 0) against ggml_gallocr_reserve on the
+    qwen3moe graph built with ggml, every block on the CPU (32 B alignment)."""
+    a = dict(T=512, cells=16384, E=2048, H=32, KV=4, D=128, FF=768, NE=128, K=8, n_out=1, norm_top_k=True,
+             mask_pad=1)
+    a.update(shape)
+    want = qwen3moe_cpu_graph_bytes(n_layer=4, V=1000, **a)
+    assert qwen3_dense_graph_bytes(a["E"], a["H"], a["KV"], a["D"], a["FF"], 4, 1000, a["T"], a["cells"],
+                                   a["n_out"], True, True, 32, True, True, a["mask_pad"], a["NE"], a["K"],
+                                   a["norm_top_k"]) == want
+
+
+def test_qwen3_coder_30b_cpu_graph_is_the_printed_one():
+    """josheeg/Game-Note- (Qwen3-Coder-30B-A3B on a Raspberry Pi 5, v0.16.1): "compute graph" device=CPU 96.0 MiB
+    at 16384 cells and 88.0 MiB at 4096; ggml_gallocr_reserve on the 48-block graph with the catalog model's
+    shapes gives exactly 96 and 88 MiB, and so does the replay."""
+    spec = resolve("Qwen/Qwen3-Coder-30B-A3B-Instruct", "IQ3_S")
+    for cells, mib in ((16384, 96), (4096, 88)):
+        want = qwen3moe_cpu_graph_bytes(cells=cells, n_layer=48, V=151936)
+        assert want == mib * 2**20
+        assert qwen3_gpu_graph_replayed(spec, 512, cells, 1, True, True, on_cpu=True, mask_pad=1, moe=True) == want
 
 
 def qwen25vl_vision_bytes(gh: int, gw: int, E: int = 1280, H: int = 16, FF: int = 3420, OUT: int = 2048,

@@ -189,7 +189,8 @@ def qwen3_gpu_graph(spec: ModelSpec, n_tokens: int, cells: int) -> int | None:
 def qwen3_dense_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: int, n_ff: int, n_layer: int,
                             n_vocab: int, n_tokens: int, cells: int, n_outputs: int = 1, mask_cast: bool = True,
                             set_rows: bool = True, alignment: int = 128, flash_attention: bool = True,
-                            on_cpu: bool = False) -> int:
+                            on_cpu: bool = False, mask_pad: int = MASK_BATCH_PAD, n_expert: int = 0,
+                            n_expert_used: int = 0, norm_top_k: bool = True) -> int:
     """ggml-alloc's buffer for Ollama's dense qwen3 graph with flash attention and every block on one GPU, replayed
     node for node (galloc.py): model/models/qwen3 Forward, nn.Attention's Forward calls (query; key and value; the
     cache writes), kvcache/causal.go Put and Get. The split inputs the scheduler copies in: the token rows (the
@@ -210,9 +211,13 @@ def qwen3_dense_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: 
     buildMask: an input of its own before v0.12.7, cast in the graph from then on: that is not mirrored here, the
     caller asks for mask_cast=False only). on_cpu: the whole graph on the CPU backend (no GPU layer): the token
     rows are the get_rows output of the CPU's token_embd, a node of this buffer, and the inputs (positions, mask,
-    output index) stay in buffers of their own (external), as no split copies them."""
+    output index) stay in buffers of their own (external), as no split copies them.
+
+    n_expert > 0: qwen3moe, whose blocks run model/models/qwen3's sparse MLP (_qwen3_sparse_mlp; n_ff the experts'
+    n_ff_exp, n_expert_used the k routed a token, norm_top_k norm_top_k_prob). mask_pad: the mask's batch padding
+    (ggml.h GGML_KQ_MASK_PAD 64 to v0.13.4; from v0.13.5, 49a9c9ba6, kvcache/causal.go buildMask pads nothing)."""
     E, H, KV, D, FF, Tn = n_embd, n_head, n_head_kv, head_dim, n_ff, n_tokens
-    pad = round_up(Tn, MASK_BATCH_PAD) if flash_attention else Tn
+    pad = round_up(Tn, mask_pad) if flash_attention else Tn
 
     w = _weight
 
@@ -239,7 +244,11 @@ def qwen3_dense_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: 
         mask = inp(2 * cells * pad, cells, pad, kind="f16")
     an, qn, kn, fn, on = w(E), w(D), w(D), w(E), w(E)
     wq, wk, wv, wo = w(E, H * D), w(E, KV * D), w(E, KV * D), w(H * D, E)
-    wg, wu, wd, wout = w(E, FF), w(E, FF), w(FF, E), w(E, n_vocab)
+    if n_expert:  # model/models/qwen3 sparse: ffn_gate_inp and the experts' gate, up and down (FF: n_ff_exp)
+        wr, wg, wu, wd = w(E, n_expert), w(E, FF, n_expert), w(E, FF, n_expert), w(FF, E, n_expert)
+    else:
+        wg, wu, wd = w(E, FF), w(E, FF), w(FF, E)
+    wout = w(E, n_vocab)
 
     def norm(t: T, weight: T, *shape: int) -> T:
         return _f32("mul", (_f32("rms_norm", (t,), *shape), weight), *shape)
@@ -272,28 +281,67 @@ def qwen3_dense_graph_bytes(n_embd: int, n_head: int, n_head_kv: int, head_dim: 
         x = _f32("add", (x, res), E, t)
         res = x
         n = norm(x, fn, E, t)
+        if n_expert:
+            x = _f32("add", (_qwen3_sparse_mlp(n, wr, wg, wu, wd, E, FF, n_expert, n_expert_used, t, norm_top_k),
+                             res), E, t)
+            continue
         a = _f32("glu", (_f32("mul_mat", (wg, n), FF, t), _f32("mul_mat", (wu, n), FF, t)), FF, t)
         x = _f32("add", (_f32("mul_mat", (wd, a), E, t), res), E, t)
     g.expand(_f32("mul_mat", (wout, norm(x, on, E, t)), n_vocab, t))
     return reserve(g, alignment)
 
 
+def _qwen3_sparse_mlp(n: T, wr: T, wg: T, wu: T, wd: T, E: int, FF: int, n_expert: int, k: int, t: int,
+                      norm_top_k: bool) -> T:
+    """model/models/qwen3 sparse.Forward (v0.12.4-v0.24.0 alike) on the normed rows n (E x t): the router's
+    logits and their softmax (in place), TopK (ml/backend/ggml Tensor.TopK: ggml_argsort_top_k, an I32 argsort of
+    every expert and a view of its first k), the routing weights' Rows of the k selected (get_rows, 1 x k x t),
+    normalized by their SumRows (Div) where norm_top_k_prob, the gate and up mul_mat_id (FF x k x t each) and their
+    SwiGLU, down's mul_mat_id (E x k x t) times the weights (in place), and the k experts' rows summed by views
+    (the first Add takes a block of its own, the others run in place)."""
+    flat = view(n)  # hiddenStates.Reshape(hiddenDim, sequenceLength*batchSize)
+    probs = _f32("soft_max", (_f32("mul_mat", (wr, flat), n_expert, t),), n_expert, t)
+    sel = view(_made("argsort", (probs,), 4, n_expert, t))
+    weights = _f32("get_rows", (view(probs), sel), 1, k, t)
+    if norm_top_k:
+        rows = view(weights)
+        weights = _f32("div", (rows, _f32("sum_rows", (rows,), 1, t)), k, t)
+    weights = view(weights)
+    h = view(flat)  # Reshape(hiddenDim, 1, tokens)
+    act = _f32("glu", (_f32("mul_mat_id", (wg, h, sel), FF, k, t), _f32("mul_mat_id", (wu, h, sel), FF, k, t)),
+               FF, k, t)
+    experts = _f32("mul", (_f32("mul_mat_id", (wd, act, sel), E, k, t), weights), E, k, t)
+    out = view(experts)
+    for _ in range(1, k):
+        out = _f32("add", (out, view(experts)), E, t)
+    return out
+
+
+_QWEN3_MOE = ("qwen3moe",)  # model/models/qwen3 registers both: the sparse MLP where the GGUF has experts
+
+
 def qwen3_gpu_graph_replayed(spec: ModelSpec, n_tokens: int, cells: int, n_outputs: int, mask_cast: bool,
-                             set_rows: bool, flash_attention: bool = True, on_cpu: bool = False) -> int | None:
+                             set_rows: bool, flash_attention: bool = True, on_cpu: bool = False,
+                             mask_pad: int = MASK_BATCH_PAD, moe: bool = False) -> int | None:
     """qwen3_dense_graph_bytes for a dense qwen3 model (None for other models), 128 B aligned as the CUDA buffer
     type places tensors (32 B on the CPU, ggml-cpu's TENSOR_ALIGNMENT); equal to qwen3_gpu_graph before v0.12.7.
     Without flash attention (v0.12.0-v0.12.6), equal to the printed compute graph of two held-out logs:
     ollama/ollama#13343 (qwen3:8b, all on the CPU, 4096 cells: required.CPU.Graph=301989888, 288.00 MiB) and
-    ollama/ollama#13085 (qwen3:4b F16, all on a ROCm GPU, 4096 cells: "290.0 MiB", replayed 290.002 MiB)."""
-    if spec.architecture not in _QWEN3_DENSE:
+    ollama/ollama#13085 (qwen3:4b F16, all on a ROCm GPU, 4096 cells: "290.0 MiB", replayed 290.002 MiB).
+    moe: a qwen3moe model too, through model/models/qwen3's sparse MLP (_qwen3_sparse_mlp), where the caller has
+    it replayed (the whole graph on the CPU: josheeg/Game-Note-'s Qwen3-Coder-30B-A3B at v0.16.1, "compute graph"
+    CPU 96.0 / 88.0 MiB at 16384 / 4096 cells, replayed to the byte). mask_pad: the mask's batch padding (ggml.h
+    GGML_KQ_MASK_PAD: 64 to v0.13.4, none from v0.13.5, kvcache/causal.go buildMask)."""
+    if spec.architecture not in _QWEN3_DENSE + (_QWEN3_MOE if moe else ()):
         return None
     layer = next((la for la in spec.layers if la.attention is not None), None)
-    if layer is None or layer.ffn.is_moe:
+    if layer is None or layer.ffn.is_moe != (spec.architecture in _QWEN3_MOE):
         return None
-    at = layer.attention
-    return qwen3_dense_graph_bytes(spec.n_embd, at.n_heads, at.n_kv_heads, at.head_dim_v, layer.ffn.n_ff,
-                                   spec.n_trunk_layers, spec.n_vocab, n_tokens, cells, n_outputs, mask_cast,
-                                   set_rows, 32 if on_cpu else 128, flash_attention, on_cpu)
+    at, ffn = layer.attention, layer.ffn
+    return qwen3_dense_graph_bytes(spec.n_embd, at.n_heads, at.n_kv_heads, at.head_dim_v,
+                                   ffn.n_ff_expert if ffn.is_moe else ffn.n_ff, spec.n_trunk_layers, spec.n_vocab,
+                                   n_tokens, cells, n_outputs, mask_cast, set_rows, 32 if on_cpu else 128,
+                                   flash_attention, on_cpu, mask_pad, ffn.n_experts, ffn.n_experts_used)
 
 
 GEMMA3_GLOBAL_EVERY = 6  # model/models/gemma3/model_text.go gemmaGlobalCacheCount: every 6th block is a global one

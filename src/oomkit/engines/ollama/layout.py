@@ -105,6 +105,7 @@ from .weights import (
 V_GPTOSS_GRAPH = (0, 11, 5)  # model/models/gptoss/model.go's blocks as graph.py mirrors them (v0.11.0-4: others)
 V_MASK_IN_GRAPH = (0, 12, 7)  # 1c093e97a: the reserve mask cast in the graph again (an F16 input from v0.8.0)
 V_MASK_PAD_LAST = (0, 13, 4)  # the last release whose vendored ggml pads the mask batch to 64
+V_QWEN3_GRAPH_LAST = (0, 24, 0)  # the last Ollama-engine release checked to build qwen3's graph as v0.13.5 does
 V_GLM4MOELITE_MLA = (0, 15, 0)  # 64737330a (#13870): glm4moelite's K/V cached as the MLA latent (weights.py)
 V_QWEN25VL_OWN_VISION = (0, 13, 4)  # 971d62595: 2 MP images, the encoder rewritten (graph.py replays it)
 V_QWEN25VL_ROTATE_HALF = (0, 13, 0)  # 333203d87: rotateHalf with Slice; v0.13.0-v0.13.3's encoder as graph.py replays it
@@ -865,6 +866,17 @@ def _own_graph(spec: ModelSpec, launch: Launch, cache: CausalCache, gpus: list[O
                                        max(cache.cells_by_layer.values(), default=0), num_parallel,
                                        mask_cast=launch.version >= V_MASK_IN_GRAPH,
                                        set_rows=launch.version >= V_SET_ROWS, on_cpu=True)
+        if own is not None:
+            return own
+    if not gpus and launch.flash_attention and V_MASK_PAD_LAST < launch.version <= V_QWEN3_GRAPH_LAST:
+        # v0.13.5-v0.24.0, every block on the CPU: model/models/qwen3 (dense and sparse alike), kvcache/causal.go,
+        # ml/nn/attention.go, ScaledDotProductAttention and the vendored ggml-alloc.c unchanged, TopK still
+        # ggml_argsort_top_k; the mask's batch no longer padded (49a9c9ba6, the GGML update to ec98e2002).
+        # josheeg/Game-Note-'s Qwen3-Coder-30B-A3B (qwen3moe) on a Raspberry Pi 5 at v0.16.1: "compute graph" CPU
+        # 96.0 / 88.0 MiB at 16384 / 4096 cells
+        own = qwen3_gpu_graph_replayed(spec, min(launch.num_batch, launch.num_ctx),
+                                       max(cache.cells_by_layer.values(), default=0), num_parallel,
+                                       mask_cast=True, set_rows=True, on_cpu=True, mask_pad=1, moe=True)
         if own is not None:
             return own
     if gpus or not launch.flash_attention or not (V_GPTOSS_GRAPH <= launch.version <= V_MASK_PAD_LAST):
