@@ -480,12 +480,30 @@ def _nsa(la: LayerSpec) -> bool:
     return bool(la.attention is not None and la.attention.index_head_dim)
 
 
+def dsa_raw_latent(v: Version, cc: tuple[int, int] | None, hip: bool, architecture: str) -> bool:
+    """Whether the DSA backends SGLang picks by default keep an fp8 latent row unscaled: kv_lora_rank +
+    qk_rope_head_dim bytes (calculate_mla_kv_cache_dim returns the plain MLA dimension for the trtllm backends, and
+    on ROCm for tilelang: model_runner_kv_cache_mixin.py 0.5.10, mem_cache/kv_cache_configurator.py 0.5.17). From
+    0.5.10 an fp8_e4m3 DSA cache gets trtllm on compute capability major >= 10 (server_args.py
+    _set_default_nsa_backends; arg_groups/overrides.py from 0.5.13) and tilelang on ROCm; from 0.5.17 GLM-5's
+    GlmMoeDsaForCausalLM on 12.x gets flashinfer_sparse_mla instead (overrides.py is_glm_sm12_fp8), as Hopper gets
+    flashmla_kv: the scaled row. --nsa-*/--dsa-*-backend and --enable-hisparse, which change the pick, are not read."""
+    if not reached(v, "dsa_raw_latent_default"):
+        return False
+    if hip:
+        return True
+    if cc is None or cc[0] < 10:
+        return False
+    return not (cc[0] == 12 and architecture == "glm_moe_dsa" and reached(v, "glm_dsa_sm12_flashinfer"))
+
+
 def row_bytes(la: LayerSpec, lay: CacheLayout, s: SGLangSettings) -> float:
     """Bytes one token physically takes in one layer's pool: K and V (or the latent) as allocated, and the NSA
     index key. An fp8 NSA latent is stored as 512 fp8 + 4 float32 scales + the 64 rope values in bf16 = 656 bytes
-    (layers/attention/nsa/utils.py override kv_cache_dim), though cell_size prices it at 576."""
+    (layers/attention/nsa/utils.py override kv_cache_dim), though cell_size prices it at 576; the trtllm and
+    tilelang backends keep the 576 (dsa_raw_latent)."""
     ke, ve = kv_row(la, lay)
-    if _nsa(la) and lay.mla and lay.kv_bytes == 1:
+    if _nsa(la) and lay.mla and lay.kv_bytes == 1 and not s.dsa_raw_latent:
         a = la.attention
         main = a.kv_lora_rank + a.kv_lora_rank // NSA_QUANT_BLOCK * 4 + a.qk_rope_head_dim * 2
     else:

@@ -49,6 +49,7 @@ from .kv import (
     cache_layout,
     cell_size,
     check_fp4_kv,
+    dsa_raw_latent,
     elem_bytes,
     kv_pools,
     kv_row,
@@ -862,6 +863,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
     backend = attention_backend(spec, s, devs, v)
     s = replace(s, attention_backend=backend.backend)
     cc = devs[0].compute_capability
+    # the DSA backends' latent row (kv.py dsa_raw_latent), picked from the GPU as server_args.py does
+    s = replace(s, dsa_raw_latent=dsa_raw_latent(v, cc, _is_hip(devs[0]), spec.architecture))
     nvfp4_pair = resolve_nvfp4_backends(s, v, given.attention_backend, cc)
     if nvfp4_pair is not None:
         # the NVFP4 recipe's (prefill, decode) pair (kv.py resolve_nvfp4_backends): model_runner builds both

@@ -138,6 +138,15 @@ ERAS = Eras({
     # dsa_layer_skips_topk is False): the index keys of shared-indexer layers are no longer allocated nor priced
     # (0.5.17 keeps them on every layer; 0.5.18 is the first wheel with skip_topk_layers)
     "dsa_shared_index_k_elided": (0, 5, 18),
+    # server_args.py _set_default_nsa_backends (0.5.10 sdist; arg_groups/overrides.py from 0.5.13, "Blackwell FP8
+    # defaults to trtllm"): an fp8_e4m3 DSA cache on compute capability major >= 10 gets the trtllm prefill and
+    # decode backends (0.5.9: flashmla_auto / flashmla_kv), and on ROCm the tilelang ones, whose latent row
+    # calculate_mla_kv_cache_dim leaves at kv_lora_rank + qk_rope_head_dim (576 B, rope in fp8), not the scaled
+    # 656 B row of the flashmla kernels (model_runner_kv_cache_mixin.py 0.5.10, kv_cache_configurator.py 0.5.17)
+    "dsa_raw_latent_default": (0, 5, 10),
+    # arg_groups/overrides.py is_glm_sm12_fp8 (first in the 0.5.17 wheel): GlmMoeDsaForCausalLM with an fp8_e4m3
+    # cache on compute capability 12.x gets flashinfer_sparse_mla for both, the scaled row again
+    "glm_dsa_sm12_flashinfer": (0, 5, 17),
     # DeepSeek sparse attention's decode-graph page table (nsa_backend.py / dsa_backend.py init_cuda_graph_state,
     # decode_cuda_graph_metadata["page_table"], int32, a column per token): max_bs rows of context_len in 0.5.3,
     # max_num_tokens rows (max_bs x num_tokens_per_bs) of context_len + speculative_num_draft_tokens in 0.5.10 and
@@ -533,6 +542,9 @@ class SGLangSettings:
     # set by the estimate from the GPU, not typed: SGLang's get_platform().is_sm100 (compute capability major 10,
     # utils/common.py is_sm100_supported), which picks the NVFP4 recipe's scale layout (kv.fp4_kv_layout)
     platform_sm100: bool = field(default=False, compare=False)
+    # set by the estimate from the GPU, not typed: the DSA backends SGLang picks store an fp8 latent row unscaled
+    # (trtllm, tilelang: kv.dsa_raw_latent), 576 B instead of 656
+    dsa_raw_latent: bool = field(default=False, compare=False)
     # the smallest memory.total (MiB) nvidia-smi lists on the machine, GPUs outside CUDA_VISIBLE_DEVICES included:
     # SGLang sizes its GPU-class defaults (chunked_prefill_size, cuda_graph_max_bs, the capture list, the default
     # mem_fraction_static) from utils get_device_memory_capacity -> get_nvgpu_memory_capacity, which runs

@@ -116,6 +116,7 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
         labels.append("ROCm, AITER MoE: the routed experts stay referenced (routed_experts_weights_of_layer) beside "
                       "their shuffled copies")
     params: dict[tuple, int] = {}  # the fused parameter (qkv_proj, gate_up_proj, w13 ...) -> one rank's bytes
+    indexer: dict[int, int] = {}  # a layer -> its DSA indexer's bytes on one rank
     for t in tensors:
         b = tensor_rank_bytes(t, spec, s, lay.attn_tp, shared_whole)
         if t.dtype.lower() == "mxfp4" and "_exps" in t.name and len(t.shape) == 3:
@@ -129,6 +130,8 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
         if shuffled and "_exps" in t.name:
             total += b  # the unshuffled parameter, still referenced
         total += b + mla_absorbed_bytes(t, spec, s, lay, src is None, quant)
+        if t.layer is not None and ".indexer." in t.name:
+            indexer[t.layer] = indexer.get(t.layer, 0) + b
         key = (t.layer, param_key(t.name)) if t.layer is not None else (None, t.name)
         params[key] = params.get(key, 0) + b
     # "mem usage" is the free memory lost over the load after torch.cuda.empty_cache() (utils.py
@@ -139,6 +142,7 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
     if src is not None and quant is None:
         sizes = [params[k] for k in sorted(params, key=_param_order)]
         total += reserved_for(sizes) - sum(sizes)
+    total += _shared_indexers(spec, s, tensors, indexer, labels)
     total += rope  # rope_cache_bytes, the caller's
     if towers:
         total += tower_rank_bytes(spec, s, lay)
@@ -147,6 +151,25 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
     elif quant in _ONLINE_QUANT and src is not None:
         labels.append(f"--quantization {quant}: linear weights quantized online to 1 byte (scales not counted)")
     return total, labels
+
+
+def _shared_indexers(spec: ModelSpec, s: SGLangSettings, tensors: tuple[TensorSpec, ...], indexer: dict[int, int],
+                     labels: list[str]) -> int:
+    """Before 0.5.18 SGLang builds the DSA Indexer module in every attention layer (models/deepseek_v2.py
+    DeepseekV2AttentionMLA: "if self.use_dsa: self.indexer = Indexer(...)", 0.5.17 wheel), so the layers of GLM-5.2's
+    IndexShare that reuse an earlier layer's top-k, whose checkpoint carries no indexer (LayerSpec indexer_shared),
+    hold one allocated but not loaded; from 0.5.18 it is built only where "not self.skip_topk or is_nextn" (ERAS
+    dsa_shared_index_k_elided, the same release that stops allocating their index keys). Each is priced as an
+    owning layer's indexer on this rank (the same Indexer, quant_config and exclusions)."""
+    if reached(parse_version(s.engine_version), "dsa_shared_index_k_elided") or not indexer:
+        return 0
+    held = {t.layer for t in tensors if t.layer is not None}
+    shared = [i for i, la in enumerate(spec.layers) if i in held and la.attention is not None
+              and la.attention.index_head_dim and la.attention.indexer_shared]
+    if not shared:
+        return 0
+    labels.append(f"{len(shared)} shared-indexer layers built with an Indexer of their own (not loaded)")
+    return indexer[min(indexer)] * len(shared)
 
 
 def mxfp4_padded(t: TensorSpec, s: SGLangSettings, cc: tuple[int, int] | None) -> int:
