@@ -1,13 +1,14 @@
-"""diagnose() on a twenty-ninth held-out set of public crash logs (tests/fixtures/diagnose/heldout29.jsonl), 7 logs
-new to every test fixture, 2024-2025: vLLM 0.9.2's start-up refusal beside a second instance (kvcached), Ollama's
+"""diagnose() on a twenty-ninth held-out set of public crash logs (tests/fixtures/diagnose/heldout29.jsonl), 8 logs
+new to every test fixture, 2024-2026: vLLM 0.9.2's start-up refusal beside a second instance (kvcached), Ollama's
 system-memory refusal relayed by Home Assistant, PyTorch under WSL 2 with 30 GiB allocated on a 15.99 GiB card, two
 ComfyUI "Allocation on device" failures (a Flux LoRA patched in float32 while loading; the sampler's attention),
-unsloth's offloaded checkpointing failing on pinned host memory under WSL, and Ollama 0.3.9's unnamed "unable to
-allocate backend buffer" where the RAM was short. Each case is cited with the lines kept verbatim and the fix its
-thread gives (where the thread confirms none, the answer is held to what the log shows and the program's own rule),
-`expected_by_hand` the reading written before oomkit was run; `before` records what oomkit answered before: 3 of 7
-right (kvcached#110, home-assistant#139085, ComfyUI#4880), 3 half (WSL#11050, ComfyUI#4936, ollama#6606), 1 wrong
-(unsloth#1797); after: 7 right.
+unsloth's offloaded checkpointing failing on pinned host memory under WSL, Ollama 0.3.9's unnamed "unable to
+allocate backend buffer" where the RAM was short, and a ROCm llama.cpp fork's flash-attention arena refused by
+hipMalloc while serving. Each case is cited with the lines kept verbatim and the fix its thread gives (where the
+thread confirms none, the answer is held to what the log shows and the program's own rule), `expected_by_hand` the
+reading written before oomkit was run; `before` records what oomkit answered before: 3 of 8 right (kvcached#110,
+home-assistant#139085, ComfyUI#4880), 4 half (WSL#11050, ComfyUI#4936, ollama#6606, llama-cpp-rdna-boosts#33),
+1 wrong (unsloth#1797); after: 8 right.
 The rules, each from the program's own source: a bare "CUDA error: out of memory" raised at a copy to the CPU with
 non_blocking=True (or .pin_memory()) is the pinned host allocation's (aten/src/ATen/native/TensorConversions.cpp
 _to_copy's pin_out, cudaHostAlloc), not the device's, and under unsloth's offloaded checkpointing
@@ -16,7 +17,8 @@ the device's total (c10/cuda/CUDACachingAllocator.cpp) is read before the reques
 device already served allocations that large; ComfyUI's own modules in a traceback (comfy/model_patcher.py, ...) or
 execution.py's "Got an OOM" line make transformers' device_map / bitsandbytes no advice, and a weight patched in
 patch_weight_to_device passes through the GPU in float32; llama.cpp before b3893 threw "unable to allocate backend
-buffer" for any buffer type (llm_load_tensors), the CPU's as the GPU's.
+buffer" for any buffer type (llm_load_tensors), the CPU's as the GPU's; ggml-cuda's flash-attention op
+(fattn.cu ggml_cuda_flash_attn_ext) in a backtrace means flash attention is on, so -fa on is no fix.
 The checks: tests/diagnose_heldout.py check_case; the garble pass as in sets 6 to 28."""
 
 from __future__ import annotations
@@ -81,3 +83,12 @@ def test_named_model_buffer_gets_no_ram_fix():
     d = diagnose("llama_model_load: error loading model: unable to allocate CUDA0 buffer\n")
     assert d.stage == "weights", d.to_dict()
     assert not any("names no buffer" in t for t in _texts(d)), _texts(d)
+
+
+def test_flash_attention_off_in_the_log_keeps_fa_advice():
+    """The fork's failure with its backtrace cut before the flash-attention frames and llama.cpp's "flash_attn = 0"
+    context line: flash attention is off, so -fa on stays a fix."""
+    head = "\n".join(_case("rdna-boosts-33")["text"].split("\n")[:4])
+    d = diagnose("llama_context: flash_attn    = 0\n" + head + "\n")
+    assert d.stage == "compute" and d.settings.get("flash_attn") == "0", d.to_dict()
+    assert any(t.startswith("-fa on") for t in _texts(d)), _texts(d)

@@ -29,6 +29,9 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("n_batch", r"\bn_batch\s{0,12}=\s{0,4}([0-9]{1,20})", "n_batch", "int"),
     ("n_ubatch", r"\bn_ubatch\s{0,12}=\s{0,4}([0-9]{1,20})", "n_ubatch", "int"),
     ("flash_attn", r"\bflash_attn\s{0,12}=\s{0,4}(\w{1,64})", "flash_attn", "str"),
+    # ggml-cuda's flash-attention op (ggml/src/ggml-cuda/fattn.cu ggml_cuda_flash_attn_ext and its kernels, CUDA and
+    # HIP builds) in a backtrace, mangled or not: the graph runs GGML_OP_FLASH_ATTN_EXT, so flash attention is on
+    ("flash_attn_ext", r"(ggml_cuda_flash_attn_ext)", "flash_attn", "on"),
     ("type_k", r"type_k = '(\w{1,64})'", "cache_type_k", "str"),
     ("type_v", r"type_v = '(\w{1,64})'", "cache_type_v", "str"),
     ("K (", r"\bK \((\w{1,64})\):", "cache_type_k", "str"),
