@@ -30,8 +30,9 @@ What it takes, by release (settings.ERAS spec_*; the wheels named there read):
 A DeepSeek-sparse-attention model's draft (DeepseekV32ForCausalLM, GlmMoeDsaForCausalLM: configs/model_config.py
 _config_draft_model makes it DeepseekV3ForCausalLMNextN, which is_deepseek_dsa still reads as DSA; 0.5.13.post1 read)
 gets a DSATokenToKVPool of its next-n layer (model_runner_kv_cache_mixin.py _init_pools, layer_num=
-num_effective_layers = num_nextn_predict_layers): the MLA latent row (calculate_mla_kv_cache_dim: 656 B in fp8) and
-the indexer's 132 B key row, over the target's token count (memory_pool_config shared). Its weights keep eh_proj whole
+num_effective_layers = num_nextn_predict_layers): the MLA latent row (calculate_mla_kv_cache_dim: 656 B in fp8, 576 B
+under the trtllm / tilelang backends, kv.py dsa_raw_latent) and the indexer's 132 B key row, over the target's token
+count (memory_pool_config shared). Its weights keep eh_proj whole
 on every rank: models/deepseek_nextn.py DeepseekModelNextN builds it as an nn.Linear (ReplicatedLinear with quark),
 as do glm4_moe_nextn.py, glm4_moe_lite_nextn.py, qwen3_5_mtp.py / qwen3_next_mtp.py (fc), mimo_v2_nextn.py,
 bailing_moe_nextn.py and longcat_flash_nextn.py (0.5.13.post1 read). Of the draft's CUDA graphs
