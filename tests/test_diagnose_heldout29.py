@@ -1,14 +1,15 @@
-"""diagnose() on a twenty-ninth held-out set of public crash logs (tests/fixtures/diagnose/heldout29.jsonl), 8 logs
-new to every test fixture, 2024-2026: vLLM 0.9.2's start-up refusal beside a second instance (kvcached), Ollama's
+"""diagnose() on a twenty-ninth held-out set of public crash logs (tests/fixtures/diagnose/heldout29.jsonl), 9 logs
+new to every test fixture, 2024-2026: vLLM 0.9.2's start-up refusal beside a second instance (kvcached), vLLM V0's
+KV cache allocation failing in a notebook where a second process held the GPU (Qwen#458), Ollama's
 system-memory refusal relayed by Home Assistant, PyTorch under WSL 2 with 30 GiB allocated on a 15.99 GiB card, two
 ComfyUI "Allocation on device" failures (a Flux LoRA patched in float32 while loading; the sampler's attention),
 unsloth's offloaded checkpointing failing on pinned host memory under WSL, Ollama 0.3.9's unnamed "unable to
 allocate backend buffer" where the RAM was short, and a ROCm llama.cpp fork's flash-attention arena refused by
 hipMalloc while serving. Each case is cited with the lines kept verbatim and the fix its thread gives (where the
 thread confirms none, the answer is held to what the log shows and the program's own rule), `expected_by_hand` the
-reading written before oomkit was run; `before` records what oomkit answered before: 3 of 8 right (kvcached#110,
-home-assistant#139085, ComfyUI#4880), 4 half (WSL#11050, ComfyUI#4936, ollama#6606, llama-cpp-rdna-boosts#33),
-1 wrong (unsloth#1797); after: 8 right.
+reading written before oomkit was run; `before` records what oomkit answered before: 3 of 9 right (kvcached#110,
+home-assistant#139085, ComfyUI#4880), 5 half (WSL#11050, ComfyUI#4936, ollama#6606, llama-cpp-rdna-boosts#33,
+Qwen#458), 1 wrong (unsloth#1797); after: 9 right.
 The rules, each from the program's own source: a bare "CUDA error: out of memory" raised at a copy to the CPU with
 non_blocking=True (or .pin_memory()) is the pinned host allocation's (aten/src/ATen/native/TensorConversions.cpp
 _to_copy's pin_out, cudaHostAlloc), not the device's, and under unsloth's offloaded checkpointing
@@ -18,7 +19,10 @@ device already served allocations that large; ComfyUI's own modules in a traceba
 execution.py's "Got an OOM" line make transformers' device_map / bitsandbytes no advice, and a weight patched in
 patch_weight_to_device passes through the GPU in float32; llama.cpp before b3893 threw "unable to allocate backend
 buffer" for any buffer type (llm_load_tensors), the CPU's as the GPU's; ggml-cuda's flash-attention op
-(fattn.cu ggml_cuda_flash_attn_ext) in a backtrace means flash attention is on, so -fa on is no fix.
+(fattn.cu ggml_cuda_flash_attn_ext) in a backtrace means flash attention is on, so -fa on is no fix; vLLM sizes its
+KV cache at the profile (V0 worker.py determine_num_available_blocks: total x gpu_memory_utilization less the
+profiled peak), so a PyTorch out-of-memory while allocating it (CacheEngine._allocate_kv_cache) is memory taken
+since: another process first, then a lower gpu_memory_utilization.
 The checks: tests/diagnose_heldout.py check_case; the garble pass as in sets 6 to 28."""
 
 from __future__ import annotations
@@ -92,3 +96,14 @@ def test_flash_attention_off_in_the_log_keeps_fa_advice():
     d = diagnose("llama_context: flash_attn    = 0\n" + head + "\n")
     assert d.stage == "compute" and d.settings.get("flash_attn") == "0", d.to_dict()
     assert any(t.startswith("-fa on") for t in _texts(d)), _texts(d)
+
+
+def test_kv_allocation_fix_stays_with_vllm_kv_frames():
+    """A vLLM log whose PyTorch out-of-memory is placed at the KV cache by vLLM's own KV refusal, not by the tensors'
+    allocation frame, gets no 'taken since the profile' fix; the notebook case keeps it first."""
+    d = diagnose(_case("qwen-458")["text"])
+    assert _texts(d)[0].startswith("free the GPU of what took memory after vLLM's profile"), _texts(d)
+    other = diagnose("INFO 05-01 10:00:00 llm_engine.py:100] Initializing an LLM engine (v0.6.3) with config: "
+                     "model='m'\nValueError: No available memory for the cache blocks. Try increasing "
+                     "`gpu_memory_utilization` when initializing the engine.\n")
+    assert not any("took memory after vLLM's profile" in t for t in _texts(other)), _texts(other)

@@ -1338,6 +1338,27 @@ def _sglang_req_slots(d: Diagnosis) -> list[Fix]:
                 flags=("--max-running-requests",) + ((str(max(1, int(running) // 2)),) if running else ()))]
 
 
+def _vllm_kv_alloc(d: Diagnosis) -> list[Fix]:
+    """A PyTorch out-of-memory while vLLM allocates its KV cache tensors (reader.py: the traceback runs through
+    worker/cache_engine.py CacheEngine._allocate_kv_cache in V0, gpu_model_runner.py's KV-cache allocation in V1): the
+    pool was sized before, at the profile (V0 worker.py determine_num_available_blocks: total x
+    gpu_memory_utilization - the profiled peak, the peak read as total - free so other processes' use counts; V1
+    gpu_worker.py determine_available_memory likewise), so allocating it found less free than the profile did:
+    something took memory in between (another process, another engine in the same process or notebook), or the
+    budget left no margin."""
+    if d.engine != "pytorch" or not any("allocate_kv_cache" in c or "initialize_kv_cache" in c for c in d.causes):
+        return []
+    u = _vllm_util(d)
+    return [Fix(summary="free the GPU of what took memory after vLLM's profile: another process, or an earlier "
+                        "vLLM instance in the same notebook or script (`nvidia-smi`); the KV cache was sized for "
+                        "the memory free at the profile",
+                command="nvidia-smi --query-compute-apps=pid,used_memory --format=csv"),
+            Fix(summary=f"--gpu-memory-utilization {max(0.5, u - 0.05):.2f} (from {u:.2f}): vLLM sizes the KV cache "
+                        "from total x gpu_memory_utilization less the profiled peak, so a lower fraction leaves "
+                        "room for what appeared since",
+                flags=("--gpu-memory-utilization", f"{max(0.5, u - 0.05):.2f}"))]
+
+
 def _vllm_weights(d: Diagnosis) -> list[Fix]:
     """vLLM ran out while loading or post-processing the weights (model_loader load_model, the quantization's
     process_weights_after_loading repacks): its own knobs, not transformers' device_map."""
@@ -2218,6 +2239,7 @@ def _torch_weights(d: Diagnosis) -> list[Fix]:
 _BY_STAGE: dict[tuple[str | None, str], Any] = {
     ("pytorch", "weights"): _torch_weights,
     ("vllm", "weights"): _vllm_weights,
+    ("vllm", "kv_cache"): _vllm_kv_alloc,
     ("llama.cpp", "kv_cache"): _llama_kv,
     ("ollama", "kv_cache"): _llama_kv,
     ("llama.cpp", "compute"): _llama_compute,
