@@ -32,6 +32,15 @@ up to 0.5.17 every attention layer builds an Indexer (57 unloaded bf16 indexers,
 The end-to-end token counts stay apart because the catalog's GB300 is its nominal 288 GiB (294,912 MiB); nvidia-smi
 on GB300 NVL72 nodes prints 284,208 MiB (277.55 GiB): on such a GPU oomkit gives 2,613,056 (+1.5 %) and 3,047,424
 (+1.5 %) tokens. The hardware catalog is not this set's to change.
+
+No constant was fitted on these figures: both rules are read from the wheels (0.5.9, 0.5.10 sdists; 0.5.15-0.5.19
+wheels) and priced from the model's config.
+
+Searched and not held: sglang#30310 (the same GLM-5.2-NVFP4 TP4 command on main of 2026-07-07, 2,430,528 -> 2,813,952
+tokens, no GPU named); a GLM-5-FP8 TP8 log on MI355X under ROCm dev images of 0.5.8.post1 and a DeepSeek-V4 DP4 log
+on MI300X that stops at an assertion in DeepSeekV4TokenToKVPool (the index names neither repository); Nemotron-H on
+Intel XPUs (not CUDA); a Qwen3-8B SM100 log of the clean-startup-log skill's earlier revision (no commit to cite);
+sglang#10622, #11716, #11830, #12978, #15909, #24453 (held by earlier sets).
 """
 
 from __future__ import annotations
