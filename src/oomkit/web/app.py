@@ -156,8 +156,8 @@ _CLI_VRAM = re.compile(r" with --vram SIZE\b")  # hardware/catalog.py's unknown 
 # web/api.py's field readers name the API's parameter ("ctx must be between 1 and ..."); a page names its field
 _FIELD_LABELS = {"ctx": "context (tokens)", "parallel": "parallel sequences", "min_ctx": "context each sequence needs",
                  "concurrency": "sequences at once", "cpu_only": "“no GPU”", "here": "“this machine”",
-                 "vram": "VRAM per GPU", "ram": "host memory", "fit_vram": "VRAM per GPU"}
-_API_FIELD = re.compile(r"^(ctx|parallel|min_ctx|concurrency|cpu_only|here|vram|ram|fit_vram)(?=[ :])")
+                 "vram": "VRAM per GPU", "ram": "host memory", "fit_vram": "VRAM per GPU", "q": "the search"}
+_API_FIELD = re.compile(r"^(ctx|parallel|min_ctx|concurrency|cpu_only|here|vram|ram|fit_vram|q)(?=[ :])")
 # the CLI's own options where a message names them ("--cpu-only and --gpu RTX 4090 contradict each other")
 _OPTION_LABELS = {"--cpu-only": "“no GPU”", "--gpu": "GPU", "--vram": "VRAM per GPU", "--ram": "host memory",
                   "--sizes": "VRAM sizes"}
@@ -489,7 +489,7 @@ def _add_pages(app: FastAPI, page_error_text: Callable[[BaseException], str]) ->
     def errors_page(request: Request) -> HTMLResponse:
         p = _params(request)
         answer, err = attempt(lambda: api.errors(p))
-        return page(lambda: pages.errors_page(p.get("q"), answer.obj if answer else []), 400 if err else 200)
+        return page(lambda: pages.errors_page(p.get("q"), answer.obj if answer else [], err), 400 if err else 200)
 
     @app.get("/errors/{ident}", response_class=HTMLResponse, include_in_schema=False)
     def error_entry(ident: str) -> HTMLResponse:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..memory import MemoryEstimate
-from .pages import CALC_KEYS, b, calculator_form, did_you_mean, e, error_box, layout, link
+from .pages import CALC_KEYS, answer, b, calculator_form, did_you_mean, e, error_box, layout, link
 from .svg import gib
 
 KINDS = (
@@ -124,12 +124,11 @@ def _context(est: MemoryEstimate) -> int | None:
 
 
 def kv_page(params: Mapping[str, Any], est: MemoryEstimate | None, error: str | None) -> str:
-    body = [calculator_form(params, action="/kv", button="Explain"), error_box(error),
-            did_you_mean(error, params, "/kv", CALC_KEYS)]
-    if est is not None:
-        body.append('<div class="card"><h2>Worked example: this model</h2>' + worked_example(est)
-                    + f'<p class="note"><a href="{e(link("/", params, ("model", "engine", "ctx", "quant", "kv_type", "parallel", "flags", "vram", "gpu", "command")))}">'
-                    "the whole estimate</a></p></div>")
+    example = ('<div class="card"><h2>Worked example: this model</h2>' + worked_example(est)
+               + f'<p class="note"><a href="{e(link("/", params, ("model", "engine", "ctx", "quant", "kv_type", "parallel", "flags", "vram", "gpu", "command")))}">'
+               "the whole estimate</a></p></div>") if est is not None else ""
+    body = [calculator_form(params, action="/kv", button="Explain"),
+            answer((error_box(error), did_you_mean(error, params, "/kv", CALC_KEYS), example))]
     body.append('<div class="card"><h2>What the cache holds, per attention kind</h2>'
                 + "".join(f"<h3>{e(t)}</h3><p>{text}</p>" for t, text in KINDS)
                 + '<p class="note">Try <a href="/kv?model=deepseek-r1%3A671b&amp;ctx=32768">DeepSeek R1 (MLA)</a>, '

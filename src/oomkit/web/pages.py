@@ -20,9 +20,10 @@ from ..diagnose.text import number as diag_number
 from ..engines.base import all_engines, get_engine
 from ..engines.command import join_command
 from ..errors import OomkitError
-from ..hardware.catalog import size_notes
+from ..hardware.catalog import all_gpus, size_notes
 from ..memory import MemoryEstimate
 from ..model import catalog
+from ..report.check import refusal
 from ..report.plan import HEADERS as PLAN_HEADERS
 from ..report.plan import _header as plan_header
 from ..report.plan import fit_text, matrix_rows
@@ -55,6 +56,14 @@ def layout(title: str, active: str, body: str, status_note: str = "") -> str:
             f'/api/table, /api/plan, /api/fit, /api/diagnose, /api/models, /api/gpus; schema: '
             f'<a href="/openapi.json">/openapi.json</a>{status_note}</footer>'
             f'<script src="/static/app.js"></script></body></html>')
+
+
+def answer(parts: Iterable[str], mark: bool = True) -> str:
+    """A page's answer to its form (the verdict or the error, what follows it), marked so that the script moves the
+    focus there once the page loads (static.py): below a form of a dozen fields, on a phone the answer began off
+    the screen, and a keyboard took some 25 Tabs to reach it. `mark` False: the parts as they are."""
+    text = "".join(parts)
+    return f'<div id="answer" tabindex="-1">{text}</div>' if text and mark else text
 
 
 def error_box(message: str | None) -> str:
@@ -141,11 +150,18 @@ def model_datalist() -> str:
     return '<datalist id="models">' + "".join(f'<option value="{e(n)}">' for n in sorted(set(names))) + "</datalist>"
 
 
+def gpu_datalist() -> str:
+    """The catalog's GPUs to pick from in a GPU field, each as a user types it (its first alias, "RTX 4090"), the
+    name the field's reader (hardware/catalog.py lookup) takes."""
+    names = {g.aliases[0] if g.aliases else g.name for g in all_gpus()}
+    return '<datalist id="gpus">' + "".join(f'<option value="{e(n)}">' for n in sorted(names)) + "</datalist>"
+
+
 def model_form(action: str, params: Mapping[str, Any], example: str, button: str, *fields: str) -> str:
     """A GET form over a model (with the catalog's names to pick from) and an engine, then the page's own fields."""
     return (f'<form class="card grid" method="get" action="{action}" data-need="model">'
             + field("model", "model", params, example, datalist="models") + engine_select(params) + "".join(fields)
-            + f'<div><button type="submit">{button}</button></div></form>' + model_datalist())
+            + f'<div><button type="submit">{button}</button></div></form>' + model_datalist() + gpu_datalist())
 
 
 def link(path: str, params: Mapping[str, Any], keys: Iterable[str]) -> str:
@@ -212,7 +228,7 @@ def calculator_form(params: Mapping[str, Any], action: str = "/", button: str = 
             + field("kv_type", "KV cache type", params, "f16, q8_0 …")
             + field("parallel", "parallel sequences", params, "engine default")
             + field("vram", "VRAM per GPU", params, "24GiB or 24GiB,24GiB")
-            + field("gpu", "or GPUs from the catalog", params, "RTX 4090, 2x H100")
+            + field("gpu", "or GPUs from the catalog", params, "RTX 4090, 2x H100", datalist="gpus")
             + field("engine_version", "engine version", params, "newest")
             + '<div><label class="check"><input type="checkbox" name="cpu_only" value="1"'
             + (" checked" if str(params.get("cpu_only", "")).strip().lower() in ("1", "true", "on", "yes") else "")
@@ -231,7 +247,7 @@ def calculator_form(params: Mapping[str, Any], action: str = "/", button: str = 
             + ('<div class="wide upload"><label for="f-config">…or upload a config.json (up to 1 MB; not part of the '
                'shareable URL)</label><input id="f-config" type="file" accept=".json,application/json">'
                '<textarea name="config" id="f-config-text" hidden disabled></textarea></div>' if action == "/" else "")
-            + '</form>' + model_datalist())
+            + '</form>' + model_datalist() + gpu_datalist())
 
 
 # The fields a pasted command fills (form_from_request), with the words the page uses for them
@@ -289,9 +305,18 @@ def verdict(est: MemoryEstimate, req: Any = None) -> str:
         # estimate puts first: check keeps that among its hardware notes; shown here under the verdict)
         sized = set(_size_notes(req))
         why = est.engine_view.get("error") or next((w for w in est.warnings if w not in sized), "")
-        return (f'<div class="verdict bad" id="verdict">Does not fit: {e(est.engine)} {e(kind)}, with {b(worst)} '
-                f'left on the fullest GPU{"<br><small>" + e(why) + "</small>" if why else ""}</div>')
+        return (f'<div class="verdict bad" id="verdict">Does not fit: {_refuses(est.engine, kind, f"with {b(worst)} left on the fullest GPU")}'
+                f'{"<br><small>" + e(why) + "</small>" if why else ""}</div>')
     return f'<div class="verdict bad" id="verdict">Does not fit: {b(-worst)} short on the fullest GPU</div>'
+
+
+def _refuses(engine: str, kind: str, left: str) -> str:
+    """"vllm refuses these settings, with 2 GiB left ..."; SGLang's pool short of one full-length request ("starts,
+    but", check.CheckResult.refusal_kind) reads "sglang starts, with 0 GiB left ..., but" what follows (its own
+    words, `oomkit check`'s "sglang starts, but ...")."""
+    if kind.endswith(", but"):
+        return f"{e(engine)} {e(kind.removesuffix(', but'))}, {left}, but"
+    return f"{e(engine)} {e(kind)}, {left}"
 
 
 def checked_verdict(r: CheckResult) -> str:
@@ -304,8 +329,9 @@ def checked_verdict(r: CheckResult) -> str:
     if r.fits:
         return f'<div class="verdict ok" id="verdict">Fits, with {b(m)} left (checked against {e(on)})</div>'
     if r.engine_refuses:
-        return (f'<div class="verdict bad" id="verdict">Does not fit: {e(r.estimate.engine)} {e(r.refusal_kind)}, '
-                f'with {b(m)} left (checked against {e(on)})</div>')
+        return (f'<div class="verdict bad" id="verdict">Does not fit: '
+                f'{_refuses(r.estimate.engine, r.refusal_kind or "", f"with {b(m)} left (checked against {e(on)})")}'
+                f'{"<br><small>" + e(why) + "</small>" if (why := refusal(r.estimate, "")) else ""}</div>')
     return f'<div class="verdict bad" id="verdict">Does not fit: {b(-m)} short (checked against {e(on)})</div>'
 
 
@@ -413,7 +439,7 @@ def _small(n: int | float) -> str:
 def calculator_page(params: Mapping[str, Any], est: MemoryEstimate | None, req: Any, error: str | None,
                     check_text: str | None = None, checked: CheckResult | None = None) -> str:
     shown = form_from_request(params, req)
-    body = [calculator_form(shown), error_box(error), did_you_mean(error, params, "/", CALC_KEYS)]
+    body = [error_box(error), did_you_mean(error, params, "/", CALC_KEYS)]
     if check_text:
         for cli, page in _CHECK_WORDS:  # report/check.py's advice names the CLI's options; the page has fields
             check_text = check_text.replace(cli, page)
@@ -425,11 +451,14 @@ def calculator_page(params: Mapping[str, Any], est: MemoryEstimate | None, req: 
                     f'<a href="{e(link("/limits", params, CALC_KEYS))}">limits and context tables</a> · '
                     f'<a href="{e(link("/kv", params, CALC_KEYS))}">the KV cache explained</a> · '
                     f'<a href="{e(link("/plan", shown, ("model", "engine", "vram", "gpu")))}">plan the best settings'
-                    f'</a> · <a href="{e(link("/api/estimate", params, CALC_KEYS))}">JSON</a></p></div>')
+                    # checked against this machine: the JSON of that check (`oomkit check --json`), as the verdict
+                    f'</a> · <a id="json-link" href="{e(link("/api/check" if checked else "/api/estimate", params, CALC_KEYS))}">'
+                    'JSON</a></p></div>')
     elif not error:
-        body.append('<p class="lead">Give a model (try <a href="/?model=llama3.1%3A8b&amp;ctx=32768&amp;vram=24GiB">'
-                    'llama3.1:8b at 32K on 24 GiB</a>) or paste an engine command.</p>')
-    return layout("Memory calculator", "calculator", "".join(body))
+        return layout("Memory calculator", "calculator", calculator_form(shown) + (
+            '<p class="lead">Give a model (try <a href="/?model=llama3.1%3A8b&amp;ctx=32768&amp;vram=24GiB">'
+            'llama3.1:8b at 32K on 24 GiB</a>) or paste an engine command.</p>'))
+    return layout("Memory calculator", "calculator", calculator_form(shown) + answer(body))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -444,13 +473,13 @@ def limits_page(params: Mapping[str, Any], data: dict | None, error: str | None)
                       field("sizes", "VRAM sizes (GB)", params, "8,12,16,24,32,48,80,96,141,192"),
                       field("vram", "plus a planned GPU set", params, "24GiB,24GiB"),
                       # the calculator's "same inputs" link brings its GPUs: a row of theirs, kept by the form
-                      field("gpu", "or planned GPUs from the catalog", params, "2x RTX 3090"),
+                      field("gpu", "or planned GPUs from the catalog", params, "2x RTX 3090", datalist="gpus"),
                       field("flags", "engine flags", params, "-fa on"),
                       *([f'<input type="hidden" name="command" value="{e(params["command"])}">']
                         if params.get("command") else []))
     if params.get("command"):  # the tables of a pasted command (from the calculator): said, and kept by the form
         form += f'<p class="note" id="for-command">For the command <code>{e(params["command"])}</code></p>'
-    body = [form, error_box(error), did_you_mean(error, params, "/limits", params)]
+    body = [error_box(error), did_you_mean(error, params, "/limits", params)]
     if data is not None:
         kvs = [k for k in data["kv_types"] if k not in data["kv_errors"]]
         m = data["model"]
@@ -494,7 +523,7 @@ def limits_page(params: Mapping[str, Any], data: dict | None, error: str | None)
         if data["notes"]:
             body.append('<ul class="notes">' + "".join(f"<li>{e(page_note(n))}</li>" for n in data["notes"])
                         + "</ul>")
-    return layout("Hard limits and context impact", "limits", "".join(body))
+    return layout("Hard limits and context impact", "limits", form + answer(body))
 
 
 def _kv_table(ident: str, title: str, first: str, heads: str, rows: Iterable[tuple[str, str]],
@@ -534,7 +563,7 @@ def _limit_cell(n: int | None, trained: int | None = None) -> str:
 def plan_page(params: Mapping[str, Any], plan_obj: Any, fit_obj: Any, error: str | None,
               fit_error: str | None) -> str:
     form = model_form("/plan", params, "qwen3:8b", "Plan",
-                      field("gpu", "GPUs from the catalog", params, "RTX 4090, 2x RTX 3090"),
+                      field("gpu", "GPUs from the catalog", params, "RTX 4090, 2x RTX 3090", datalist="gpus"),
                       field("vram", "or VRAM per GPU", params, "24GiB"),
                       field("min_ctx", "context each sequence needs", params, "8192"),
                       field("concurrency", "sequences at once", params, "1"),
@@ -542,21 +571,21 @@ def plan_page(params: Mapping[str, Any], plan_obj: Any, fit_obj: Any, error: str
                       # plan --ram: the system RAM a GPU+RAM option may fill (unchecked for planned GPUs without it)
                       field("ram", "host memory (system RAM for GPU+RAM options)", params,
                             "64GiB; default: unchecked"))
-    body = [form, error_box(error), did_you_mean(error, params, "/plan", PLAN_KEYS)]
-    if plan_obj is not None:
-        body.append(plan_body(plan_obj))
+    fitted = fit_obj is not None or fit_error is not None  # the fit form's answer is the page's
+    body = [form, answer((error_box(error), did_you_mean(error, params, "/plan", PLAN_KEYS),
+                          plan_body(plan_obj) if plan_obj is not None else ""), not fitted)]
     body.append('<h2>Fit my command</h2><form class="card grid" method="get" action="/plan" data-need="fit_command">'
                 + "".join(f'<input type="hidden" name="{k}" value="{e(params[k])}">'
                           for k in ("model", "engine", "min_ctx", "concurrency", "quant", "ram") if params.get(k))
                 + textarea("fit_command", "engine command", params.get("fit_command"),
                            "llama-server -m qwen3:8b -c 131072 -fa on", 2)
                 + field("fit_vram", "VRAM per GPU", params, "24GiB")
-                + field("fit_gpu", "or GPUs", params, "RTX 4060")
-                + '<div><button type="submit">Fit it</button></div></form>' + error_box(fit_error)
-                + did_you_mean(fit_error, params, "/plan", (*PLAN_KEYS, "fit_command", "fit_vram"), "fit_gpu",
-                               "fit-did-you-mean"))
-    if fit_obj is not None:
-        body.append(fit_body(fit_obj))
+                + field("fit_gpu", "or GPUs", params, "RTX 4060", datalist="gpus")
+                + '<div><button type="submit">Fit it</button></div></form>'
+                + answer((error_box(fit_error),
+                          did_you_mean(fit_error, params, "/plan", (*PLAN_KEYS, "fit_command", "fit_vram"), "fit_gpu",
+                                       "fit-did-you-mean"),
+                          fit_body(fit_obj) if fit_obj is not None else "")))
     return layout("Plan the settings, fit a command", "plan", "".join(body))
 
 
@@ -680,7 +709,7 @@ def diagnose_page(text: str | None, d: dict | None, error: str | None, said: str
             + textarea("text", "paste the error or the whole log (Ctrl+Enter sends it)", shown,
                        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB …", 8, MAX_LOG_BYTES)
             + '<div><button type="submit">Diagnose</button></div></form>' + cut)
-    body = [form, error_box(error)]
+    body = [error_box(error)]
     if d is not None:
         stage = f'<b id="stage">{e(d["stage"])}</b>: {e(STAGE_WORDS.get(d["stage"], d["stage"]))}'
         items = [("program", e(d.get("engine") or "not recognised")), ("stage", stage),
@@ -734,7 +763,7 @@ def diagnose_page(text: str | None, d: dict | None, error: str | None, said: str
                         f'{e(back["engine"])}{e(ctx)}</a>: the model and context the log names, on the hardware you '
                         "give there.</p>")
         body.append("</div>")
-    return layout("Diagnose an out-of-memory error", "diagnose", "".join(body))
+    return layout("Diagnose an out-of-memory error", "diagnose", form + answer(body))
 
 
 # the lines of `oomkit diagnose`'s text the page's own fields do not hold, by their label
@@ -776,11 +805,11 @@ def _estimate_params(d: dict) -> dict[str, str]:
     return out
 
 
-def errors_page(q: str | None, rows: list[dict]) -> str:
+def errors_page(q: str | None, rows: list[dict], error: str | None = None) -> str:
     form = ('<form class="card grid" method="get" action="/errors">'
             f'<div class="wide"><label for="errfilter">search (program, words of the message, stage)</label>'
             f'<input id="errfilter" name="q" value="{e(q or "")}" placeholder="vllm kv, cudaMalloc, not_oom" '
-            f'autocomplete="off"></div></form>')
+            f'autocomplete="off"></div></form>') + answer((error_box(error),))
     items = "".join(f'<li data-search="{e(_haystack(r))}"><a href="/errors/{quote(r["id"], safe="")}"><b>{e(r["id"])}</b></a> '
                     f'<span class="tag">{e(r["program"])}</span> <span class="tag">{e(r["stage"])}</span><br>'
                     f'<code>{e(r["message"] or "")}</code></li>' for r in rows)

@@ -70,7 +70,7 @@ details summary{cursor:pointer;color:var(--acc)}
 .narrow-only{display:none}
 .option{border-top:1px solid var(--line);padding:.6rem 0}.option .kv{margin:.3rem 0}
 .skip{position:absolute;left:-9999px;top:.4rem;background:#fff;color:var(--acc);padding:.3rem .6rem;
-border-radius:6px;z-index:2}.skip:focus{left:.5rem}main:focus{outline:none}
+border-radius:6px;z-index:2}.skip:focus{left:.5rem}main:focus,#answer:focus{outline:none}
 footer{max-width:1120px;margin:1.5rem auto;padding:0 1rem;color:var(--mut);font-size:.8rem}
 @media (max-width:640px){
  body{font-size:14px}main{padding:.6rem}.card{padding:.75rem .7rem}
@@ -85,6 +85,10 @@ footer{max-width:1120px;margin:1.5rem auto;padding:0 1rem;color:var(--mut);font-
 
 JS = """
 (function(){
+  // a page that answers its form (pages.answer): the focus on the answer, scrolled into view, so that a phone shows
+  // the verdict and the next Tab goes on from it (a link in an error, the figures) rather than from the page's top
+  var ans=document.getElementById('answer');
+  if(ans&&!location.hash){ans.focus({preventScroll:true});ans.scrollIntoView({block:'start'});}
   document.querySelectorAll('button[data-copy]').forEach(function(b){
     b.addEventListener('click',function(){
       var t=document.getElementById(b.getAttribute('data-copy')).textContent;
