@@ -321,10 +321,10 @@ def split_args(argv: list[str], options: dict[str, bool], later_wins: bool = Fal
         elif _is_number(model) and model_after and model_after.startswith("-") and not _is_number(model_after):
             # `check --max-model-len 8192 qwen3:8b` with llama.cpp: the number was that flag's value, and the flag
             # is none of this engine's
-            raise OomkitError(_unexpected(model, model_after, engine)
+            raise OomkitError(_unexpected(model, model_after, engine, options)
                               + "; for another engine's flags give --engine (vllm, sglang, ollama, mlx, transformers)")
         else:
-            raise OomkitError(_unexpected(a, argv[i - 1] if i else None, engine))
+            raise OomkitError(_unexpected(a, argv[i - 1] if i else None, engine, options))
         i += 1
     if command is None and model is not None and "\n" in model and (hint := compose_hint(model)) is not None:
         raise OomkitError(hint)  # a Docker Compose service pasted as MODEL: its command, not the YAML around it
@@ -364,7 +364,12 @@ def _pasted(text: str) -> list[str]:
 _GPU_COUNT_OPTIONS = {"--num-gpus", "--n-gpus", "--gpus", "--gpu-count", "--num-gpu"}
 
 
-def _unexpected(arg: str, before: str | None, engine: str) -> str:
+# options of oomkit fit and plan (commands/_plan_args.py OPTIONS) that estimate and check do not take
+_FIT_PLAN_ONLY = ("--reserve", "--headroom", "--min-ctx", "--concurrency", "--limit", "--also", "--nodes",
+                  "--ram-bandwidth")
+
+
+def _unexpected(arg: str, before: str | None, engine: str, options: dict[str, bool] | None = None) -> str:
     """The error for a second positional argument: usually the value of an option oomkit does not know."""
     key, eq, value = arg.partition("=")
     if eq and key.lower() == "num_ctx":  # Ollama's option (Modelfile PARAMETER, API options) for the context
@@ -373,6 +378,11 @@ def _unexpected(arg: str, before: str | None, engine: str) -> str:
         return f"unexpected argument {arg!r}: the engine's environment is given as --env {arg}"
     if before and before.startswith("-") and "=" not in before and not _is_number(before):
         flag = before.partition("=")[0]
+        if flag in _FIT_PLAN_ONLY and options is not None and flag not in options:
+            # `estimate --reserve 16GiB`: the option of another oomkit command, not an unknown one
+            held = (" (its memory is the whole GPU: give a smaller --vram for what other programs hold)"
+                    if flag in ("--reserve", "--headroom") else "")
+            return f"unexpected argument {arg!r}: {flag} is an option of oomkit fit and plan, not of this command{held}"
         hint = ' (oomkit names the GPUs and their count in one option: --gpu "8x H100")' \
             if flag in _GPU_COUNT_OPTIONS else ""
         return (f"unexpected argument {arg!r}: {flag} takes no value (it is not an oomkit option, nor a {engine} "

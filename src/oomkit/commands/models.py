@@ -125,8 +125,14 @@ def _explain(name: str, as_json: bool) -> int:
         return 0
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
-        sys.stdout.write(f"{k.ljust(width)}  {v}\n")
+        sys.stdout.write(f"{k.ljust(width)}  {_shown(v)}\n")
     return 0
+
+
+def _shown(text: str) -> str:
+    """`text` with its control and other unprintable characters escaped (`--explain 'a<NUL>b'` echoes the name as
+    typed: a NUL, escape or line separator written raw would cut or recolour the terminal's line)."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def run(argv: list[str]) -> int:

@@ -280,6 +280,14 @@ def spec_from_config(
     it from a GGUF repo's name (weights.gguf_inventory)."""
     if not isinstance(config, Mapping):
         raise OomkitError(f"{name}: config must be a JSON object")
+    nested = config.get("text_config")
+    if nested is not None and not isinstance(nested, Mapping) and "num_hidden_layers" in config:
+        # transformers' get_text_config() returns the attribute as it is, and the engines read its fields
+        # (vLLM: hf_text_config.num_attention_heads): a list or a string there stops them at startup, while this
+        # reader would read the outer fields as the language model's (with none outside, "config.json lacks
+        # num_hidden_layers" below says what is missing)
+        raise OomkitError(f"{name}: config field text_config must be a JSON object (the language model's config), "
+                          f"not {type(nested).__name__}")
     outer = dict(config)
     cfg = text_config(outer)
     r = _Reader(cfg, name)

@@ -147,6 +147,11 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
             # pathlib drops the slash; open() and llama.cpp's fopen fail on "m.gguf/" (ENOTDIR)
             raise ModelError(f"{ref}: Not a directory (a file named with a trailing slash): drop the slash")
         return _from_path(path, weight_format, default_format)
+    control = next((c for c in ref if c < " " or "\x7f" <= c <= "\x9f"), None)
+    if control is not None:
+        # a NUL, escape or other C0/C1 control (pasted from a terminal or a JSON string): no repo, tag or file name
+        # holds one, and the catalog's key would drop it and read a model the user never named
+        raise ModelError(f"unknown model {ref[:80]!r}: a model name cannot hold the control character {control!r}")
     bidi = next((c for c in ref if "\u202a" <= c <= "\u202e" or "\u2066" <= c <= "\u2069"), None)
     if bidi is not None:
         # a bidirectional embedding, override or isolate shows the name in another order than it reads
