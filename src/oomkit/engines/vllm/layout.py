@@ -47,6 +47,7 @@ from .profile import (
     context_bytes,
     cudagraphs_in_budget,
     determine_available_memory,
+    dsv4_workspace_bytes,
     non_torch_bytes,
     runner_state_bytes,
     runner_state_in_budget,
@@ -143,6 +144,7 @@ def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) ->
         inside = state if runner_state_in_budget(r) else 0
         mamba = v0_mamba_cache_bytes(spec, s, r, parts[stage])  # V0: built in the profile run, kept
         kept = b12x_workspace_bytes(spec, s, r, parts[stage])  # the b12x MoE wrappers: likewise
+        kept += dsv4_workspace_bytes(spec, s, r, parts[stage])  # DeepSeek-V4's WorkspaceManager buffer
         memory = RankMemory(weights=weights_rank[g] - moved,
                             activation=activation_bytes(spec, s, r, last_stage=stage == r.pp - 1,
                                                         driver=g % r.tp == 0, kept=kept) + mamba,

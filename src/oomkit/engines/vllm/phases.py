@@ -30,7 +30,14 @@ from dataclasses import dataclass
 from ...model.spec import LayerKind, ModelSpec
 from ...units import MiB
 from .config import Resolved, pp_partition
-from .profile import RankMemory, cudagraphs_in_budget, sampler_bytes, sort_sampler, triton_mxfp4_moe
+from .profile import (
+    RankMemory,
+    b12x_moe,
+    cudagraphs_in_budget,
+    sampler_bytes,
+    sort_sampler,
+    triton_mxfp4_moe,
+)
 from .settings import VllmSettings
 
 # CUDA-graph capture ("Graph capturing finished in N secs, took X GiB": gpu_model_runner.py capture_model, the drop
@@ -582,6 +589,14 @@ class Failure:
     after_kv: bool
 
 
+def kept_phase_name(spec: ModelSpec, s: VllmSettings, r: Resolved) -> str:
+    """The phase of what the profile run builds and keeps (RankMemory.kept): the b12x MoE wrappers' workspaces
+    (profile.py b12x_workspace_bytes) or DeepSeek-V4's workspace buffer (dsv4_workspace_bytes)."""
+    if b12x_moe(spec, s, r):
+        return "FlashInfer b12x MoE workspaces (built in the profile run, kept)"
+    return "DeepSeek-V4 prefill / indexer workspace (reserved in the profile run, kept)"
+
+
 def startup_phases(spec: ModelSpec, s: VllmSettings, r: Resolved, total: int | None, m: RankMemory, kv: int,
                    last_stage: bool, n_layers: int | None = None, first_stage: bool = True, draft_layers: int = 0
                    ) -> tuple[tuple[Phase, ...], Failure | None]:
@@ -597,8 +612,7 @@ def startup_phases(spec: ModelSpec, s: VllmSettings, r: Resolved, total: int | N
         ("CUDA context", m.context, False, False),
         ("weights", m.weights, True, False),
         *([("Mamba state (V0 MambaCacheManager, built in the profile run)", m.state, True, False)] if m.state else []),
-        *([("FlashInfer b12x MoE workspaces (built in the profile run, kept)", m.kept, True, False)]
-          if m.kept else []),
+        *([(kept_phase_name(spec, s, r), m.kept, True, False)] if m.kept else []),
         ("profile run (activation peak)", m.activation - m.state - m.kept, True, True),
         ("non-torch memory (NCCL / custom all-reduce buffers, cuBLAS)", m.non_torch, True, False),
         ("KV cache", kv, True, False),

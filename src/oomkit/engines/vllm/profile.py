@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ...memo import ByObject
 from ...memory import Device
+from ...model.archs import DSV4_ARCHS
 from ...model.spec import LayerKind, ModelSpec
 from ...units import GiB
 from .allocator import (
@@ -18,7 +19,7 @@ from .allocator import (
     v0_reserved_forward,
     v0_reserved_forward_glm,
 )
-from .config import Resolved, cuda_total
+from .config import Resolved, cuda_total, dsv4_indexer_mxfp4
 from .drafter import drafter_of
 from .drafter import profile_bytes as drafter_profile_bytes
 from .encoder import encoder_profile, v0_profile
@@ -192,7 +193,8 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     tokens, then _dummy_sampler_run on min(max_num_seqs, tokens) rows of full-vocabulary logits with top-k and
     top-p; MoE layers keep the fused-MoE workspace (T x top_k x (max(2N, H) + N)) alive. driver: in V0 the rank
     that samples (tensor-parallel rank 0 of the last stage; v0_activation). kept: what the model's forward builds
-    and keeps from then on (the b12x wrappers, b12x_workspace_bytes), beside the forward and the sampler pass but
+    and keeps from then on (the b12x wrappers, b12x_workspace_bytes; DeepSeek-V4's workspace, dsv4_workspace_bytes),
+    beside the forward and the sampler pass but
     not the multimodal encoder's earlier pass."""
     v0 = v0_profile(spec, s, r)  # V0: a multimodal dummy prompt runs whole past its share (encoder.py)
     T = v0.tokens
@@ -266,6 +268,7 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     rows = T if r.version >= PROFILE_HIDDEN_KEPT_FROM else min(r.max_num_seqs, T)
     sampler = sampler_bytes(spec, s, r) + rows * h * b
     forward += mtp_drafter_profile_bytes(spec, s, r)
+    forward += dsv4_indexer_logits_bytes(spec, s, r)  # DeepSeek-V4's indexer: a dummy at the peak
     if last_stage and r.version >= PROFILE_DRAFTER_FROM and (d := drafter_of(s, r)) is not None:
         forward += drafter_profile_bytes(d, spec, r)
     return int(max(max(forward, sampler) + ws + encoder, encoder_pass, cold_compile_bytes(spec, s, r)))
@@ -584,6 +587,79 @@ def b12x_workspace_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved,
         total += m * k * 2  # the bf16 output (max_num_tokens, K)
     return total
 
+
+
+# DeepSeek-V4's reservations in the profile run on the FlashMLA path (SM 9.x / 10.x, config.py dsv4_kv_dtype), read
+# in the 0.24.0 and 0.25.1 wheels (the same code in both; 0.27.0 adds a combined top-k buffer to the FlashMLA one and
+# 0.34.0 sizes the indexer's prefill buffer otherwise, neither carried; 0.20-0.23 not read):
+# - models/deepseek_v4/nvidia/flashmla.py DeepseekV4FlashMLAAttention.forward_mqa, the dummy run (no metadata):
+#   current_workspace_manager().get_simultaneous(((PREFILL_CHUNK_SIZE = 4, M, head_dim), bfloat16)) with
+#   M = ceil(max_model_len / ratio) + sliding window + max_num_batched_tokens (the ratio-1 layers: N = 0);
+# - model_executor/layers/sparse_attn_indexer.py sparse_attn_indexer, its profiling branch (the ratio-4 layers'
+#   indexers): the K-gather workspace, (T, index_head_dim) fp8 + (T, 4) uint8 scales (MXFP4 keys: (T, dim / 2) +
+#   (T, dim / 32)) + RADIX_TOPK_WORKSPACE_SIZE (1 MiB), T = the indexer's max_total_seq_len =
+#   get_max_prefill_buffer_size (v1/attention/backends/mla/indexer.py: 40 x max_model_len) // ratio
+#   (models/deepseek_v4/attention.py DeepseekV4Indexer), then torch.empty(VLLM_SPARSE_INDEXER_MAX_LOGITS_MB = 512
+#   MiB, uint8) "to simulate for peak logits tensor memory", freed on return.
+# v1/worker/workspace.py WorkspaceManager keeps one buffer (a micro-batch), grown to the largest request (each piece
+# rounded up to 256 B): the larger reservation stays from the profile run on (RankMemory.kept); the logits dummy
+# adds to the forward's peak. DeepSeek-V4-Flash at 400k and 32,768 batched tokens: 4 x 132,896 x 512 x 2 B =
+# 0.51 GiB kept and 0.5 GiB at the peak (tests/test_vllm_heldout17.py).
+DSV4_WORKSPACE = ((0, 24, 0), (0, 26, 0))
+DSV4_PREFILL_CHUNK = 4
+DSV4_PREFILL_BUFFER_PER_LEN = 40
+DSV4_INDEXER_LOGITS = 512 * 1024 * 1024
+DSV4_RADIX_TOPK = 1024 * 1024
+DSV4_WORKSPACE_ALIGN = 256
+
+
+def dsv4_flashmla_profile(spec: ModelSpec, s: VllmSettings, r: Resolved) -> bool:
+    """DeepSeek-V4 on the FlashMLA path in a release whose profile-run reservations were read (DSV4_WORKSPACE)."""
+    lo, hi = DSV4_WORKSPACE
+    return (spec.architecture in DSV4_ARCHS and r.v1 and lo <= r.version < hi and r.cc is not None
+            and r.cc[0] in (9, 10) and (s.attention_backend or "").upper() != "FLASHINFER_MLA_SPARSE_DSV4")
+
+
+def _dsv4_layers(spec: ModelSpec, layer_range: tuple[int, int] | None):
+    lo, hi = layer_range if layer_range is not None else (0, spec.n_trunk_layers)
+    return [layer for layer in spec.trunk_layers if lo <= layer.index < hi]
+
+
+def dsv4_workspace_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved,
+                         layer_range: tuple[int, int] | None = None) -> int:
+    """The WorkspaceManager buffer DeepSeek-V4's profile run leaves on a rank (the comment above DSV4_WORKSPACE): the
+    largest of its layers' FlashMLA prefill-gather and indexer K-gather reservations; 0 off that path."""
+    if not dsv4_flashmla_profile(spec, s, r):
+        return 0
+
+    def up(n: int) -> int:
+        return -(-n // DSV4_WORKSPACE_ALIGN) * DSV4_WORKSPACE_ALIGN
+
+    fp4 = dsv4_indexer_mxfp4(s, r.version, r.cc)
+    need = 0
+    for layer in _dsv4_layers(spec, layer_range):
+        a = layer.attention
+        ratio = max(1, a.compress_ratio or 1)
+        n = 0 if ratio <= 1 else -(-r.max_model_len // ratio)
+        m = n + (a.window or 128) + r.max_num_batched_tokens
+        need = max(need, up(DSV4_PREFILL_CHUNK * m * a.head_dim_k * 2))
+        if ratio == 4 and a.index_head_dim:
+            rows = DSV4_PREFILL_BUFFER_PER_LEN * r.max_model_len // ratio
+            d = a.index_head_dim
+            values, scales = (rows * d // 2, rows * d // 32) if fp4 else (rows * d, rows * 4)
+            need = max(need, up(values) + up(scales) + DSV4_RADIX_TOPK)
+    return need
+
+
+def dsv4_indexer_logits_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved,
+                              layer_range: tuple[int, int] | None = None) -> int:
+    """The indexer's 512 MiB logits dummy at the profile run's peak, where the rank holds a ratio-4 layer."""
+    if not dsv4_flashmla_profile(spec, s, r):
+        return 0
+    if not any((layer.attention.compress_ratio or 1) == 4 and layer.attention.index_head_dim
+               for layer in _dsv4_layers(spec, layer_range)):
+        return 0
+    return DSV4_INDEXER_LOGITS
 
 # The first release whose install carries triton_kernels. From 0.10.2 the Triton MXFP4 MoE is vLLM's pick on Hopper
 # only when that package imports (quantization/mxfp4.py get_mxfp4_backend: has_triton_kernels()), else Marlin; no
