@@ -272,10 +272,10 @@ def test_an_unsloth_dynamic_mlx_repo_weighs_what_its_page_says(ref, gb):
 
 
 def test_an_unsloth_dynamic_gguf_repo_is_still_read_as_gguf():
+    """The "-UD-MLX-" rule leaves unsloth's GGUF repos and their UD file types alone."""
     rc, out, err = run_cli("estimate", "unsloth/Qwen3.6-35B-A3B-GGUF:UD-Q4_K_XL", "--vram", "24GiB", "--json")
     assert rc in (0, 1), err
-    assert json.loads(out)["model"]["weights_format"].upper().startswith("UD-Q4_K_XL") or "Q4_K" in \
-        json.loads(out)["model"]["weights_format"].upper()
+    assert json.loads(out)["model"]["weights_format"] == "UD-Q4_K_XL"
 
 
 # ---- nvidia-smi's names of the V100 (hardware/gpus.json) ----
