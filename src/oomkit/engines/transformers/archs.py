@@ -20,6 +20,12 @@ FIRST_RELEASES: tuple[FirstRelease, ...] = (
     # models/qwen3/ and models/qwen3_moe/ (Qwen3ForCausalLM, Qwen3MoeForCausalLM): not in 4.50.3, in 4.51.0
     FirstRelease(arch("qwen3"), (4, 51, 0), "Qwen3ForCausalLM (models/qwen3/modeling_qwen3.py)"),
     FirstRelease(arch("qwen3moe"), (4, 51, 0), "Qwen3MoeForCausalLM (models/qwen3_moe/modeling_qwen3_moe.py)"),
+    # models/qwen2_vl/ (Qwen2VLForConditionalGeneration): not in 4.44.2, in 4.45.0; models/qwen2_5_vl/: not in 4.48.3,
+    # in 4.49.0 (both are the architecture qwen2vl here, told apart by config.json's model_type)
+    FirstRelease(lambda spec: spec.hf_model_type == "qwen2_vl", (4, 45, 0),
+                 "Qwen2VLForConditionalGeneration (models/qwen2_vl/modeling_qwen2_vl.py)"),
+    FirstRelease(lambda spec: spec.hf_model_type == "qwen2_5_vl", (4, 49, 0),
+                 "Qwen2_5_VLForConditionalGeneration (models/qwen2_5_vl/modeling_qwen2_5_vl.py)"),
 )
 
 

@@ -174,6 +174,8 @@ class Resolved:
     offload: bool
     max_cache_len: int  # StaticCache length (prompt + new - 1, or GenerationConfig.max_cache_len)
     keep: int  # logits rows kept in prefill
+    # the prefill's logits upcast to float32 in the forward (every model before 4.45; FORWARD_WITHOUT_LOGITS_TO_KEEP)
+    logits_float: bool = False
     group_size: int = 64  # quantized cache q_group_size
     residual_length: int = 128  # quantized cache residual_length
     labels: tuple[str, ...] = ()
@@ -287,11 +289,37 @@ def _resolve_cache(s: TransformersSettings) -> tuple[str, str | None, int]:
     return impl, backend, nbits
 
 
-def _logits_kept(s: TransformersSettings, v: Version, prompt: int) -> int:
-    """Logits rows the prefill computes (generate's logits_to_keep)."""
+# Models whose forward() names no logits_to_keep, so generate() passes them none (generation/utils.py
+# GenerationMixin._supports_num_logits_to_keep, 4.45-4.49, and _supports_logits_to_keep from 4.50: `"logits_to_keep" in
+# set(inspect.signature(self.forward).parameters.keys())`) and their prefill computes the logits of every prompt token.
+# HF model_type -> (the first release whose forward takes logits_to_keep, the first whose forward upcasts the logits
+# only for a loss), read in the sdists 4.45.0, 4.46.0, 4.47.0, 4.48.0, 4.49.0, 4.50.0, 4.51.0, 4.52.0, 4.53.0, 4.54.0,
+# 4.55.4, 4.57.0, 5.0.0 and 5.25.0 (models/qwen2_vl/modeling_qwen2_vl.py, models/qwen2_5_vl/modeling_qwen2_5_vl.py):
+#   qwen2_vl    Qwen2VLForConditionalGeneration.forward: `logits = self.lm_head(hidden_states)` on every token to
+#               4.57.x, then `logits = logits.float()` unconditionally in 4.45.0, under `if labels is not None` from
+#               4.46.0; 5.0.0 takes logits_to_keep
+#   qwen2_5_vl  Qwen2_5_VLForConditionalGeneration.forward: the same from its first release (4.49.0, upcast under
+#               labels only) to 4.53.x; 4.54.0 takes logits_to_keep
+FORWARD_WITHOUT_LOGITS_TO_KEEP: dict[str, tuple[Version, Version]] = {
+    "qwen2_vl": ((5, 0, 0), (4, 46, 0)),
+    "qwen2_5_vl": ((4, 54, 0), (4, 49, 0)),
+}
+
+
+def _forward_keeps_all(spec: ModelSpec, v: Version) -> tuple[bool, bool]:
+    """(the model's forward takes no logits_to_keep at this release, it upcasts all of them to float32) for the
+    models of FORWARD_WITHOUT_LOGITS_TO_KEEP."""
+    row = FORWARD_WITHOUT_LOGITS_TO_KEEP.get(spec.hf_model_type or "")
+    if row is None or v >= row[0]:
+        return False, False
+    return True, v < row[1]
+
+
+def _logits_kept(s: TransformersSettings, v: Version, prompt: int, forward_keeps_all: bool = False) -> int:
+    """Logits rows the prefill computes (generate's logits_to_keep; all of them where the model's forward takes none)."""
     if s.logits_to_keep is not None and s.logits_to_keep < 0:
         raise OomkitError("logits_to_keep must be 0 (all) or positive")
-    if v < ERAS["logits_to_keep"]:
+    if v < ERAS["logits_to_keep"] or forward_keeps_all:
         return prompt
     if s.logits_to_keep is None:
         return 1
@@ -311,10 +339,12 @@ def resolve(spec: ModelSpec, s: TransformersSettings) -> Resolved:
         # generation/utils.py _prepare_cache_for_generation: max(max_cache_length, generation_config.max_cache_len)
         max_cache_len = max(max_cache_len, s.max_cache_len)
     batch = s.batch_size * max(s.num_beams, s.num_return_sequences)
-    keep = _logits_kept(s, v, prompt)
+    keeps_all, upcast = _forward_keeps_all(spec, v)
+    keep = _logits_kept(s, v, prompt, keeps_all)
     if s.load_in_4bit and s.load_in_8bit:
         raise OomkitError("You can't pass `load_in_4bit`and `load_in_8bit` as True at the same time")
     return Resolved(version=v, dtype=dtype, dtype_bytes=FLOAT_BYTES[dtype], prompt=prompt, new=new,
                     max_length=prompt + new, batch=batch, impl=impl, backend=backend, nbits=nbits, static=static,
                     offload=impl.startswith("offloaded"), max_cache_len=max_cache_len, keep=keep,
+                    logits_float=v < ERAS["logits_to_keep"] or upcast,
                     group_size=s.q_group_size, residual_length=s.residual_length, labels=tuple(labels))

@@ -135,9 +135,11 @@ def transients(spec: ModelSpec, s: TransformersSettings, r: Resolved, caches: li
     pre_layer += kept
     pre_far += kept
     V = spec.n_vocab
-    if r.version < ERAS["logits_to_keep"]:
-        pre_logits = B * r.prompt * V * (dt + 4) + B * V * 4
-        returned = B * r.prompt * V * 4
+    if r.logits_float:
+        # before 4.45 every model, and a forward that upcasts unconditionally (settings.FORWARD_WITHOUT_LOGITS_TO_KEEP):
+        # the dtype's logits of the kept rows and their float32 copy
+        pre_logits = B * r.keep * V * (dt + 4) + B * V * 4
+        returned = B * r.keep * V * 4
     else:
         pre_logits = B * r.keep * V * dt + B * V * 4
         returned = B * r.keep * V * dt
