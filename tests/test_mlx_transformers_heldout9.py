@@ -55,9 +55,10 @@ The strict xfails, with the figures (printed GB, oomkit GB):
   reads such a name as the base checkpoint (q_bits None, mlx/args.py base_model) and applies stored_head to -q
   conversions only. gemma-3-1b bf16 at 64 tokens: 2.697 printed, 2.130 oomkit (0.790); 4b: 9.194, 8.025 (0.873).
 - Small models at 1024 and 4096 prompt tokens (26 rows: Qwen2.5 0.5B 4bit / 8bit, 3B 4bit and their Coder twins,
-  0.5B bf16 at 4096, Qwen3-0.6B 4bit / 8bit, gemma-3-1b(-qat) 4bit / 8bit): oomkit is 0.27-0.41 GB short, e.g. Qwen2.5-0.5B 4bit at
-  1024: 1.402 printed, 1.070 (0.763); Qwen3-0.6B 4bit at 4096: 2.250, 1.940 (0.862). Past the weights, the cache
-  and the last chunk's logits (T x 151,936 x 2 bytes) the runs hold about 0.78 GB at 1024 and at 4096 alike, where
+  0.5B bf16 at 4096, Qwen3-0.6B 4bit / 8bit, gemma-3-1b(-qat) 4bit / 8bit): oomkit is 0.27-0.41 GB short, e.g.
+  Qwen2.5-0.5B 4bit at 1024: 1.402 printed, 1.070 (0.763); Qwen3-0.6B 4bit at 4096: 2.250, 1.940 (0.862). Past
+  the weights, the cache and the last chunk's logits (T x 151,936 x 2 bytes) the runs hold about 0.78 GB at 1024
+  and at 4096 alike, where
   oomkit's in-flight command buffers (11 x 40 MiB, layout.compute_bytes) give 0.46 GB; the 7B-14B rows at the same
   lengths agree (0.966-1.000). Not found in mlx 0.24.1 / 0.25.1 (transforms.cpp MAX_ACTIVE_TASKS 10, device.cpp
   max_mb_per_buffer 40 / 50): the M4 Pro reports applegpu_g16s, and device.cpp gives an 's' architecture 50 MiB,
@@ -261,7 +262,8 @@ def _gap(name: str, dtype: str, prompt: int) -> str | None:
     """Why a row is a known gap (the module docstring has the figures), None where it is in the band."""
     if name.startswith("gemma-3") and dtype == "bfloat16":
         return "the stored lm_head of a -bf16 conversion, not added (oomkit reads the name as the base checkpoint)"
-    if name in _SMALL and prompt >= 1024 and (dtype, "3b" in name) in (("int4", False), ("int8", False), ("int4", True)):
+    short = (("int4", False), ("int8", False), ("int4", True))  # (dtype, a 3B): the rows below the band
+    if name in _SMALL and prompt >= 1024 and (dtype, "3b" in name) in short:
         return "small models at 1024-4096 prompt tokens: 0.27-0.41 GB of the prefill's transients not counted"
     if "0.5b" in name and dtype == "bfloat16" and prompt == 4096:
         return "small models at 1024-4096 prompt tokens: 0.27-0.41 GB of the prefill's transients not counted"
@@ -411,9 +413,10 @@ def test_mlx_lm_benchmarks_md(slug, bits, group, printed):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# C. transformers: the Qwen2-VL "Speed Benchmark" tables (QwenLM/Qwen2-VL README.md, added at a4b6507, 2024-09-19,
-# unchanged to 35ba6e1): "the speed and memory of generating 2048 tokens with the input lengths of 1, 6144, 14336,
-# 30720" on NVIDIA A100 80GB, batch 1, "the least number of GPUs as possible", Flash Attention 2.6.1, AutoGPTQ 0.6.0,
+# C. transformers: the Qwen2-VL "Speed Benchmark" tables (QwenLM/Qwen2-VL README.md: the 7B and 2B tables at
+# 2b803c3, 2024-08-29, the day of the release, the 72B one added at a4b6507, 2024-09-19, unchanged to 35ba6e1):
+# "the speed and memory of generating 2048 tokens with the input lengths of 1, 6144, 14336, 30720" on NVIDIA A100 80GB,
+# batch 1, "the least number of GPUs as possible", Flash Attention 2.6.1, AutoGPTQ 0.6.0,
 # AutoAWQ 0.2.5; the GPU Memory(GB) column read as the earlier Qwen tables are (sets 2, 7, 8: the sum over the GPUs of
 # torch.cuda.max_memory_allocated, GiB), in the same band, 5 % either way. The section prints "Transformers 4.38.2",
 # which has no Qwen2-VL (models/qwen2_vl/ is first in the 4.45.0 sdist); the same README's install line pins

@@ -316,7 +316,7 @@ def _forward_keeps_all(spec: ModelSpec, v: Version) -> tuple[bool, bool]:
 
 
 def _logits_kept(s: TransformersSettings, v: Version, prompt: int, forward_keeps_all: bool = False) -> int:
-    """Logits rows the prefill computes (generate's logits_to_keep; all of them where the model's forward takes none)."""
+    """Logits rows the prefill computes (generate's logits_to_keep; all of them where the forward takes none)."""
     if s.logits_to_keep is not None and s.logits_to_keep < 0:
         raise OomkitError("logits_to_keep must be 0 (all) or positive")
     if v < ERAS["logits_to_keep"] or forward_keeps_all:
