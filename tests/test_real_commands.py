@@ -203,3 +203,18 @@ def test_sglang_legacy_flags_take_no_part_in_abbreviations():
     s = parse_command(["python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B",
                        "--disable-disk-cache", "--max-num-reqs", "64", "--mem-frac", "0.8"], {}).settings
     assert s.mem_fraction_static == 0.8
+
+
+def test_env_with_its_options():
+    """GNU env(1)'s options before the assignments (coreutils env.c "+C:iS:u:v0"): `env -i VAR=v cmd` runs cmd with
+    only VAR set, `-u NAME` and `-C DIR` take a value, `--` ends them; -S's string is no argv oomkit reads."""
+    p = parse_command(["env", "-i", "VLLM_USE_V1=0", "vllm", "serve", "Qwen/Qwen3-8B"], {"CUDA_VISIBLE_DEVICES": "1"})
+    assert (p.engine, p.settings.use_v1, dict(p.env)) == ("vllm", False, {"VLLM_USE_V1": "0"})
+    cleared = parse_command(["/usr/bin/env", "-iC", "/tmp", "vllm", "serve", "Qwen/Qwen3-8B"], {"VLLM_USE_V1": "0"})
+    assert cleared.settings.use_v1 is not False  # the caller's VLLM_USE_V1=0 is gone under -i
+    kept = parse_command(["env", "-u", "HOME", "--", "nice", "-n", "5", "vllm", "serve", "Qwen/Qwen3-8B"],
+                         {"VLLM_USE_V1": "0"})
+    assert (kept.engine, kept.settings.use_v1) == ("vllm", False)
+    for argv in (["env", "-S", "vllm serve Qwen/Qwen3-8B"], ["env", "-i"]):
+        with pytest.raises(OomkitError):
+            parse_command(argv, {})

@@ -18,6 +18,8 @@ from .command import (
     QUOTE_LIMIT,
     clip_repr,
     clip_word,
+    env_clears,
+    env_options_end,
     on_the_host,
     program_name,
     python_module,
@@ -67,8 +69,10 @@ def _parse_command(argv: list[str], env: dict[str, str] | None = None) -> Parsed
     typed = dict(wrapped.env)  # the variables set on the command line (ParsedCommand.env)
     if wrapped.env:
         env = {**(os.environ if env is None else env), **dict(wrapped.env)}
-    if argv and argv[0] == "env":
-        argv = argv[1:]
+    if (start := env_options_end(argv)) > 0:  # `env [-i] [-u NAME] VAR=v ...`: -i starts from an empty environment
+        if env_clears(argv[1:start]):
+            env = {}
+        argv = argv[start:]
     while argv and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", argv[0]):
         key, _, value = argv.pop(0).partition("=")
         env = dict(os.environ if env is None else env)

@@ -257,9 +257,42 @@ class _Span:
     has_value: bool
 
 
+# GNU env(1) (coreutils src/env.c, its getopt_long table "+C:iS:u:v0"): the options before the assignments; -u NAME
+# and -C DIR take a value (the next word or attached), a lone '-' is -i. -S (a string split into the command) is not
+# read: the command it holds is no argv of ours.
+_ENV_SWITCH = re.compile(r"-[iv0]+|-|--ignore-environment|--null|--debug|--(?:block|default|ignore)-signal(?:=.*)?")
+_ENV_VALUED = re.compile(r"-[iv0]*[uC]|--unset|--chdir")
+_ENV_ATTACHED = re.compile(r"-[iv0]*[uC].+|--unset=.*|--chdir=.*")
+
+
+def env_options_end(argv: Sequence[str], i: int = 0) -> int:
+    """The index after `env` and its options when argv[i] is the env program (by name or path), else i."""
+    if i >= len(argv) or program_name(argv[i]) != "env":
+        return i
+    i += 1
+    while i < len(argv):
+        tok = argv[i]
+        if tok == "--":
+            return i + 1
+        if _ENV_SWITCH.fullmatch(tok) or _ENV_ATTACHED.fullmatch(tok):
+            i += 1
+        elif _ENV_VALUED.fullmatch(tok):
+            i += 2
+        else:
+            break
+    return min(i, len(argv))
+
+
+def env_clears(options: Sequence[str]) -> bool:
+    """Whether env's options (those env_options_end skipped) include -i, '-' or --ignore-environment: the command
+    then sees only the assignments after them. A short group stops at -u / -C, whose value follows."""
+    return any(o in ("-", "--ignore-environment")
+               or (not o.startswith("--") and "i" in re.match(r"-?([iv0]*)", o).group(1)) for o in options)
+
+
 def leading_assignments(argv: Sequence[str]) -> tuple[int, int]:
-    """-> (index of the first assignment, index one past the last) of the leading `[env] VAR=value ...`."""
-    start = 1 if argv and argv[0] == "env" else 0
+    """-> (index of the first assignment, index one past the last) of the leading `[env [OPTION]...] VAR=value ...`."""
+    start = env_options_end(argv)
     end = start
     while end < len(argv) and _ASSIGNMENT.fullmatch(argv[end]):
         end += 1
@@ -696,7 +729,7 @@ def unwrap(argv: Sequence[str]) -> Wrapped:
     while True:  # [VAR=v ...] sudo|nice|nohup|exec|time [their options] ..., in any nesting
         # a wrapper named by its path is the same program (`/usr/bin/numactl --cpunodebind=0 /usr/bin/llama-server`,
         # ggml-org/llama.cpp#23889): the shell runs the file, which is that wrapper
-        k = 1 if i < len(argv) and program_name(argv[i]) == "env" else 0
+        k = env_options_end(argv, i) - i
         while i + k < len(argv) and _ASSIGNMENT.fullmatch(argv[i + k]):
             k += 1
         runner = tuple(argv[i + k:i + k + 2])
