@@ -233,6 +233,11 @@ ERAS = Eras({
     # by aiter shuffle_weight copies (0.5.3-0.5.9 read; 0.4.6.post5 gates it on SGLANG_AITER_MOE instead, releases
     # between not read): see weights.py aiter_shuffled_experts_held
     "aiter_moe_shuffle": (0, 5, 3),
+    # layers/quantization/compressed_tensors/compressed_tensors.py get_moe_scheme: a weight-only int MoE
+    # (_is_wNa16_group_channel) on ROCm gets CompressedTensorsWNA16TritonMoE, whose process_weights_after_loading
+    # keeps the g_idx / sort-index parameters create_weights made (0.5.9, 0.5.10, 0.5.14, 0.5.17, 0.5.22 read; 0.5.8
+    # has no ROCm path): see weights.py wna16_rocm_index_bytes
+    "wna16_rocm_triton_moe": (0, 5, 9),
     "experts_dict_lazy_deepseek": (0, 4, 7),
     "experts_dict_lazy_qwen3": (0, 5, 9),
     "tp4_small_80": (0, 4, 1),

@@ -143,6 +143,11 @@ def rank_weights(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout, tensors: 
         sizes = [params[k] for k in sorted(params, key=_param_order)]
         total += reserved_for(sizes) - sum(sizes)
     total += _shared_indexers(spec, s, tensors, indexer, labels)
+    index = wna16_rocm_index_bytes(spec, s, tensors, hip)
+    if index:
+        total += index
+        labels.append("ROCm, compressed-tensors weight-only int MoE (CompressedTensorsWNA16TritonMoE): the g_idx and "
+                      "sort-index int32 parameters stay beside the experts")
     total += rope  # rope_cache_bytes, the caller's
     if towers:
         total += tower_rank_bytes(spec, s, lay)
@@ -209,7 +214,23 @@ def tower_rank_bytes(spec: ModelSpec, s: SGLangSettings, lay: CacheLayout) -> in
                 return 0
         else:
             tp = 1
-    return sum(-(-t.nbytes(dtype_bytes) // tp) for t in spec.towers)
+    return sum(_moonvit_rank_bytes(t, dtype_bytes, tp) if t.family == "moonvit" else -(-t.nbytes(dtype_bytes) // tp)
+               for t in spec.towers)
+
+
+def _moonvit_rank_bytes(t, dtype_bytes: int, tp: int) -> int:
+    """MoonViT on one rank. Kimi-K2.5 (models/kimi_k25.py, 0.5.9, 0.5.10 read): MoonViTEncoderLayer's VisionAttention
+    (QKVParallelLinear + RowParallelLinear) is split over the TP group, while its MLP2 (models/kimi_vl_moonvit.py:
+    two nn.Linear), the patch embedding, position grid and norms and K2VLMultiModalProjector (ReplicatedLinear) are
+    whole on every rank. Kimi-VL (models/kimi_vl_moonvit.py MoonVitEncoderLayer wqkv / wo, kimi_vl.py
+    KimiVLMultiModalProjector): every Linear is a plain nn.Linear, the whole tower on every rank."""
+    if tp <= 1 or t.config.get("model_type") != "kimi_k25":
+        return t.nbytes(dtype_bytes)
+    vc = t.config.get("vision_config") or {}
+    h = int(vc.get("vt_hidden_size", vc.get("hidden_size", 0)) or 0)
+    n = int(vc.get("vt_num_hidden_layers", vc.get("num_hidden_layers", 0)) or 0)
+    attn = n * 4 * (h * h + h)  # q, k, v, proj with bias, as model/towers.py _moonvit counts them
+    return (t.params - attn) * dtype_bytes + -(-attn * dtype_bytes // tp)
 
 
 # The MLA up-projection (kv_b_proj; the inventory's attn_k_b / attn_v_b halves, or attn_kv_b whole)
@@ -248,6 +269,29 @@ def moe_ep_size(s: SGLangSettings) -> int:
     if s.enable_ep_moe or all_to_all_moe(s):
         return s.tp_size
     return s.ep_size
+
+
+def wna16_rocm_index_bytes(spec: ModelSpec, s: SGLangSettings, tensors: tuple[TensorSpec, ...], hip: bool) -> int:
+    """On ROCm a compressed-tensors weight-only int MoE ("pack-quantized", _is_wNa16_group_channel) gets
+    CompressedTensorsWNA16TritonMoE (compressed_tensors.py get_moe_scheme, from 0.5.9): it inherits
+    CompressedTensorsWNA16MoE.create_weights, which registers w13_weight_g_idx and w13_g_idx_sort_indices
+    [num_experts, hidden_size] and w2_weight_g_idx and w2_g_idx_sort_indices [num_experts,
+    intermediate_size_per_partition], all int32 (schemes/compressed_tensors_wNa16_moe.py), and its
+    process_weights_after_loading only repacks the weights and scales, so the four stay allocated (the Marlin path
+    of CUDA replaces them by empty tensors when there is no act-order). 0.5.9, 0.5.10, 0.5.14, 0.5.17, 0.5.22 read.
+    Per MoE layer and rank: 2 x local experts x (hidden + intermediate / moe-TP) x 4 B."""
+    if not hip or spec.weights.format.lower() != "ct-pack-quantized" \
+            or not reached(parse_version(s.engine_version), "wna16_rocm_triton_moe"):
+        return 0
+    ep = moe_ep_size(s)
+    moe_tp = max(1, s.tp_size // ep)
+    total = 0
+    for t in tensors:
+        if t.layer is None or len(t.shape) != 3 or not t.name.endswith(("ffn_down_exps.weight",)):
+            continue
+        inter, hidden, experts = t.shape  # down: [n_ff_expert, n_embd, n_experts] in the inventory's order
+        total += 2 * (experts // ep) * (hidden + inter // moe_tp) * 4
+    return total
 
 
 def experts_held_before_quantization(spec: ModelSpec, s: SGLangSettings) -> bool:
