@@ -178,3 +178,34 @@ def test_the_json_link_of_a_check_on_this_machine_is_the_check(server, browser):
         assert abs(got["margin_bytes"]) == shown
     with _page(browser, 375, server + "/?model=qwen3%3A8b&gpu=RTX+4060") as page:  # an estimate: its JSON
         assert page.get_attribute("#json-link", "href").startswith("/api/estimate?")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A slow answer: a plan of Llama 3.1 405B on one RTX 4090 takes some 10 s (`oomkit plan` itself takes as long), the
+# page unchanged meanwhile, as if the click had not taken; the sent form now says it is working
+
+
+def test_a_sent_form_says_it_is_working_until_the_answer(server, browser):  # noqa: F811
+    form = "form[data-need=model]"
+    state = (f"[document.querySelector('{form} button[type=submit]').textContent, "
+             f"document.querySelector('{form}').getAttribute('aria-busy')]")
+    with _page(browser, 375, server + "/plan") as page:
+        page.fill("#f-model", "qwen3:8b")
+        page.fill("#f-gpu", "RTX 4060")
+        # the answer held back: a listener after the page's own ones stops the navigation once they have run
+        page.evaluate(f"document.querySelector('{form}').addEventListener('submit', ev => ev.preventDefault())")
+        page.click(f"{form} button[type=submit]")
+        assert page.evaluate(state) == ["Working\u2026", "true"]
+    with _page(browser, 375, server + "/plan") as page:
+        page.fill("#f-model", "qwen3:8b")
+        page.fill("#f-gpu", "RTX 4060")
+        with page.expect_navigation():
+            page.click(f"{form} button[type=submit]")
+        assert page.evaluate(state) == ["Plan", None]
+        page.go_back()  # from the back-forward cache or loaded again: the label back either way
+        assert page.evaluate(state) == ["Plan", None]
+    with _page(browser, 375, server + "/") as page:  # refused before it is sent (too long): nothing is working
+        page.evaluate("document.getElementById('f-command').value = 'llama-server ' + 'x'.repeat(20000)")
+        page.click("form.card button[type=submit]")
+        page.locator(".too-long[role=alert]").wait_for()
+        assert page.evaluate("document.querySelector('form.card button[type=submit]').textContent") == "Estimate"

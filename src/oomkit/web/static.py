@@ -135,6 +135,15 @@ JS = """
         el.disabled=true;}});
     setTimeout(function(){Array.prototype.forEach.call(form.elements,function(el){
       if(el.id!=='f-config-text'){el.disabled=false;}});},0);});});
+  // a form sent says so on its button until the answer comes (a plan of a model far larger than the GPU takes
+  // some 10 s, the page unchanged meanwhile); the page shown again from the back button has its labels back
+  document.querySelectorAll('form').forEach(function(form){form.addEventListener('submit',function(ev){
+    var b=form.querySelector('button[type=submit]');
+    if(ev.defaultPrevented||!b||b.hasAttribute('data-label')){return;}
+    b.setAttribute('data-label',b.textContent);b.textContent='Working\u2026';form.setAttribute('aria-busy','true');});});
+  window.addEventListener('pageshow',function(){
+    document.querySelectorAll('button[data-label]').forEach(function(b){b.textContent=b.getAttribute('data-label');
+      b.removeAttribute('data-label');b.form&&b.form.removeAttribute('aria-busy');});});
   // Ctrl+Enter (Cmd+Enter on a Mac) in a pasted command or log sends its form, as Enter sends from a field: Enter
   // alone there starts a new line, and a keyboard would otherwise Tab on to the button
   document.querySelectorAll('form textarea').forEach(function(t){t.addEventListener('keydown',function(ev){
