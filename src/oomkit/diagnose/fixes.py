@@ -20,6 +20,7 @@ from typing import Any
 
 from ..memory import MACOS_STEPPED, apple_default_gpu_share
 from .koboldcpp import as_koboldcpp
+from .llamafactory import as_llamafactory
 from .lmstudio import as_lmstudio, model_key
 from .lmstudio import defaults as lms_defaults
 from .result import Diagnosis, Fix
@@ -129,6 +130,9 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
     if runner == "koboldcpp" and d.engine == "llama.cpp":
         # KoboldCpp takes most of llama.cpp's flags as aliases, but no -ub, -ctk / -ctv or -fa (koboldcpp.py)
         computed, canned = as_koboldcpp(computed), as_koboldcpp(canned)
+    if runner == "vllm" and d.settings.get("llamafactory"):
+        # LLaMA-Factory's CLI takes its own names for vLLM's settings (llamafactory.py)
+        computed, canned = as_llamafactory(computed), as_llamafactory(canned)
     if runner == "lmstudio" and d.engine in ("llama.cpp", "lmstudio"):
         # LM Studio's users have its settings and `lms load`, not llama-server's flags (lmstudio.py)
         computed = as_lmstudio(d, computed)
@@ -1359,6 +1363,46 @@ def _vllm_kv_alloc(d: Diagnosis) -> list[Fix]:
                 flags=("--gpu-memory-utilization", f"{max(0.5, u - 0.05):.2f}"))]
 
 
+def _sglang_kv_alloc(d: Diagnosis) -> list[Fix]:
+    """A PyTorch out-of-memory while SGLang allocates its KV pool (reader.py: the traceback runs through
+    model_executor/model_runner.py init_memory_pool or mem_cache/memory_pool.py's _create_buffers). The pool was sized
+    just before (model_runner.py profile_max_num_token, 0.4-0.5.13; kv_cache_configurator.py _profile_available_bytes
+    from 0.5.14): rest = the free memory after the weights - total x (1 - mem_fraction_static), the total being the
+    free memory before the load (the least over the TP ranks), and the pool is rest / the bytes of a token. A lower
+    fraction makes it smaller by the GPU's memory times the step. Memory other processes hold at the failure was
+    taken after that reading; a process that holds nearly the whole GPU has weights and pool together over it, which
+    only more GPUs (--tp-size, whose ranks each hold 1/tp of the weights) or fewer weight bytes change."""
+    if d.engine != "pytorch" or not any("init_memory_pool" in c or "_create_buffers" in c for c in d.causes):
+        return []
+    n = d.numbers
+    free, total, mine = n.get("free_bytes"), n.get("total_bytes"), n.get("this_process_bytes")
+    mfs = d.settings.get("mem_fraction_static")
+    out: list[Fix] = []
+    others = total - free - mine if total and free is not None and mine else None
+    if others is not None and others >= GiB:
+        out.append(Fix(summary=f"free the {_g(others)} other processes hold on this GPU (`nvidia-smi`): SGLang sized "
+                               "its KV pool from the memory free after the weights, before they took it",
+                       command="nvidia-smi --query-compute-apps=pid,used_memory --format=csv"))
+    if mfs:
+        new = round(float(mfs) - 0.05, 2)
+        out.append(Fix(summary=f"--mem-fraction-static {new:.2f} (from {mfs}): the KV pool is the memory free after "
+                               "the weights less (1 - mem_fraction_static) of the GPU, so "
+                               + (f"{_g(0.05 * total)} smaller" if total else "smaller"),
+                       flags=("--mem-fraction-static", f"{new:.2f}"),
+                       saves_bytes=int(0.05 * total) if total else None))
+    else:
+        out.append(Fix(summary="--mem-fraction-static lower than the one SGLang picked: the KV pool is the memory "
+                               "free after the weights less (1 - mem_fraction_static) of the GPU"))
+    if total and mine and mine >= 0.95 * total:
+        known = d.settings.get("tp_size") or d.settings.get("tensor_parallel_size")
+        tp = int(known or 1)
+        out.append(Fix(summary=f"--tp-size {2 * tp}" + (f" (from {tp})" if known else "") + f": this process holds {_g(mine)} of the {_g(total)} "
+                               "GPU while its pool is still being allocated, weights and pool together over it; "
+                               f"each of {2 * tp} ranks holds 1/{2 * tp} of the weights (or a quantized checkpoint)",
+                       flags=("--tp-size", str(2 * tp))))
+    return out
+
+
 def _vllm_weights(d: Diagnosis) -> list[Fix]:
     """vLLM ran out while loading or post-processing the weights (model_loader load_model, the quantization's
     process_weights_after_loading repacks): its own knobs, not transformers' device_map."""
@@ -2240,6 +2284,7 @@ _BY_STAGE: dict[tuple[str | None, str], Any] = {
     ("pytorch", "weights"): _torch_weights,
     ("vllm", "weights"): _vllm_weights,
     ("vllm", "kv_cache"): _vllm_kv_alloc,
+    ("sglang", "kv_cache"): _sglang_kv_alloc,
     ("llama.cpp", "kv_cache"): _llama_kv,
     ("ollama", "kv_cache"): _llama_kv,
     ("llama.cpp", "compute"): _llama_compute,

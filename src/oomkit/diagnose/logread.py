@@ -116,6 +116,15 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     # vLLM command line (not V0's capture advice "use '--enforce-eager'"): the settings in force, so no fix offers
     # them again; without chunked prefill vLLM schedules a whole prompt in one step (config/scheduler.py:
     # max_num_batched_tokens = max(max_model_len, 2048))
+    # LLaMA-Factory running vLLM (its inference backend, `llamafactory-cli api|chat|webchat --infer_backend vllm`):
+    # its own names for vLLM's settings (hparams/model_args.py VllmArguments; chat/vllm_engine.py VllmEngine passes
+    # vllm_maxlen as max_model_len, vllm_gpu_util as gpu_memory_utilization, vllm_enforce_eager as enforce_eager),
+    # on its command line or in its YAML config; the fixes then take them (llamafactory.py)
+    ("llamafactory", r"\b(llamafactory)(?:-cli\b|[/\\](?:chat|hparams|train|api)\b)", "llamafactory", "on"),
+    ("vllm_maxlen", r"(?:--vllm_maxlen[ =]|(?<![\w-])vllm_maxlen:[ \t]{0,8})([0-9]{1,20})\b", "max_model_len", "int"),
+    ("vllm_gpu_util", r"(?:--vllm_gpu_util[ =]|(?<![\w-])vllm_gpu_util:[ \t]{0,8})([0-9.]{1,24})",
+     "gpu_memory_utilization", "float"),
+    ("--vllm_enforce_eager", r"--vllm_(enforce)_eager(?![ =]{1,4}(?:false|False|0)\b)", "enforce_eager", "on"),
     ("--enforce", r"(?:vllm serve|api_server|vllm\.entrypoints)[^\n]{0,2000}?\s--enforce[-_](eager)(?=\s|$)",
      "enforce_eager", "on"),
     ("chunked", r"(?:vllm serve|api_server|vllm\.entrypoints)[^\n]{0,2000}?\s--(no)[-_]enable[-_]chunked[-_]prefill"
@@ -580,14 +589,18 @@ def frames(region: str) -> list[str]:
 
 # a frame's source line as Python prints it under the frame: the call in progress when the error was raised
 # ("    model = AutoModelForCausalLM.from_pretrained(...)" under 'File "debug.py", line 8, in <module>')
-_FRAME_AND_NEXT = re.compile(r"([^\n]{0,200})File \"[^\"\n]{1,400}\", line [0-9]{1,20}, in [^\n]{1,100}\n([^\n]{0,400})")
+# a frame's header as Python prints it, or re-wrapped by a narrow terminal at its spaces ("File" / the path / "line N,
+# in" / the name on lines of their own)
+_FRAME_AND_NEXT = re.compile(r"([^\n]{0,200})File\s{1,4}\"[^\"\n]{1,400}\",\s{1,4}line\s{1,4}[0-9]{1,20},\s{1,4}in"
+                             r"\s{1,4}[^\n]{1,100}\n([^\n]{0,400})")
+_FILE = re.compile(r'File\s{1,4}"')
 _CALL = re.compile(r"(?:[\w.\[\], ]{1,80}=\s{0,4})?(?:return\s{1,4}|await\s{1,4})?([\w.]{1,200})\(")
 
 
 def calls(region: str) -> list[str]:
     """The function each traceback frame's source line calls, in order (a script's `<module>` frame names no
     function; its line does). The source line carries the frame line's prefix (a logger's, a worker's)."""
-    if 'File "' not in region:  # IPython marks each frame's current line "---> N code" instead
+    if not _FILE.search(region):  # IPython marks each frame's current line "---> N code" instead
         return [c.group(1).rsplit(".", 1)[-1] for m in _IPY_ARROW.finditer(region)
                 if (c := _CALL.match(m.group(1).strip()))]
     out = []
