@@ -209,3 +209,42 @@ def test_a_sent_form_says_it_is_working_until_the_answer(server, browser):  # no
         page.click("form.card button[type=submit]")
         page.locator(".too-long[role=alert]").wait_for()
         assert page.evaluate("document.querySelector('form.card button[type=submit]').textContent") == "Estimate"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A second command pasted over the first: the page had filled the model, context, weights and KV fields from the
+# first, and refused the second for them ("the model field says 'unsloth/Qwen3-8B-GGUF' and the pasted command says
+# 'Qwen/Qwen3-14B'"), fields the user never typed; editing the command now clears the fields still as filled
+
+
+FIRST = "llama-server -hf unsloth/Qwen3-8B-GGUF:Q4_K_M -c 32768"
+SECOND = "vllm serve Qwen/Qwen3-14B --max-model-len 16384"
+
+
+def test_a_second_command_pasted_over_the_first_is_estimated(server, browser):  # noqa: F811
+    with _page(browser, 375, server + "/") as page:
+        page.fill("#f-gpu", "RTX 4090")
+        page.fill("#f-command", FIRST)
+        with page.expect_navigation():
+            page.click("form.card button[type=submit]")
+        assert page.input_value("#f-model") == "unsloth/Qwen3-8B-GGUF" and page.input_value("#f-ctx") == "32768"
+        page.fill("#f-command", SECOND)
+        assert page.input_value("#f-model") == "" and page.input_value("#f-ctx") == ""
+        with page.expect_navigation():
+            page.click("form.card button[type=submit]")
+        assert page.locator("[role=alert]").count() == 0
+        want = json.loads(_cli("estimate", "--json", "--gpu", "RTX 4090", "--", *SECOND.split()).stdout)
+        assert int(page.get_attribute("#stat-total [data-bytes]", "data-bytes")) == want["total_bytes"]
+        assert page.input_value("#f-model") == "Qwen/Qwen3-14B" and page.input_value("#f-engine") == "vllm"
+    # a field typed over is the user's: kept, and said where it disagrees with the command, as before
+    ctx, page = _open(browser, 375)
+    try:
+        page.goto(server + "/?" + f"gpu=RTX+4090&command={quote(FIRST)}")
+        page.fill("#f-ctx", "8192")
+        page.fill("#f-command", SECOND)
+        assert page.input_value("#f-ctx") == "8192" and page.input_value("#f-model") == ""
+        with page.expect_navigation():
+            page.click("form.card button[type=submit]")
+        assert "the context field says '8192'" in page.locator("[role=alert]").inner_text()
+    finally:
+        ctx.close()

@@ -121,6 +121,8 @@ def field(name: str, label: str, params: Mapping[str, Any], placeholder: str = "
           datalist: str | None = None, wide: bool = False) -> str:
     value = params.get(name) or ""
     extra = f' list="{datalist}"' if datalist else ""
+    if name in params.get(FILLED, ()):  # the page filled it from the pasted command (form_from_request)
+        extra += f' data-filled="{e(value)}"'
     cls = ' class="wide"' if wide else ""
     return (f'<div{cls}><label for="f-{name}">{e(label)}</label><input id="f-{name}" name="{name}" type="{kind}" '
             f'value="{e(value)}" placeholder="{e(placeholder)}"{extra} data-max="{MAX_FIELD_CHARS}" '
@@ -274,7 +276,13 @@ def form_from_request(params: Mapping[str, Any], req: Any) -> dict[str, Any]:
     if req.quant:
         out["quant"] = req.quant
     out["command"] = params.get("command")
+    # the fields the command filled: the script clears them once the command is edited (static.py), so that a second
+    # command pasted over the first is not refused for the first one's model ("the model field says ...")
+    out[FILLED] = tuple(k for k in FROM_COMMAND if k in out and out[k] != params.get(k))
     return out
+
+
+FILLED = "_filled"  # form_from_request's key for the fields it filled from the command (never a request field)
 
 
 def verdict(est: MemoryEstimate, req: Any = None) -> str:

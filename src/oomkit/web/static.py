@@ -144,6 +144,12 @@ JS = """
   window.addEventListener('pageshow',function(){
     document.querySelectorAll('button[data-label]').forEach(function(b){b.textContent=b.getAttribute('data-label');
       b.removeAttribute('data-label');b.form&&b.form.removeAttribute('aria-busy');});});
+  // the fields the page filled from a pasted command (data-filled) describe that command: once it is edited, those
+  // still as filled are cleared (the server reads the new command's own; a field typed over is kept and checked)
+  var pasted=document.getElementById('f-command');
+  if(pasted){pasted.addEventListener('input',function(){
+    document.querySelectorAll('[data-filled]').forEach(function(el){
+      if(el.value===el.getAttribute('data-filled')){el.value='';}el.removeAttribute('data-filled');});});}
   // Ctrl+Enter (Cmd+Enter on a Mac) in a pasted command or log sends its form, as Enter sends from a field: Enter
   // alone there starts a new line, and a keyboard would otherwise Tab on to the button
   document.querySelectorAll('form textarea').forEach(function(t){t.addEventListener('keydown',function(ev){
