@@ -593,3 +593,21 @@ def test_qwen2_vl_forward_keeps_every_logit_until_5_0():
     assert prefill_logits("4.45.0") == T * V * (2 + 4)
     assert prefill_logits("4.46.0") == T * V * 2
     assert prefill_logits("5.0.0") == V * 2
+
+
+@pytest.mark.parametrize("slug,rows", [
+    # (release, rows of logits the prefill computes for a 512-token prompt, upcast to float32 in the forward)
+    ("openai-community/gpt2", [("4.52.0", 512, False), ("4.53.0", 1, False)]),
+    ("facebook/opt-125m", [("4.57.6", 512, False), ("5.0.0", 1, False)]),
+    ("state-spaces/mamba-1.4b-hf", [("4.45.0", 512, True), ("4.57.6", 512, True), ("5.0.0", 1, False)]),
+    ("ibm-granite/granite-3.0-2b-base", [("4.45.0", 512, True), ("4.46.0", 512, False), ("4.48.0", 1, False)]),
+    ("ibm-granite/granite-3.1-1b-a400m-base", [("4.51.0", 512, False), ("4.52.0", 1, False)]),
+    ("Qwen/Qwen2.5-7B-Instruct", [("4.44.2", 512, True), ("4.45.0", 1, False)]),
+])
+def test_forwards_without_logits_to_keep(slug, rows):
+    """settings.FORWARD_WITHOUT_LOGITS_TO_KEEP, from each model's forward signature in the sdists 4.45.0-5.0.0; a model
+    whose forward names logits_to_keep (Qwen2.5) keeps one row from 4.45.0 and every row, upcast, before."""
+    spec = _spec(slug)
+    for version, keep, upcast in rows:
+        r = tfe.resolve(spec, tfe.TransformersSettings(prompt_tokens=512, max_new_tokens=16, engine_version=version))
+        assert (r.keep, r.logits_float) == (keep, upcast), version

@@ -292,17 +292,29 @@ def _resolve_cache(s: TransformersSettings) -> tuple[str, str | None, int]:
 # Models whose forward() names no logits_to_keep, so generate() passes them none (generation/utils.py
 # GenerationMixin._supports_num_logits_to_keep, 4.45-4.49, and _supports_logits_to_keep from 4.50: `"logits_to_keep" in
 # set(inspect.signature(self.forward).parameters.keys())`) and their prefill computes the logits of every prompt token.
-# HF model_type -> (the first release whose forward takes logits_to_keep, the first whose forward upcasts the logits
-# only for a loss), read in the sdists 4.45.0, 4.46.0, 4.47.0, 4.48.0, 4.49.0, 4.50.0, 4.51.0, 4.52.0, 4.53.0, 4.54.0,
-# 4.55.4, 4.57.0, 5.0.0 and 5.25.0 (models/qwen2_vl/modeling_qwen2_vl.py, models/qwen2_5_vl/modeling_qwen2_5_vl.py):
-#   qwen2_vl    Qwen2VLForConditionalGeneration.forward: `logits = self.lm_head(hidden_states)` on every token to
-#               4.57.x, then `logits = logits.float()` unconditionally in 4.45.0, under `if labels is not None` from
-#               4.46.0; 5.0.0 takes logits_to_keep
-#   qwen2_5_vl  Qwen2_5_VLForConditionalGeneration.forward: the same from its first release (4.49.0, upcast under
-#               labels only) to 4.53.x; 4.54.0 takes logits_to_keep
+# HF model_type -> (the first release whose forward takes logits_to_keep, the first whose forward no longer upcasts
+# them all to float32), read in the sdists 4.45.0, 4.46.0, 4.47.0, 4.48.0, 4.49.0, 4.50.0, 4.51.0, 4.52.0, 4.53.0,
+# 4.54.0, 4.55.4, 4.57.0 and 5.0.0 (models/<type>/modeling_<type>.py, the forward of each *ForCausalLM,
+# *ForConditionalGeneration and *LMHeadModel class; every model of the catalog that names it in all of them is left out):
+#   qwen2_vl    `logits = self.lm_head(hidden_states)` to 4.57.x, then `logits = logits.float()` unconditionally in
+#               4.45.0, under `if labels is not None` from 4.46.0; 5.0.0 takes logits_to_keep
+#   qwen2_5_vl  the same from its first release, 4.49.0 (upcast under labels only), to 4.53.x; 4.54.0 takes it
+#   mamba, mamba2  `logits = self.lm_head(hidden_states.to(self.lm_head.weight.dtype)).float()` to 4.57.x; 5.0.0 takes it
+#   opt         `logits = self.lm_head(outputs[0]).contiguous()` to 4.57.x; 5.0.0 takes it
+#   gpt2        GPT2LMHeadModel `lm_logits = self.lm_head(hidden_states)` to 4.52.x; 4.53.0 takes it
+#   granite     upcast unconditionally in 4.45.0, not from 4.46.0; 4.48.0 takes it
+#   granitemoe  upcast unconditionally in 4.45.0, not from 4.46.0; 4.52.0 takes it
+#   glm4v       its first release, 4.53.0; 4.54.0 takes it
 FORWARD_WITHOUT_LOGITS_TO_KEEP: dict[str, tuple[Version, Version]] = {
     "qwen2_vl": ((5, 0, 0), (4, 46, 0)),
-    "qwen2_5_vl": ((4, 54, 0), (4, 49, 0)),
+    "qwen2_5_vl": ((4, 54, 0), (4, 45, 0)),
+    "mamba": ((5, 0, 0), (5, 0, 0)),
+    "mamba2": ((5, 0, 0), (5, 0, 0)),
+    "opt": ((5, 0, 0), (4, 45, 0)),
+    "gpt2": ((4, 53, 0), (4, 45, 0)),
+    "granite": ((4, 48, 0), (4, 46, 0)),
+    "granitemoe": ((4, 52, 0), (4, 46, 0)),
+    "glm4v": ((4, 54, 0), (4, 45, 0)),
 }
 
 
