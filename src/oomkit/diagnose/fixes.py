@@ -1396,10 +1396,12 @@ def _sglang_kv_alloc(d: Diagnosis) -> list[Fix]:
     if total and mine and mine >= 0.95 * total:
         known = d.settings.get("tp_size") or d.settings.get("tensor_parallel_size")
         tp = int(known or 1)
-        out.append(Fix(summary=f"--tp-size {2 * tp}" + (f" (from {tp})" if known else "") + f": this process holds {_g(mine)} of the {_g(total)} "
-                               "GPU while its pool is still being allocated, weights and pool together over it; "
-                               f"each of {2 * tp} ranks holds 1/{2 * tp} of the weights (or a quantized checkpoint)",
-                       flags=("--tp-size", str(2 * tp))))
+        # first: at any fraction the pool needs room the weights already take
+        out.insert(0, Fix(summary=f"--tp-size {2 * tp}" + (f" (from {tp})" if known else "")
+                          + f": this process holds {_g(mine)} of the {_g(total)} GPU while its pool is still being "
+                          "allocated, weights and pool together over it; each of "
+                          f"{2 * tp} ranks holds 1/{2 * tp} of the weights (or a quantized checkpoint)",
+                          flags=("--tp-size", str(2 * tp))))
     return out
 
 
