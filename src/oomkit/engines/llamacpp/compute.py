@@ -180,6 +180,11 @@ CODEC_HEAD_GRAPHS = frozenset({"qwen3tts"})
 # higher: GLM-Z1-32B's CUDA0 353.00 MiB at b5192 and b5274 (ik_llama.cpp PR #344 / #370) = 296 + 45 + 12 (read off
 # those logs, not replayed)
 OLD_GRAPH_LAST_BUILD = 5380
+# Without flash attention the older graph's attention (K and V copied into views of the cache before KQ, the masks
+# and three rows below the FFN) lasts until the stores became ggml_set_rows with index inputs, PR #14959 (ERAS
+# set_rows, b6071). NeoZhangJianyu/ci_log's SYCL CI (llama-2-7b Q4_0, 4096 cells, 512-token ubatch, no flash
+# attention): SYCL0 296.00 MiB in every build it ran from b3091 to b6070, 312.01 from b6093
+OLD_ATTN_LAST_BUILD = ERAS["set_rows"] - 1
 
 
 # the last phases computed: a fit's dry runs move layers and tensors at one context, which changes no phase
@@ -298,7 +303,7 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
     # build_inp_embd's unread embeddings input: a graph input, allocated first and never freed, in the buffer of the
     # backend that holds the graph inputs (the CPU's; a device's output phase drops it, compute_bytes). A last layer
     # with the fused gate-up FFN (OLD_GRAPH_LAST_BUILD) one n_ff block more
-    old = ctx.build <= OLD_GRAPH_LAST_BUILD and not ctx.flash_attn
+    old = ctx.build <= OLD_ATTN_LAST_BUILD and not ctx.flash_attn
     out_phase = spec.n_vocab * rows_out * f32 + (2 if ERAS.reached(ctx.build, "embd_input") else 1) * resid
     if ctx.build <= OLD_GRAPH_LAST_BUILD and rows_out and spec.trunk_layers:
         fused = _dense_ffn_rows(spec).get(spec.trunk_layers[-1].index, (0, 1, False))
@@ -1919,11 +1924,13 @@ def fa_head_dims(a: Attention, ctx: Context) -> tuple[int, int, int]:
 
 # the backends whose refusal of a layer's FLASH_ATTN_EXT oomkit models (device_fa_supported)
 _FA_REFUSING = (*_GGML_CUDA, "metal", "sycl")
-# PR #20190 "[SYCL] supprt Flash Attention for fp32/fp16/Q4/Q5/Q8" (opened 2026-03-07; dated here by that day, so
-# the days up to its merge are given it early): before it ggml-sycl.cpp ggml_backend_sycl_device_supports_op has no
+# PR #20190 "[SYCL] supprt Flash Attention for fp32/fp16/Q4/Q5/Q8" (213c4a0b8, 2026-03-08, b8234: its count on
+# master): before it ggml-sycl.cpp ggml_backend_sycl_device_supports_op has no
 # GGML_OP_FLASH_ATTN_EXT case (default: false; llama.cpp@96ac5a23, 2025-11-23), so -fa auto turns flash attention
-# off on a SYCL device (llama_context's "Flash Attention was auto, set to disabled") and a forced one runs on the CPU
-SYCL_FA_BUILD = llamacpp_build_on("2026-03-07")
+# off on a SYCL device (llama_context's "Flash Attention was auto, set to disabled") and a forced one runs on the CPU.
+# NeoZhangJianyu/ci_log's SYCL CI (llama-2-7b Q4_0 on an Arc A770, -fa auto): "set to disabled" at b8205, SYCL0
+# 92.51 MiB with flash attention from b8234 on
+SYCL_FA_BUILD = 8234
 
 
 def device_fa_supported(a: Attention, ctx: Context, backend: str, device: Device | None = None) -> bool:

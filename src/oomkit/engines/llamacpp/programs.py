@@ -16,7 +16,7 @@ but each sets a few of its own before or after parsing. Cited against ggml-org/l
 | llama-bench | its own parser and defaults (tools/llama-bench/llama-bench.cpp cmd_params_defaults): -p 512 -n 128 -b 2048 -ub 512 -ngl 99 -fa 0 -mmp 1, one context per test row of n_prompt + n_gen + depth cells, one sequence |
 | main, server | the names of llama-cli and llama-server before the llama- prefix (June 2024); their -c defaulted to 512 |
 | lms load (LM Studio) | LM Studio's llama.cpp runtime: --context-length (LM Studio's default 4096), --gpu max / off (lmstudio.ai/docs/cli/load), max (and no --gpu) a fixed 999999 layers before runtime v2.0.0 that llama.cpp's fit leaves alone, llama.cpp's own placement from it (lmstudio.offload_layers); --parallel (Max Concurrent Predictions) 4 sharing one unified cache from runtime v2.0.0 (LM Studio 0.4), 1 before; a typed --parallel N in that unified cache (lms_slots); an MLX model (mlx-community's, a key or path naming MLX, an @4bit variant) is LM Studio's MLX engine's instead (engines/mlx/args.py from_lms) |
-| -c by build | llama-server, llama-cli, llama-mtmd-cli, llama-embedding take common_params' n_ctx: 0 (the trained context) until PR #10136, 4096 from it until PR #16653 (--fit), 0 (the trained context, fitted to memory) since (COMMON_CTX_ERAS) |
+| -c by build | llama-server, llama-cli, llama-mtmd-cli, llama-embedding take common_params' n_ctx: 512 (main and server too) until PR #7675, 0 (the trained context) until PR #10136, 4096 from it until PR #16653 (--fit), 0 (the trained context, fitted to memory) since (COMMON_CTX_ERAS) |
 | Llama(...) (llama-cpp-python) | the binding's keyword defaults: n_ctx 512, n_batch 512, n_ubatch 512, n_gpu_layers 0, flash_attn False, use_mmap True (llama_cpp/llama.py Llama.__init__), plus its host-side logits array |
 """
 
@@ -69,7 +69,11 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
 
 # common/common.h common_params::n_ctx, the -c default of every program that leaves it alone (llama-server, llama-cli,
 # llama-mtmd-cli, llama-embedding), by build:
-# - 0 (the trained context) before PR #10136: Ollama's vendored common.h reads "n_ctx = 0; // context size" at
+# - 512 before PR #7675 "common : refactor cli arg parsing" (1442677f9, 2024-06-04, b3087), gpt_params' "int32_t
+#   n_ctx = 512;", the main and server examples' (server_params_parse kept gpt_params' defaults; the PR moved the
+#   server onto gpt_params_parse and changed the default to "n_ctx = 0;"). NeoZhangJianyu/ci_log's SYCL CI (main
+#   -m llama-2-7b.Q4_0.gguf with no -c) runs "n_ctx = 512" to b3086 and 4096, the trained context, from b3091
+# - 0 (the trained context) from PR #7675 to PR #10136: Ollama's vendored common.h reads "n_ctx = 0; // context size" at
 #   llama.cpp 8962422 (ollama 96efd9052, 2024-10-08), and the logs of issues #9016 (b3579, 2024-08-13) and #9112
 #   (August 2024) run the trained context unasked. (The older main / server names defaulted to 512: _DEFAULTS.)
 # - 4096 from PR #10136 ("llama : adjust default context size + print warnings", merged 2024-11-02: "the examples
@@ -80,12 +84,13 @@ _DEFAULTS: dict[str, tuple[str, dict[str, Any]]] = {
 #   with" beside fit_params_min_ctx = 4096 at ec98e2002 (ollama 49a9c9ba6, 2025-12-17); a public OpenCL log of
 #   llama-cli at b7057 runs a 4096 context unasked
 # - 0 (the trained context, which --fit may reduce) since
-COMMON_CTX_ERAS = ((4014, 0), (ERAS["params_fit"], 4096))
+COMMON_CTX_ERAS = ((3087, 512), (4014, 0), (ERAS["params_fit"], 4096))
 COMMON_CTX_PROGRAMS = ("llama-server", "llama-cli", "llama-mtmd-cli", "llama-embedding")
 
 
 def common_default_ctx(build: int) -> int:
-    """common_params::n_ctx at a build: 0 (the trained context), 4096 from PR #10136, 0 again from PR #16653."""
+    """common_params::n_ctx at a build: 512, 0 (the trained context) from PR #7675, 4096 from PR #10136, 0 again
+    from PR #16653."""
     for first_after, n_ctx in COMMON_CTX_ERAS:
         if build < first_after:
             return n_ctx
@@ -94,12 +99,16 @@ def common_default_ctx(build: int) -> int:
 
 def with_build_ctx(s: LlamaCppSettings) -> tuple[LlamaCppSettings, str | None]:
     """-c left out on a build whose default was not the trained context -> that build's default, and a note. A
-    typed -c 0 is the trained context in every build (common/arg.cpp --ctx-size: "0 = loaded from model"): kept."""
-    if s.n_ctx != 0 or s.n_ctx_typed or s.program not in COMMON_CTX_PROGRAMS:
+    typed -c 0 is the trained context in every build (common/arg.cpp --ctx-size: "0 = loaded from model"): kept.
+    The old main / server names' 512 (_DEFAULTS, n_ctx_old_name) is the default of the builds before PR #7675 only:
+    from it they run the build's common default as well."""
+    if s.n_ctx_typed or s.program not in COMMON_CTX_PROGRAMS or s.n_ctx != 0 and not s.n_ctx_old_name:
         return s, None
     n_ctx = common_default_ctx(build_number(s.engine_version))
-    if not n_ctx:
+    if n_ctx == s.n_ctx:
         return s, None
+    if not n_ctx:
+        return replace(s, n_ctx=0), None
     return replace(s, n_ctx=n_ctx), (f"{s.program} at build {s.engine_version} defaults to -c {n_ctx} "
                                      "(common_params n_ctx before --fit); -c 0 is the trained context there")
 
@@ -157,6 +166,8 @@ def parse(argv: list[str], program: str) -> tuple[str | None, str | None, LlamaC
         return parse_binding_server(argv)
     rules, defaults = _DEFAULTS.get(program, (program, {}))
     model, quant, s = parse_args(argv, program=rules, defaults=defaults)
+    if program in ("main", "server") and not s.n_ctx_typed:
+        s = replace(s, n_ctx_old_name=True)
     return model, quant, _after_parse(program, s)
 
 

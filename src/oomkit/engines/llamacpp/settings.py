@@ -99,15 +99,19 @@ ERAS = Eras({
     # (ggml-cuda: a batch of at least 32), so the layers -ngl leaves on the CPU run on the GPU in the worst-case
     # ubatch graph (compute.compute_by_device)
     "pp_offload": llamacpp_build_on("2024-03-13"),
-    # PR #14959 "llama : enable LLAMA_SET_ROWS=1 by default" (merged in the first days of August 2025; dated here by
-    # llamacpp_build_on): the KV cache is stored through ggml_set_rows with index inputs (llama_kv_cache::
-    # build_input_k_idxs / build_input_v_idxs); a transposed V (no flash attention) takes n_embd_v_gqa x n_tokens
-    # int64 indices, a graph input on the host. Before it, a ggml_cpy into views of the cache, no index inputs
-    "set_rows": llamacpp_build_on("2025-08-02"),
-    # PR #18550 "ggml : add ggml_build_forward_select" (365a3e8c3, 2026-01-19, b7774): build_inp_embd makes both
-    # inputs, the token ids and an n_embd_inp x n_tokens F32 embeddings input the token path never reads, and picks
-    # one (src/llama-graph.cpp); the unread input is still a graph input, allocated on the host
-    "embd_input": 7774,
+    # PR #14959 "llama : enable LLAMA_SET_ROWS=1 by default" (a4569c41f, 2025-08-02, b6071): the KV cache is stored
+    # through ggml_set_rows with index inputs (llama_kv_cache::build_input_k_idxs / build_input_v_idxs); a transposed
+    # V (no flash attention) takes n_embd_v_gqa x n_tokens int64 indices, a graph input on the host. Before it, a
+    # ggml_cpy into views of the cache, no index inputs. NeoZhangJianyu/ci_log's SYCL CI (llama-2-7b Q4_0, 512-token
+    # ubatch, no flash attention): SYCL_Host 16.01 MiB at b6070, 32.01 (the 16 MiB V indices) from b6093
+    "set_rows": 6071,
+    # PR #18898 "graph : utilize `ggml_build_forward_select()` to avoid reallocations" (557515be1, 2026-01-23, b7819),
+    # on the select op of PR #18550 (365a3e8c3, b7774, which left build_inp_embd as it was): build_inp_embd makes
+    # both inputs, the token ids and an n_embd_inp x n_tokens F32 embeddings input the token path never reads, and
+    # picks one (src/llama-graph.cpp); the unread input is still a graph input, allocated on the host.
+    # NeoZhangJianyu/ci_log's SYCL CI (llama-2-7b Q4_0, 512-token ubatch): SYCL_Host 16.01 MiB to b7818, 24.01 (the
+    # 8 MiB row block more) from b7862
+    "embd_input": 7819,
     # PR #6122 "llama : greatly reduce output buffer memory usage" (557410b8, 2024-03-26, b2540): build_inp_out_ids,
     # an n_outputs int32 graph input the last layer gathers its rows by (llama.cpp llm_build_context, later
     # src/llama-graph.cpp; built even when every token is an output from PR #14275, 812939a9, b5714, as before it)
@@ -256,6 +260,9 @@ class LlamaCppSettings:
     # whether -c was typed (args.py): a typed -c 0 is the trained context in every build, where the builds between
     # PR #10136 and PR #16653 default to 4096 (programs.with_build_ctx). Not compared, as flash_attn_form
     n_ctx_typed: bool = field(default=False, compare=False)
+    # -c left out under the old main / server names, whose 512 (programs._DEFAULTS) holds before PR #7675 only
+    # (programs.with_build_ctx). Not compared, as n_ctx_typed
+    n_ctx_old_name: bool = field(default=False, compare=False)
     n_batch: int = 2048  # -b
     n_ubatch: int = 512  # -ub
     n_parallel: int = -1  # -np; -1 = auto (llama-server: 4 slots, unified KV)
