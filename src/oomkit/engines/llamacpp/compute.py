@@ -168,7 +168,7 @@ CODEC_HEAD_GRAPHS = frozenset({"qwen3tts"})
 # the CPU with a 2-layer CodeLlama-7B-shaped file without flash attention, print 70.53 / 164.01 / 296.01 MiB at
 # -c 512 / 2048 / 4096 (KQ + mask + Q + KQV + two rows; logits + one row), 0c1e57098 105.51 at 512; the b4880
 # MI50 log (2664.00 per card) and the b5380 -sm row log (logits + one row) fit it. The second row of the 2026 CPU
-# graph is build_inp_embd's unread embeddings input (PR #18550, ERAS embd_input: a graph input allocated first,
+# graph is build_inp_embd's unread embeddings input (PR #18898, ERAS embd_input: a graph input allocated first,
 # never freed): sched_replay.llama_graph run all on the CPU gives llama-3.1-8b's 4-layer file 258.50 MiB without it
 # and 266.50 with it (0c1e57098 prints 266.50 on the CPU, 258.50 on the H200, whose split leaves it on the host);
 # #14307 (b5716, CPU) and node-llama-cpp#560 (b8100, CUDA0) print logits + one row. With flash attention the older
@@ -299,7 +299,7 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
     # the logits rows (reserved_outputs: every token of the ubatch unless the build reserves fewer); an embedding
     # graph has none, its output the t_embd rows
     rows_out = 0 if spec.architecture in EMBEDDING_GRAPHS else (T if n_outputs is None else n_outputs)
-    # the logits beside one hidden-state row (the final norm), and from PR #18550 (ERAS embd_input) below them
+    # the logits beside one hidden-state row (the final norm), and from PR #18898 (ERAS embd_input) below them
     # build_inp_embd's unread embeddings input: a graph input, allocated first and never freed, in the buffer of the
     # backend that holds the graph inputs (the CPU's; a device's output phase drops it, compute_bytes). A last layer
     # with the fused gate-up FFN (OLD_GRAPH_LAST_BUILD) one n_ff block more
@@ -2307,7 +2307,7 @@ def vulkan_graph_optimize(ctx: Context, devices: tuple[Device, ...], s: LlamaCpp
 
 def vulkan_host_rows(spec: ModelSpec, ctx: Context) -> int:
     """Hidden-state rows a Vulkan device's layer workspace holds fewer than the CPU graph's buffer (which
-    compute_phases fits): since PR #18550 (ERAS embd_input) the unread embeddings input is a graph input on the
+    compute_phases fits): since PR #18898 (ERAS embd_input) the unread embeddings input is a graph input on the
     host (Vulkan_Host), never on the device, and on a dense attention-only graph with flash attention
     ggml_vk_graph_optimize saves one row more (VK_GRAPH_OPTIMIZE_BUILD). Checked against HilbertraumAI's b9849
     RTX 3090 logs, -c 8192 -ub 2048 -np 1: the CPU buffer under the Vulkan order less the embeddings input row is
@@ -2323,7 +2323,7 @@ def vulkan_host_rows(spec: ModelSpec, ctx: Context) -> int:
 
 def device_host_rows(spec: ModelSpec, ctx: Context, backend: str) -> int:
     """Bytes of the CPU graph's layer workspace (compute_phases) a device's split does not hold. The unread
-    embeddings input of PR #18550 (ERAS embd_input: build_inp_embd makes it beside the token ids, src/llama-graph.cpp)
+    embeddings input of PR #18898 (ERAS embd_input: build_inp_embd makes it beside the token ids, src/llama-graph.cpp)
     is a graph input no device node reads, so ggml_backend_sched_split_graph leaves it on the host whatever the
     backend: a Metal, SYCL or OpenCL device, or an RPC server, holds one hidden-state row less than the CPU-only
     buffer. Vulkan's node order saves a row more (vulkan_host_rows); a ggml-cuda device's figures are its own
@@ -2729,7 +2729,7 @@ def blas_host_attention(spec: ModelSpec, ctx: Context, caches: list[Cache], plac
         return 0  # not modelled: a first attention layer on a device, which casts the mask there
     normed = {t.name for t in spec.weights.tensors if t.name.endswith(("attn_q_norm.weight", "attn_k_norm.weight"))}
     # the graph inputs: the masks (F32 before PR #23764, cast to F16 for flash attention; F16 inputs after) and,
-    # since PR #18550, the unread embeddings input
+    # since PR #18898, the unread embeddings input
     nodes = [galloc.Node(c.cells * T * (4 if cast else 2), output=not cast) for c in caches]
     if ERAS.reached(ctx.build, "embd_input"):
         nodes.append(galloc.Node(spec.n_embd * T * 4, output=True))
@@ -3950,7 +3950,7 @@ def _host_expert_block_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache],
     g = compute_graphs._Graph()
     add = g.add
     tokens = add(T * 4)
-    if ERAS.reached(ctx.build, "embd_input"):  # the unread embeddings input beside the token ids (PR #18550)
+    if ERAS.reached(ctx.build, "embd_input"):  # the unread embeddings input beside the token ids (PR #18898)
         add(resid)
     pos = add(T * 4)
     cache_inputs = [[add(T * 8), add((n_embd_v if v_trans else 1) * T * 8), add(c.cells * T * mask_elem)]
@@ -4100,7 +4100,7 @@ def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placem
         out[-1] = tg.output if placement.output_device < 0 else tg.attention
         if pp_dev not in placement.layer_device:  # a device with layers of its own has that workspace already
             out[pp_dev] = max(out.get(pp_dev, 0), ph.get(pp_dev, p_dev).attention)
-    # the host keeps the graph inputs; since PR #18550 (ERAS embd_input) among them the embeddings input row block
+    # the host keeps the graph inputs; since PR #18898 (ERAS embd_input) among them the embeddings input row block
     # beside the token ids, unread with tokens given but allocated all the same. Without flash attention the V
     # index inputs (v_index_inputs); K and V rows stored into a KV cache on the host take the freed embeddings
     # block, and go above it when larger (host_cache_stores). The small inputs (token_index_inputs) are not added

@@ -541,7 +541,7 @@ def gemma4_ple_graph(spec: ModelSpec, T: int, n_outputs: int, caches: list[tuple
       post-norm and residual, the layer output scale;
     - the final norm (h_nextn) on every row, result_norm's out_ids rows, the logits with the soft-capping (SCALE,
       TANH, SCALE, all in place).
-    Inputs, in first-use order: the token ids, the unread embeddings input (PR #18550), the per-layer token ids,
+    Inputs, in first-use order: the token ids, the unread embeddings input (PR #18898), the per-layer token ids,
     the positions, per cache (caches: (name, layers, KV cells a stream, mask bytes) in first-use order) its K and
     V indices (the V indices one per element of the widest V row without flash attention) and KQ mask, and out_ids.
     Read off the pinned binding's reserve (ggml_gallocr_reserve_n dumped) on Gemma 4 E2B's 35-layer shapes: every
