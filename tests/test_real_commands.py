@@ -218,3 +218,14 @@ def test_env_with_its_options():
     for argv in (["env", "-S", "vllm serve Qwen/Qwen3-8B"], ["env", "-i"]):
         with pytest.raises(OomkitError):
             parse_command(argv, {})
+
+
+def test_a_comment_after_the_command_is_no_argument():
+    """bash (manual, "Comments"): a word that starts with `#` outside quotes begins a comment to the end of its line;
+    `a#b`, `"q # x"` and `\\#` are characters."""
+    assert split_command("llama-server -m x.gguf -c 8192 # my server") == ["llama-server", "-m", "x.gguf", "-c",
+                                                                            "8192"]
+    assert split_command("llama-server -m x.gguf \\\n  -ngl 99 # all layers") == ["llama-server", "-m", "x.gguf",
+                                                                                   "-ngl", "99"]
+    assert split_command("export A=1 # c\nvllm serve q # d") == ["A=1", "vllm", "serve", "q"]
+    assert split_command('vllm serve "q # x" --x a#b \\# y') == ["vllm", "serve", "q # x", "--x", "a#b", "#", "y"]
