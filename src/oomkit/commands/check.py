@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 
-from ..check import check
+from ..check import CheckResult, check
 from ..report import check as report
 from ..report import render
-from ._model_args import OPTIONS, parse_model_request, split_args
+from ._model_args import OPTIONS, ModelRequest, parse_model_request, split_args
 
 EXAMPLE_MODEL = "llama3.1:8b"  # the built-in example `oomkit check` runs with no MODEL
 
@@ -49,11 +49,8 @@ examples:
 """
 
 
-def run(argv: list[str]) -> int:
-    if "-h" in argv[: argv.index("--") if "--" in argv else len(argv)] or "--help" in argv:
-        print(HELP % {"example": EXAMPLE_MODEL})
-        return 0
-    req = parse_model_request(argv, default_model=EXAMPLE_MODEL)
+def checked(req: ModelRequest) -> CheckResult:
+    """The check of a parsed request, on the GPUs its engine command sees (the CLI's and the web API's)."""
     vram, gpu, cpu_only = req.opts.get("--vram"), req.opts.get("--gpu"), bool(req.opts.get("--cpu-only"))
     if (hidden := req.hides_every_gpu(detected=True)) is not None:  # CUDA_VISIBLE_DEVICES=-1 llama-server ...: the CPU's turn
         vram, gpu, cpu_only = None, None, True
@@ -62,8 +59,15 @@ def run(argv: list[str]) -> int:
                        cpu_only=cpu_only, ram=req.opts.get("--ram"))
     if hidden is not None:
         seen = [*req.visible_notes, f"{hidden}, so this is checked against this machine's RAM"]
-    if seen:
-        result = replace(result, hardware_notes=(*seen, *result.hardware_notes))
+    return replace(result, hardware_notes=(*seen, *result.hardware_notes)) if seen else result
+
+
+def run(argv: list[str]) -> int:
+    if "-h" in argv[: argv.index("--") if "--" in argv else len(argv)] or "--help" in argv:
+        print(HELP % {"example": EXAMPLE_MODEL})
+        return 0
+    req = parse_model_request(argv, default_model=EXAMPLE_MODEL)
+    result = checked(req)
     if result.rope_scaling_factor is not None:
         print(f"oomkit: warning: {result.notes[0]}", file=sys.stderr)
     if req.opts.get("--json"):

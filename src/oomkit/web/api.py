@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..check import CheckResult, check
 from ..commands import _plan_args
+from ..commands import check as check_command
 from ..commands import models as models_command
 from ..commands import table as table_command
 from ..commands._model_args import OPTIONS as MODEL_OPTIONS
@@ -382,18 +382,7 @@ def uploaded_command(command: str) -> str:
 def check_fit(p: Mapping[str, Any], local: bool = False) -> Answer:
     """`oomkit check ... --json` (against the given hardware, else this machine's GPUs, else the reference card)."""
     req = _request(p, default_model="llama3.1:8b", local=local, host=True)
-    vram, gpu, cpu_only = req.opts.get("--vram"), req.opts.get("--gpu"), bool(req.opts.get("--cpu-only"))
-    # CUDA_VISIBLE_DEVICES and the like in the pasted command, applied as commands/check.py applies them: all GPUs
-    # hidden from llama.cpp or Ollama is a CPU run; else the planned (or detected) GPUs the engine's process sees
-    if (hidden := req.hides_every_gpu(detected=True)) is not None:
-        vram, gpu, cpu_only = None, None, True
-    with req.devices_seen() as seen:
-        result: CheckResult = check(req.model, req.engine, quant=req.quant, settings=req.settings, vram=vram,
-                                    gpu=gpu, cpu_only=cpu_only, ram=req.opts.get("--ram"))
-    if hidden is not None:
-        seen = [*req.visible_notes, f"{hidden}, so this is checked against this machine's RAM"]
-    if seen:
-        result = replace(result, hardware_notes=(*seen, *result.hardware_notes))
+    result = check_command.checked(req)  # CUDA_VISIBLE_DEVICES and the like in the pasted command, as the CLI's
     return Answer(result, check_report.to_json(result), req)
 
 
