@@ -92,11 +92,12 @@ def _text(flag: str, value: str) -> str:
 def _cache_type(flag: str, value: str) -> str:
     """common/arg.cpp kv_cache_type_from_str (from PR #10806, b4317; common.cpp's of the same name before, from
     PR #4309, b1619): the value is compared with ggml_type_name(type) (b4317 on) or the lower-case names (before)
-    exactly, so `Q8_0` is no cache type in any build: "Unsupported cache type: Q8_0" (b1619's "Invalid cache type")."""
-    if misspelt_cache_type(value):
+    exactly, so `Q8_0` is no cache type in any build: "Unsupported cache type: Q8_0" (b1619's "Invalid cache type").
+    Nor is " q8_0" or "q8_0\\t": the value is not trimmed."""
+    if misspelt_cache_type(value, padded=True):
         # a name no type has (a fork's turbo4) is refused with the cache's size (kv.py), after the model is found
         raise OomkitError(f'error while handling argument "{flag}": Unsupported cache type: {value} (llama.cpp '
-                          f"matches ggml's type names exactly: {', '.join(KV_CACHE_TYPES)}; give {value.lower()})")
+                          f"matches ggml's type names exactly: {', '.join(KV_CACHE_TYPES)}; give {value.strip().lower()})")
     return value
 
 

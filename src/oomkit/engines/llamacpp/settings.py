@@ -218,9 +218,13 @@ DEFAULT_GGUF_TYPE = "Q4_K_M"
 FLT_PROPORTION = 1e30  # a -ts part: any finite float32 proportion (their sum must stay finite)
 
 
-def misspelt_cache_type(value: str) -> bool:
+def misspelt_cache_type(value: str, padded: bool = False) -> bool:
     """A cache type written in another case (Q8_0): llama.cpp matches ggml's type names exactly (common/arg.cpp
-    kv_cache_type_from_str), so it is no cache type to it."""
+    kv_cache_type_from_str: `if (ggml_type_name(type) == s)`), so it is no cache type to it. With padded, also one
+    with white space around it (-ctk " q8_0", "q8_0\\t"): kv_cache_type_from_str does not trim either. Settings
+    are held to the case alone: Ollama's runner settings carry OLLAMA_KV_CACHE_TYPE, which its envconfig trims."""
+    if padded:
+        return value not in KV_CACHE_TYPES and value.strip().lower() in KV_CACHE_TYPES
     return value not in KV_CACHE_TYPES and value.lower() in KV_CACHE_TYPES
 
 
