@@ -102,7 +102,8 @@ MISSES = [
 
 
 # The Mac each figure ran on, where the thread says it (awni's benchmarks run on an M2 Ultra; DeepSeek-V3 at 4 bits
-# needs the 512 GB M3 Ultra); the chip sets mlx's max_mb_per_buffer (Pro 40, Max and Ultra 50).
+# needs the 512 GB M3 Ultra); the chip sets mlx's max_mb_per_buffer (base 40; Pro, Max and Ultra 50: the Pro and
+# Max dies report an 's' architecture, mlx/layout.py max_mb_per_buffer).
 MACS = {
     "mlx-lm-1569-qwen3-4b": ("Apple M3 Pro 18GB", 18),
     "mlx-lm-839-dsv3-4096": ("Apple M3 Ultra 512GB", 512),

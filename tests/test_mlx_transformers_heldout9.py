@@ -28,7 +28,8 @@ each at 4096, 1024, 256 and 64 prompt tokens (the 0.22.3 prefill: 2048-token chu
 then the rest through _step with the logits of all of them, settings.ERAS "lm_head_last"). The band is the earlier
 sets' for mlx-lm: oomkit's total / the printed peak in [0.93, 1.05]. Nothing in tests/ cites this repository.
 
-Agreement: 69 of 136 in the band before this set's rule, 88 after; the 48 left are strict xfails (below).
+Agreement: 69 of 136 in the band before this set's rule, 88 after; the 48 left are strict xfails (below). The
+'s' architecture's 50 MiB command buffers (mlx/layout.py max_mb_per_buffer) keep 88: 7 rows in, 7 out (below).
 
     gemma-3-4b(-qat) 4bit / 8bit   16 rows   0.852-0.924  ->  0.948-1.047   all in the band
     gemma-3-12b-qat 4bit / 8bit     8 rows   0.927-0.971  ->  0.996-1.048   all in the band
@@ -54,17 +55,24 @@ The strict xfails, with the figures (printed GB, oomkit GB):
   mlx-community's "-bf16" repos are mlx_lm.convert --dtype bfloat16 outputs, which write lm_head as well, but oomkit
   reads such a name as the base checkpoint (q_bits None, mlx/args.py base_model) and applies stored_head to -q
   conversions only. gemma-3-1b bf16 at 64 tokens: 2.697 printed, 2.130 oomkit (0.790); 4b: 9.194, 8.025 (0.873).
-- Small models at 1024 and 4096 prompt tokens (26 rows: Qwen2.5 0.5B 4bit / 8bit, 3B 4bit and their Coder twins,
-  0.5B bf16 at 4096, Qwen3-0.6B 4bit / 8bit, gemma-3-1b(-qat) 4bit / 8bit): oomkit is 0.27-0.41 GB short, e.g.
-  Qwen2.5-0.5B 4bit at 1024: 1.402 printed, 1.070 (0.763); Qwen3-0.6B 4bit at 4096: 2.250, 1.940 (0.862). Past
-  the weights, the cache and the last chunk's logits (T x 151,936 x 2 bytes) the runs hold about 0.78 GB at 1024
-  and at 4096 alike, where
-  oomkit's in-flight command buffers (11 x 40 MiB, layout.compute_bytes) give 0.46 GB; the 7B-14B rows at the same
-  lengths agree (0.966-1.000). Not found in mlx 0.24.1 / 0.25.1 (transforms.cpp MAX_ACTIVE_TASKS 10, device.cpp
-  max_mb_per_buffer 40 / 50): the M4 Pro reports applegpu_g16s, and device.cpp gives an 's' architecture 50 MiB,
-  not the 40 oomkit takes for a Pro, which would explain 0.12 GB of it at most.
+- Small models at 1024 and 4096 prompt tokens (19 rows: Qwen2.5 0.5B 4bit / 8bit, 3B 4bit at 1024 and their Coder
+  twins, 0.5B bf16 at 4096, Qwen3-0.6B 4bit, 8bit at 1024, gemma-3-1b(-qat) 4bit): oomkit is 0.16-0.29 GB short,
+  e.g. Qwen2.5-0.5B 4bit at 1024: 1.402 printed, 1.185 (0.845); Qwen3-0.6B 4bit at 4096: 2.250, 2.055 (0.914);
+  gemma-3-1b 4bit at 4096: 2.763, 2.469 (0.893). Past the weights, the cache and the last chunk's logits
+  (T x 151,936 x 2 bytes) the runs hold about 0.78 GB at 1024 and at 4096 alike, where oomkit's in-flight command
+  buffers give 0.58 GB (11 x 50 MiB, layout.compute_bytes). The M4 Pro reports applegpu_g16s, and mlx's
+  device.cpp (0.23.0 on) gives an 's' architecture max_mb_per_buffer 50 (layout.max_mb_per_buffer); with the 40
+  MiB oomkit took for a Pro before, 26 rows were short by 0.27-0.41 GB, and Qwen2.5-3B 4bit at 4096 (0.905 ->
+  0.940), gemma-3-1b 8bit at 1024 / 4096 (0.898 / 0.899 -> 0.940 / 0.934) and Qwen3-0.6B 8bit at 4096 (0.893 ->
+  0.939) came into the band with the 50.
 - gemma-3-1b 4bit / 8bit at 256 tokens (4 rows): 1.111 / 1.748 printed, 1.239 / 1.890 (1.115 / 1.081): above.
-- Qwen2.5-3B (and Coder) bf16 at 256 tokens (2 rows): 6.404 printed, 6.732 (1.051), past the band by 0.1 %.
+- Rows at 256 tokens past the band since the 50 MiB (9 rows): Qwen2.5-3B (and Coder) 8bit 3.699 printed, 3.955
+  (1.069, was 1.038) and bf16 6.404, 6.847 (1.069, was 1.051); gemma-3-4b(-qat) 4bit 3.087, 3.347 (1.084, was 1.047)
+  and 8bit 5.348, 5.623 (1.051, was 1.030); DeepSeek-R1-Distill-Qwen-7B 4bit 4.709, 4.971 (1.056, was 1.031). At 256
+  tokens the prefill's activations of all layers are more than the 11 buffers, so the 50 MiB is counted in full; but
+  device.cpp counts every buffer an op binds (CommandEncoder::set_input_array: `stream_.buffer_sizes +=
+  a.data_size()`, weights included) towards max_mb_per_buffer, so a buffer of these models commits with less than
+  50 MiB of activations, which oomkit does not model.
 """
 
 from __future__ import annotations
@@ -262,15 +270,18 @@ def _gap(name: str, dtype: str, prompt: int) -> str | None:
     """Why a row is a known gap (the module docstring has the figures), None where it is in the band."""
     if name.startswith("gemma-3") and dtype == "bfloat16":
         return "the stored lm_head of a -bf16 conversion, not added (oomkit reads the name as the base checkpoint)"
-    short = (("int4", False), ("int8", False), ("int4", True))  # (dtype, a 3B): the rows below the band
-    if name in _SMALL and prompt >= 1024 and (dtype, "3b" in name) in short:
-        return "small models at 1024-4096 prompt tokens: 0.27-0.41 GB of the prefill's transients not counted"
-    if "0.5b" in name and dtype == "bfloat16" and prompt == 4096:
-        return "small models at 1024-4096 prompt tokens: 0.27-0.41 GB of the prefill's transients not counted"
+    short = {("qwen-2.5-0.5b-it", "int4"): (1024, 4096), ("qwen-2.5-0.5b-it", "int8"): (1024, 4096),
+             ("qwen-2.5-0.5b-it", "bfloat16"): (4096,), ("qwen-2.5-3b-it", "int4"): (1024,),
+             ("qwen-3-0.6b-it", "int4"): (1024, 4096), ("qwen-3-0.6b-it", "int8"): (1024,),
+             ("gemma-3-1b-it", "int4"): (1024, 4096)}
+    if prompt in short.get((name.replace("-coder", "").replace("-qat", ""), dtype), ()):
+        return "small models at 1024-4096 prompt tokens: 0.16-0.22 GB of the prefill's transients not counted"
     if name.startswith("gemma-3-1b") and prompt == 256:
         return "gemma-3-1b at 256 prompt tokens: 0.13-0.14 GB above the printed peak"
-    if name in ("qwen-2.5-3b-it", "qwen-2.5-coder-3b-it") and dtype == "bfloat16" and prompt == 256:
-        return "Qwen2.5-3B bf16 at 256 prompt tokens: 6.732 GB against 6.404 printed (1.051)"
+    over_256 = ("qwen-2.5-3b-it", "qwen-2.5-coder-3b-it", "gemma-3-4b-it", "gemma-3-4b-it-qat",
+                "Deepseek-R1-Distill-7B")
+    if prompt == 256 and name in over_256 and dtype in ("int8", "bfloat16") + (("int4",) if "3b" not in name else ()):
+        return "256 prompt tokens: 11 in-flight buffers of 50 MiB counted as activations, 1.051-1.084"
     return None
 
 

@@ -132,15 +132,19 @@ def _scores_tokens(chunks: list[int], window: int | None, quantized_from: int | 
 # mlx/transforms.cpp eval_impl: MAX_ACTIVE_TASKS = 10 command buffers may be committed and not yet completed before
 # the CPU waits for one; mlx/backend/metal/eval.cpp gpu::eval keeps every input of an op alive (the completion
 # handler holds their data) until its command buffer completes, and CommandEncoder::needs_commit commits a buffer
-# once its inputs pass max_mb_per_buffer MiB (mlx/backend/metal/device.cpp Device::Device, by the GPU architecture's
-# last letter: 'p' phone 40, 'g' base and Pro 40, 's' Max 50, 'd' Ultra 50, others 40).
+# once its inputs pass max_mb_per_buffer MiB (mlx/backend/metal/device.cpp Device::Device, from PR #1864, 7aea5b18,
+# first in mlx 0.23.0, to 0.32.x: by the last letter of MTLDevice.architecture's name, 'p' 40, 'g' 40, 's' 50,
+# 'd' 50, others 40). device.cpp's comments call 'g' "base, pro" and 's' "max", but the Pro and the Max dies both
+# report 's' (applegpu_g13s on an M1 Max, g14s on an M2 Pro, g15s on an M3 Max, g16s on an M4 Pro, as mx.device_info()
+# ["architecture"] prints them in public benchmark logs), the base chips 'g' (g13g ... g16g), the Ultras 'd' (g13d).
 MAX_ACTIVE_TASKS = 10
 
 
 def max_mb_per_buffer(device_name: str | None) -> int:
-    """device.cpp's max_mb_per_buffer for the chip a name says (40 when it says none)."""
-    name = (device_name or "").lower()
-    return 50 if ("max" in name.split() or "ultra" in name.split()) else 40
+    """device.cpp's max_mb_per_buffer for the chip a name says: 50 for a Pro, Max or Ultra ('s' and 'd'
+    architectures), 40 for a base chip ('g') and when the name says none."""
+    words = (device_name or "").lower().split()
+    return 50 if any(w in words for w in ("pro", "max", "ultra")) else 40
 
 
 def compute_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved, caches: list[LayerCache],
