@@ -254,7 +254,7 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     encoder, encoder_pass = encoder_profile(spec, s, r)
     ws += kept
     if not last_stage:
-        return int(max(forward + ws + encoder, encoder_pass))
+        return int(max(dsv4_mhc_forward(spec, r, forward, T) + ws + encoder, encoder_pass))
     if not r.at_least("v1_dummy_sampler"):
         # no sampler pass before 0.8.0 (settings.ERAS v1_dummy_sampler): compute_logits' full-vocabulary logits
         # (gathered to every rank) in the model dtype beside the hidden states they come from, over all T rows up
@@ -271,6 +271,7 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     forward += dsv4_indexer_logits_bytes(spec, s, r)  # DeepSeek-V4's indexer: a dummy at the peak
     if last_stage and r.version >= PROFILE_DRAFTER_FROM and (d := drafter_of(s, r)) is not None:
         forward += drafter_profile_bytes(d, spec, r)
+    forward = dsv4_mhc_forward(spec, r, forward, T)  # DeepSeek-V4's hyper-connection residual streams
     return int(max(max(forward, sampler) + ws + encoder, encoder_pass, cold_compile_bytes(spec, s, r)))
 
 
@@ -660,6 +661,41 @@ def dsv4_indexer_logits_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved,
                for layer in _dsv4_layers(spec, layer_range)):
         return 0
     return DSV4_INDEXER_LOGITS
+
+# DeepSeek-V4's hyper-connection (mHC) residual streams in the forward, read in the 0.24.0 and 0.25.1 sdists (the same
+# code in both; other releases not read, so the rule keeps to DSV4_WORKSPACE's range). models/deepseek_v4/nvidia/
+# model.py (amd/model.py alike) DeepseekV4Model.forward repeats the embedding into hc_mult streams,
+# hidden_states.unsqueeze(-2).repeat(1, hc_mult, 1): a bf16 (T, hc_mult, hidden) residual, hc_mult x T x hidden x 2 B
+# (1 GiB for DeepSeek-V4-Flash at 32,768 tokens, TP-independent: every rank holds the whole stream). Each
+# DeepseekV4DecoderLayer.forward calls model_executor/kernels/mhc/tilelang.py mhc_fused_post_pre_tilelang twice (before
+# the attention and before the MoE), and each returns a new stream, residual_cur = torch.empty_like(residual_flat),
+# beside the one it reads, while the model's loop (`hidden_states, residual, post_mix, res_mix = layer(...)`) still
+# holds the previous layer's stream and its output. So a layer's MoE runs beside two streams (the caller's and its
+# own), where the model-agnostic forward (FORWARD_HIDDEN) counts one hidden-sized residual: (2 hc_mult - 1) x T x
+# hidden x 2 B more; and the second fused call holds three streams (the caller's, the attention side's and its new
+# one) with three hidden-sized tensors (the caller's hidden_states, the attention output, layer_input_cur):
+# (3 hc_mult + 3) x T x hidden x 2 B. The mixes (post_mix, comb_mix, the prenorm GEMM's outputs: T x 24 float32 a
+# split) are small and not counted. The peak is the larger of the two moments.
+def dsv4_hc_mult(spec: ModelSpec) -> int:
+    """hc_mult, the length of the head's mHC base (output_hc_base: (hc_mult,), model/hf_config.py); 0 without it."""
+    for t in spec.weights.tensors:
+        if t.name == "output_hc_base.weight":
+            return int(t.shape[0])
+    return 0
+
+
+def dsv4_mhc_forward(spec: ModelSpec, r: Resolved, forward: float, tokens: int) -> float:
+    """The profile forward's peak with DeepSeek-V4's mHC residual streams (the comment above): forward itself off
+    the read releases or without hyper-connections."""
+    lo, hi = DSV4_WORKSPACE
+    if spec.architecture not in DSV4_ARCHS or not r.v1 or not lo <= r.version < hi:
+        return forward
+    hc = dsv4_hc_mult(spec)
+    if hc <= 1:
+        return forward
+    row = tokens * spec.n_embd * 2  # one bf16 hidden state (mhc_pre_tilelang asserts residual.dtype bfloat16)
+    return max(forward + (2 * hc - 1) * row, (3 * hc + 3) * row)
+
 
 # The first release whose install carries triton_kernels. From 0.10.2 the Triton MXFP4 MoE is vLLM's pick on Hopper
 # only when that package imports (quantization/mxfp4.py get_mxfp4_backend: has_triton_kernels()), else Marlin; no
