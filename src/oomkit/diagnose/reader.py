@@ -55,6 +55,7 @@ from .logread import (
 )
 from .result import Diagnosis, Fix
 from .scan import Event, Text, events, normalize
+from .short import note as short_note
 from .signatures import BY_ID, FALLBACKS, GENERIC_OOM, HOSTED, NOTICES, Signature
 
 OOM_ROLES = ("oom", "stage")
@@ -78,6 +79,8 @@ def diagnose(text: str, *, predict: bool = True, command: list[str] | None = Non
     d = _diagnose(text, predict, seed, host_hint="lmstudio" if lms else None)
     if command:
         d = _with_command(d, list(command))
+    else:
+        d = short_note(d, text)
     return d
 
 

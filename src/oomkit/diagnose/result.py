@@ -50,6 +50,8 @@ class Diagnosis:
     prediction: dict[str, Any] | None = None  # oomkit's own figures for the same model and settings
     phase: str | None = None  # the start-up phase that ran out after the KV cache ("CUDA graph capture", "sampler
     # warm-up"), where the text shows it
+    short: dict[str, Any] | None = None  # a paste of one or two lines: ran_out, unknown (what the lines cannot tell)
+    # and paste (the lines that would tell it); or unplaced, the one-line answer to a short text oomkit places nowhere
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -70,4 +72,5 @@ class Diagnosis:
             "buffers": self.buffers,
             "prediction": self.prediction,
             "phase": self.phase,
+            "short": self.short,
         }

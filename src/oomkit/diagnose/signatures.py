@@ -276,7 +276,8 @@ SIGNATURES: tuple[Signature, ...] = (
         versions="any CUDA/ROCm program; raised by a raw CUDA call (context creation, NCCL, graph capture), not the "
                  "caching allocator, so it has no numbers",
         causes=("the device had no room left for a raw CUDA allocation (context, NCCL buffers, CUDA graphs)",),
-        fixes=("free the GPU (nvidia-smi)", "leave more headroom: lower the engine's memory fraction",
+        fixes=("free the GPU (nvidia-smi; rocm-smi or amd-smi on ROCm)",
+               "leave more headroom: lower the engine's memory fraction",
                "--enforce-eager (vLLM) / --disable-cuda-graph (SGLang) when it happens at graph capture")),
     Signature(
         "cublas_alloc_failed", "cuda", ("CUBLAS_STATUS_ALLOC_FAILED",), r"CUBLAS_STATUS_ALLOC_FAILED",
@@ -738,6 +739,18 @@ SIGNATURES: tuple[Signature, ...] = (
         versions="llama.cpp 2024 (llama_new_context_with_model) and 2025+ (llama_init_from_model, exceptions)",
         causes=("the KV cache (context x parallel slots x cache type) does not fit after the weights",),
         fixes=LLAMA_KV_FIXES),
+    Signature(
+        # llama.cpp kv_cache_init, from PR #473 (b183, 7a9b6c3a) until the ggml-backend integration, PR #4766 (b1843,
+        # e7e4df03): LLAMA_LOG_ERROR("%s: failed to allocate memory for kv cache\n") when the cache's context cannot be
+        # made; the cache there is 2 x n_layer x n_ctx x n_embd_gqa elements of f16 (--memory-f32: f32)
+        "llama_kv_cache_old", "llama.cpp", ("failed to allocate memory for kv cache",
+                                            "failed to allocate memory for KV cache"),
+        r"failed to allocate memory for (?:kv|KV) cache", stage="kv_cache", priority=5,
+        message="kv_cache_init: failed to allocate memory for kv cache",
+        versions="llama.cpp b183-b1842 (2023; kv_cache_init before the ggml-backend integration, PR #4766)",
+        causes=("the KV cache (2 x n_layer x n_ctx x n_embd_gqa, f16) could not be allocated",),
+        fixes=("-c smaller (the KV cache is linear in the context)", "a current llama.cpp build (-ctk q8_0 -ctv q8_0 "
+               "for a cache of 8.5/16 the size)")),
     Signature(
         "llama_compute_buffers", "llama.cpp", ("failed to allocate compute buffers", "failed to allocate compute pp",
                                                "failed to allocate compute tg"),

@@ -52,6 +52,8 @@ def number(key: str, value: Any) -> str:
 
 
 def render(d: Diagnosis) -> str:
+    if d.short and d.short.get("unplaced"):
+        return d.short["unplaced"]
     out: list[str] = []
     prog = d.engine or "unknown program"
     extra = [x for x in (d.backend, d.engine_version and f"version {d.engine_version}") if x]
@@ -86,6 +88,10 @@ def render(d: Diagnosis) -> str:
             pr, om = f["printed"], f["oomkit"]
             fmt = size if name.endswith("bytes") or "bytes[" in name else (lambda x: f"{x:,}")
             out.append(f"          {name}: {fmt(pr)} printed, {fmt(om)} predicted ({fmt(om - pr)} apart)")
+    if d.short:
+        out.append(f"ran out   {d.short['ran_out']}")
+        out.append(f"unknown   {d.short['unknown']}")
+        out.append(f"paste     {d.short['paste']}")
     if d.causes:
         out.append("causes")
         out.extend(f"  - {c}" for c in d.causes)
