@@ -76,7 +76,7 @@ def fits_at_default(eng: EngineModule, ref: str, devices: tuple[Device, ...], go
     for choice in eng.knobs(ref, spec, devices, base, concurrency=goals.concurrency, fixed_format=True,
                             reserve_bytes=goals.most_held, nodes=goals.nodes):
         try:
-            o = evaluate(eng, spec, choice, ref, devices, goals, want, largest=largest)
+            o = evaluate(eng, spec, choice, ref, devices, goals, want, largest=largest, offload=False)
         except OomkitError:
             continue
         if o is not None and o.tier == 1:

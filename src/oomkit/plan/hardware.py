@@ -63,7 +63,8 @@ def smallest_hardware(eng: EngineModule, models: Any, ref: str, base: Any, goals
         try:
             choice = eng.knobs(ref, spec, devices, base, concurrency=goals.concurrency, fixed_format=True,
                                reserve_bytes=0)[0]
-            option = evaluate(eng, spec, choice, ref, devices, _no_reserve(goals), goals.context_for(spec))
+            option = evaluate(eng, spec, choice, ref, devices, _no_reserve(goals), goals.context_for(spec),
+                              offload=False)
         except OomkitError:
             continue
         if option is not None and len(option.estimate.devices) > count:

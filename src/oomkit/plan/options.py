@@ -195,9 +195,12 @@ def pool_ok(est: MemoryEstimate, context: int, concurrency: int) -> bool:
 
 
 def evaluate(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devices: tuple[Device, ...],
-             goals: Goals, want: int, largest: bool = True) -> Option | None:
+             goals: Goals, want: int, largest: bool = True, offload: bool = True) -> Option | None:
     """One choice on the devices: all on the GPUs at the largest context that fits (at least `want`; exactly `want`
-    when not `largest`), else the least offload that fits `want`; None when neither does."""
+    when not `largest`), else the least offload that fits `want`; None when neither does. Not `offload`: the caller
+    takes only an option all on the GPUs (the third tier's hardware, a family's member), so the search for the least
+    offload, whose every answer is a second-tier option, is not run (a 405B model beside one 24 GiB card: ~10
+    estimates for each candidate machine it does not fit)."""
     limits = budgets(devices, goals)
     devs = engine_devices(devices, goals)
     top = context_limit(spec)
@@ -225,6 +228,8 @@ def evaluate(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devic
         return _option(eng, spec, choice, ref, devs, limits, choice.settings, n, tier=1, goals=goals, want=want)
     # the second tier: at the asked context, the least offload that fits
     if choice.offload is not None:
+        if not offload:
+            return None
         name, values = choice.offload
         at_want = lambda v: measure(replace(choice.settings, **{name: v}), False)(want)  # noqa: E731
         token = SEARCHING.set("offload")  # the search may weigh roughly; its answer and its neighbours exactly
