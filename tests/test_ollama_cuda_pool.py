@@ -130,6 +130,23 @@ def test_hip_tile_flash_attention_parallel_blocks():
     assert _tile_parallel_blocks(512, 64, 8, 32768, 60) == (3, 64)
 
 
+def test_hip_rdna_dense_pool():
+    """ollama.com's qwen3:1.7b (Q4_K_M, attn_v F16) at 512 tokens and 4096 cells on a 12-CU RDNA3 GPU: the tile
+    kernel for head size 128 (256 threads, 33824 B of shared memory, one block a compute unit) does not split the
+    cells, so the pool is the cuBLAS F16 copies: attn_q's 8808192 + 2 x 2202112 B, then ffn_gate's 26424320 B of
+    weight = 37.8 MiB (Peuqui/AIfred-Intelligence's Radeon 780M: 52.0 + 37.8 = 89.8 MiB). RDNA4 keeps F32
+    results (no dst_f16); under 64 columns the products take MMQ (None)."""
+    from oomkit.engines.ollama.cuda_pool import _tile_parallel_blocks, hip_rdna_dense_pool_bytes
+    from oomkit.engines.ollama.weights import ollama_gguf
+
+    spec = ollama_gguf(resolve("qwen3:1.7b", "Q4_K_M"))
+    assert _tile_parallel_blocks(512, 16, 8, 4096, 12, 128) == (1, 64)
+    assert hip_rdna_dense_pool_bytes(spec, 512, 1, 4096, 12) == 8808192 + 2 * 2202112 + 26424320
+    assert hip_rdna_dense_pool_bytes(spec, 512, 1, 4096, 12, rdna4=True) == 8808192 + 2202112 + 26424320
+    assert hip_rdna_dense_pool_bytes(spec, 32, 1, 4096, 12) is None
+    assert hip_rdna_dense_pool_bytes(spec, 512, 1, 4096, 0) is None
+
+
 def test_hip_gptoss_pool():
     """gpt-oss:120b at 512 tokens, 4 output rows, 32768 / 16896 cells on 40 compute units: 3096576 + 5505024 B of
     BF16 conversions and 17616128 B of flash-attention scratch = 25.00 MiB; None for another model or without the

@@ -154,8 +154,8 @@ def cuda_pool_bytes(spec: ModelSpec, n_tokens: int, flash_attention: bool, sms: 
 V_HIP_TILE_RDNA = (0, 12, 6)  # the vendored fattn-tile.cuh with ggml_cuda_fattn_tile_get_config_amd_rdna (v0.12.6+)
 LDS_PER_CU = 64 * 1024  # RDNA's local data share a compute unit, what HIP's occupancy query divides
 _HIP_CPY_NE = 4  # fattn-tile.cuh cpy_ne = ggml_cuda_get_max_cpy_bytes() / 4: 16 B on HIP
-# ggml_cuda_fattn_tile_get_config_amd_rdna (v0.12.6), DKQ = DV = 64: columns -> (threads, nbatch_fa, nbatch_K)
-_RDNA_TILE_64 = {64: (128, 64, 64), 32: (128, 64, 64)}
+# ggml_cuda_fattn_tile_get_config_amd_rdna (v0.12.6), by DKQ = DV: columns -> (threads, nbatch_fa, nbatch_K)
+_RDNA_TILE = {64: {64: (128, 64, 64), 32: (128, 64, 64)}, 128: {64: (256, 64, 64), 32: (256, 128, 64)}}
 
 
 class _LegacyPool:
@@ -179,16 +179,17 @@ class _LegacyPool:
         self.free.extend(bufs)
 
 
-def _tile_parallel_blocks(n_tokens: int, n_head: int, n_head_kv: int, cells: int, cus: int) -> tuple[int, int]:
+def _tile_parallel_blocks(n_tokens: int, n_head: int, n_head_kv: int, cells: int, cus: int,
+                          dkq: int = 64) -> tuple[int, int]:
     """fattn-tile.cuh launch_fattn_tile_switch_ncols2 / _ncols1 on HIP and fattn-common.cuh launch_fattn (no
-    stream-k) for head size 64: (parallel_blocks, columns a block). The occupancy HIP reports for the kernel is the
+    stream-k) for head size dkq (64 or 128): (parallel_blocks, columns a block). The occupancy HIP reports for the kernel is the
     local data share's bound: Q_tmp, KV_tmp and KQ (half2 / half, FAST_FP16_AVAILABLE) and KQ_max_new_shared of the
     block against a compute unit's 64 KiB (the launch bounds' 5 waves a SIMD allow more)."""
     gqa = n_head // n_head_kv
     ncols2 = next(c for c in (8, 4, 2, 1) if gqa % c == 0)  # use_gqa_opt: a mask, cells a multiple of 256
     cols = 64 if n_tokens > 32 // ncols2 else 32
-    threads, nbatch_fa, nbatch_k = _RDNA_TILE_64[cols]
-    lds = cols * 64 // 2 * 4 + nbatch_fa * (nbatch_k // 2 + _HIP_CPY_NE) * 4 + cols * nbatch_fa * 2 + threads // 32 * 4
+    threads, nbatch_fa, nbatch_k = _RDNA_TILE[dkq][cols]
+    lds = cols * dkq // 2 * 4 + nbatch_fa * (nbatch_k // 2 + _HIP_CPY_NE) * 4 + cols * nbatch_fa * 2 + threads // 32 * 4
     per_cu = max(LDS_PER_CU // lds, 1)
     ncols1 = cols // ncols2
     ntiles = -(-n_tokens // ncols1) * (n_head // ncols2)
@@ -242,6 +243,76 @@ def hip_gptoss_pool_bytes(spec: ModelSpec, n_tokens: int, n_outputs: int, full_c
         bf16_product(H * D, E, T)
     if n_outputs > 3:
         bf16_product(E, spec.n_vocab, n_outputs)
+    return pool.size
+
+
+# the last release whose vendored mmq.cu ggml_cuda_should_use_mmq keeps RDNA3 / RDNA4 off MMQ from
+# MMQ_DP4A_MAX_BATCH_SIZE (64) columns ("(!GGML_CUDA_CC_IS_RDNA4(cc) && !GGML_CUDA_CC_IS_RDNA3(cc) &&
+# !GGML_CUDA_CC_IS_CDNA(cc)) || ne11 < MMQ_DP4A_MAX_BATCH_SIZE"; v0.13.3's ggml takes MMQ there)
+V_HIP_RDNA3_CUBLAS_LAST = (0, 13, 2)
+MMQ_DP4A_MAX_BATCH = 64
+_DENSE_ORDER = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")
+
+
+def hip_rdna_dense_pool_bytes(spec: ModelSpec, n_tokens: int, n_outputs: int, cells: int, cus: int,
+                              rdna4: bool = False) -> int | None:
+    """The HIP pool patch 0022 adds to an RDNA3 / RDNA4 GPU's compute graph for Ollama's dense qwen3 graph with
+    flash attention and every block on it (graph.qwen3_dense_graph_bytes), v0.12.6-v0.13.2; None where a block is
+    not seven separate quantized or F16 products (attn_q/k/v/output, ffn_gate/up/down) or the batch goes to MMQ.
+
+    ggml_cuda_mul_mat sends a quantized product of 64+ columns on RDNA3 / RDNA4 to ggml_cuda_op_mul_mat_cublas
+    (ggml_cuda_should_use_mmq, above), whose F16 branch (GGML_CUDA_CC_IS_AMD) takes from the legacy pool the F16
+    copy of the weight (src0_as_f16), the F16 copy of src1 and, except on RDNA4 / CDNA (F32 results there), the F16
+    result (dst_f16); an F16 weight (ollama.com's qwen3 files keep attn_v in F16) of a 2-D product goes there too,
+    without the weight's copy. Block by block: q, k, v, the tile flash-attention kernel (dst_tmp and dst_tmp_meta where it
+    splits the cells, _tile_parallel_blocks), attn_output, gate, up, down; the output rows take mmvq up to 8 and
+    MMQ below 64 (a q8_1 copy that fits in the freed buffers). cus: the GPU's compute units.
+
+    Peuqui/AIfred-Intelligence (v0.12.6, qwen3:1.7b Q4_K_M on a Radeon 780M reporting gfx1102, 12 CUs, 512
+    tokens): the first attn_q takes 8808192 + 2 x 2202112 B, the first ffn_gate 26424320 B more; 37.8 MiB, and
+    the compute graph line 52.0 + 37.8 = 89.8 MiB as printed."""
+    if not cus or n_tokens < MMQ_DP4A_MAX_BATCH:
+        return None
+    by_layer: dict[int, dict[str, tuple[str, tuple[int, ...]]]] = {}
+    output = None
+    for t in spec.weights.tensors:
+        if t.name in ("output.weight", "token_embd.weight") and len(t.shape) == 2:
+            if output is None or t.name == "output.weight":
+                output = (t.dtype.lower(), t.shape)
+        if t.layer is None or not t.name.startswith("blk."):
+            continue
+        if "_exps" in t.name or "attn_qkv" in t.name:
+            return None
+        part = t.name.split(".")[2]
+        if part in _DENSE_ORDER and len(t.shape) == 2:
+            by_layer.setdefault(t.layer, {})[part] = (t.dtype.lower(), t.shape)
+    pool = _LegacyPool()
+    T = n_tokens
+
+    def product(weight: tuple[str, tuple[int, ...]], cols: int) -> None:
+        dtype, (n_in, n_out) = weight
+        a = pool.alloc(2 * n_in * n_out) if dtype != "f16" else 0
+        b = pool.alloc(2 * n_in * cols)
+        c = 0 if rdna4 else pool.alloc(2 * n_out * cols)
+        pool.release(*(x for x in (c, b, a) if x))
+
+    for il in range(spec.n_trunk_layers):
+        w = by_layer.get(il, {})
+        la = spec.layers[il] if il < len(spec.layers) else None
+        at = la.attention if la is not None else None
+        if (at is None or set(w) != set(_DENSE_ORDER) or at.head_dim_k != at.head_dim_v
+                or at.head_dim_k not in _RDNA_TILE or any(d not in _MMQ_TYPES and d != "f16" for d, _ in w.values())):
+            return None
+        for name in ("attn_q", "attn_k", "attn_v"):
+            product(w[name], T)
+        pb, _ = _tile_parallel_blocks(T, at.n_heads, at.n_kv_heads, cells, cus, at.head_dim_k)
+        if pb > 1:
+            d = pool.alloc(4 * pb * at.head_dim_v * at.n_heads * T)
+            pool.release(pool.alloc(8 * pb * at.n_heads * T), d)
+        for name in ("attn_output", "ffn_gate", "ffn_up", "ffn_down"):
+            product(w[name], T)
+    if output is not None and n_outputs >= MMQ_DP4A_MAX_BATCH and output[0] in _MMQ_TYPES:
+        product(output, n_outputs)
     return pool.size
 
 

@@ -27,10 +27,12 @@ from .cuda_pool import (
     V_CUDA_POOL_IN_GRAPH,
     V_HIP_CUBLAS_POOL,
     V_HIP_CUBLAS_POOL_END,
+    V_HIP_RDNA3_CUBLAS_LAST,
     V_HIP_TILE_RDNA,
     cuda_pool_bytes,
     hip_cublas_pool_bytes,
     hip_gptoss_pool_bytes,
+    hip_rdna_dense_pool_bytes,
 )
 from .graph import (
     GEMMA3_GLOBAL_EVERY,
@@ -160,7 +162,7 @@ def _ogpus(devices: tuple[Device, ...], launch: Launch) -> list[OGpu]:
         return 0
 
     return [OGpu(id=d.id, free=_free(d) if _free(d) is not None else _UNKNOWN_FREE, minimum=launch.minimum,
-                 library=launch.library, sms=units(d), cc=d.compute_capability)
+                 library=launch.library, sms=units(d), cc=d.compute_capability, gfx=d.gfx_target)
             for d in devices]
 
 
@@ -170,14 +172,23 @@ _CDNA = re.compile(r"instinct|\bmi\d{2,3}", re.IGNORECASE)
 def _cuda_pool(spec: ModelSpec, launch: Launch, gpus: list[OGpu], cache: CausalCache, num_parallel: int = 1) -> int:
     """The CUDA pool Ollama counts in each GPU's compute graph from v0.12.4 (cuda_pool.py), for the GPUs whose SMs
     and compute capability are known (0 for the others); on ROCm the HIP build's legacy pool for the gpt-oss graph
-    replayed on the GPU (v0.12.6-v0.12.11, flash attention), for the GPUs whose compute units are known."""
+    replayed on the GPU (v0.12.6-v0.12.11, flash attention), and for the dense qwen3 graph on an RDNA3 / RDNA4 GPU
+    (v0.12.6-v0.13.2, flash attention, the GPU's LLVM target known), for the GPUs whose compute units are known."""
     n_tokens = min(launch.num_batch, launch.num_ctx)
-    if (launch.library == "rocm" and launch.flash_attention and V_HIP_TILE_RDNA <= launch.version < V_SET_ROWS
-            and gpus):
+    if launch.library == "rocm" and launch.flash_attention and launch.version >= V_HIP_TILE_RDNA and gpus:
         full = max(cache.cells_by_layer.values(), default=0)
         swa = min(cache.cells_by_layer.values(), default=0)
-        return max((hip_gptoss_pool_bytes(spec, n_tokens, num_parallel, full, swa, o.sms) or 0
-                    for o in gpus if o.sms), default=0)
+        if launch.version < V_SET_ROWS:
+            pool = max((hip_gptoss_pool_bytes(spec, n_tokens, num_parallel, full, swa, o.sms) or 0
+                        for o in gpus if o.sms), default=0)
+            if pool:
+                return pool
+        if (launch.version <= V_HIP_RDNA3_CUBLAS_LAST and launch.runner == "ollama"
+                and library_arch(spec) == "qwen3"):
+            rdna = [(o, re.fullmatch(r"gfx(1[12])[0-9a-f]{2}", o.gfx or "")) for o in gpus if o.sms]
+            return max((hip_rdna_dense_pool_bytes(spec, n_tokens, num_parallel, full, o.sms, m.group(1) == "12")
+                        or 0 for o, m in rdna if m), default=0)
+        return 0
     if launch.library != "cuda" or launch.version < V_CUDA_POOL_IN_GRAPH:
         return 0
     cells = max(cache.cells_by_layer.values(), default=0)

@@ -258,6 +258,7 @@ class OGpu:
     library: str = "cuda"
     sms: int = 0  # streaming multiprocessors (the Device's sm_count, from the GPU catalog); 0 = unknown
     cc: tuple[int, int] | None = None  # NVIDIA compute capability; None = unknown
+    gfx: str | None = None  # AMD: the LLVM target ROCm reports (the Device's gfx_target); None = unknown
 
 
 @dataclass
