@@ -1,11 +1,12 @@
 """MLX and transformers held out, set 9: three public tables no earlier set cites.
 
 A. (below) aukejw/mlx_transformers_benchmark's mlx-lm runs on an M4 Pro: 136 figures, 69 in the band before the
-   mlx rule this set adds (mlx/weights.py stored_head), 88 after.
+   mlx rule this set adds (mlx/weights.py stored_head), 88 after, 104 once stored_head reads the "-bf16"
+   conversions too (MlxSettings.converted_repo).
 B. mlx-lm's own BENCHMARKS.md on an M4 Max: 11 figures, all in the band before and after.
 C. transformers: the Qwen2-VL README's speed benchmark on A100s: 48 figures, 7 in the band before the transformers
    rule this set adds (transformers/settings.py FORWARD_WITHOUT_LOGITS_TO_KEEP), 38 after.
-In all, 87 of 195 before, 137 after; the 58 left are strict xfails naming their figures.
+In all, 87 of 195 before, 153 after; the 42 left are strict xfails naming their figures.
 
 aukejw/mlx_transformers_benchmark (its measurements/llm_benchmarks/Apple_M4_Pro_10P+4E+20GPU_24GB/ runs, read at
 0f2abab) times and measures mlx-lm on a MacBook Pro M4 Pro 24 GB, macOS 15.1: mtb/llm_benchmarks/mlx_llm_benchmark.py
@@ -28,8 +29,9 @@ each at 4096, 1024, 256 and 64 prompt tokens (the 0.22.3 prefill: 2048-token chu
 then the rest through _step with the logits of all of them, settings.ERAS "lm_head_last"). The band is the earlier
 sets' for mlx-lm: oomkit's total / the printed peak in [0.93, 1.05]. Nothing in tests/ cites this repository.
 
-Agreement: 69 of 136 in the band before this set's rule, 88 after; the 48 left are strict xfails (below). The
-'s' architecture's 50 MiB command buffers (mlx/layout.py max_mb_per_buffer) keep 88: 7 rows in, 7 out (below).
+Agreement: 69 of 136 in the band before this set's rule, 88 after. The 's' architecture's 50 MiB command buffers
+(mlx/layout.py max_mb_per_buffer) keep 88: 7 rows in, 7 out (below). The bf16 Gemma 3 rows: 104 (below); the 32 left
+are strict xfails (below).
 
     gemma-3-4b(-qat) 4bit / 8bit   16 rows   0.852-0.924  ->  0.948-1.047   all in the band
     gemma-3-12b-qat 4bit / 8bit     8 rows   0.927-0.971  ->  0.996-1.048   all in the band
@@ -49,12 +51,16 @@ mlx-lm#51 (2025-03-25, cited by real-world sweep 11 for its verdict only) prints
 4bit / 8bit, 12 prompt and 1024 generated tokens, Peak memory 2.745 / 5.021 GB; oomkit 2.377 / 4.317 (0.866 / 0.860)
 before, 2.755 / 5.031 (1.004 / 1.002) after (test_mlx_lm_51_gemma3_peak).
 
+The bf16 Gemma 3 rows (16, in the band now): the same stored head, 0.60 GB (1b) and 1.34 GB (4b) of bf16.
+mlx-community's "-bf16" repos are mlx_lm.convert --dtype bfloat16 outputs (convert.py saves the sanitized model's
+parameters with or without -q), which write lm_head as well; oomkit read such a name as the base checkpoint (q_bits
+None, mlx/args.py base_model) and applied stored_head to -q conversions only. args.parse_args now keeps the repo
+(MlxSettings.converted_repo) and weights.tensor_bytes adds the head for it: 0.790-0.907 -> 0.971-1.049, e.g.
+gemma-3-1b bf16 at 64 tokens 2.697 printed, 2.130 -> 2.734 (1.013); 4b 9.194, 8.025 -> 9.367 (1.019); at 4096
+4.469, 3.736 -> 4.340 (0.971) and 11.112, 9.894 -> 11.237 (1.011) (test_bf16_conversion_named).
+
 The strict xfails, with the figures (printed GB, oomkit GB):
 
-- The bf16 Gemma 3 rows (16): the same stored head, 0.60 GB (1b) and 1.34 GB (4b) of bf16 that oomkit does not add.
-  mlx-community's "-bf16" repos are mlx_lm.convert --dtype bfloat16 outputs, which write lm_head as well, but oomkit
-  reads such a name as the base checkpoint (q_bits None, mlx/args.py base_model) and applies stored_head to -q
-  conversions only. gemma-3-1b bf16 at 64 tokens: 2.697 printed, 2.130 oomkit (0.790); 4b: 9.194, 8.025 (0.873).
 - Small models at 1024 and 4096 prompt tokens (19 rows: Qwen2.5 0.5B 4bit / 8bit, 3B 4bit at 1024 and their Coder
   twins, 0.5B bf16 at 4096, Qwen3-0.6B 4bit, 8bit at 1024, gemma-3-1b(-qat) 4bit): oomkit is 0.16-0.29 GB short,
   e.g. Qwen2.5-0.5B 4bit at 1024: 1.402 printed, 1.185 (0.845); Qwen3-0.6B 4bit at 4096: 2.250, 2.055 (0.914);
@@ -77,10 +83,13 @@ The strict xfails, with the figures (printed GB, oomkit GB):
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from oomkit.engines import mlx
 from oomkit.engines import transformers as tfe
+from oomkit.engines.mlx import args as mlx_args
 from oomkit.engines.mlx.settings import parse_version, resolve
 from oomkit.engines.mlx.weights import stored_head, tensor_bytes
 from oomkit.errors import OomkitError
@@ -268,19 +277,17 @@ _SMALL = ("qwen-2.5-0.5b-it", "qwen-2.5-coder-0.5b-it", "qwen-2.5-3b-it", "qwen-
 
 def _gap(name: str, dtype: str, prompt: int) -> str | None:
     """Why a row is a known gap (the module docstring has the figures), None where it is in the band."""
-    if name.startswith("gemma-3") and dtype == "bfloat16":
-        return "the stored lm_head of a -bf16 conversion, not added (oomkit reads the name as the base checkpoint)"
     short = {("qwen-2.5-0.5b-it", "int4"): (1024, 4096), ("qwen-2.5-0.5b-it", "int8"): (1024, 4096),
              ("qwen-2.5-0.5b-it", "bfloat16"): (4096,), ("qwen-2.5-3b-it", "int4"): (1024,),
              ("qwen-3-0.6b-it", "int4"): (1024, 4096), ("qwen-3-0.6b-it", "int8"): (1024,),
              ("gemma-3-1b-it", "int4"): (1024, 4096)}
     if prompt in short.get((name.replace("-coder", "").replace("-qat", ""), dtype), ()):
         return "small models at 1024-4096 prompt tokens: 0.16-0.22 GB of the prefill's transients not counted"
-    if name.startswith("gemma-3-1b") and prompt == 256:
+    if name.startswith("gemma-3-1b") and prompt == 256 and dtype != "bfloat16":
         return "gemma-3-1b at 256 prompt tokens: 0.13-0.14 GB above the printed peak"
-    over_256 = ("qwen-2.5-3b-it", "qwen-2.5-coder-3b-it", "gemma-3-4b-it", "gemma-3-4b-it-qat",
-                "Deepseek-R1-Distill-7B")
-    if prompt == 256 and name in over_256 and dtype in ("int8", "bfloat16") + (("int4",) if "3b" not in name else ()):
+    over_256 = {"qwen-2.5-3b-it": ("int8", "bfloat16"), "gemma-3-4b-it": ("int4", "int8"),
+                "Deepseek-R1-Distill-7B": ("int4",)}
+    if prompt == 256 and dtype in over_256.get(name.replace("-coder", "").replace("-qat", ""), ()):
         return "256 prompt tokens: 11 in-flight buffers of 50 MiB counted as activations, 1.051-1.084"
     return None
 
@@ -298,9 +305,12 @@ def _spec(slug: str):
     return spec_from_config(dict(catalog.lookup(slug).config), name=slug)
 
 
-def _total_gb(slug: str, q_bits: int | None, prompt: int, generated: int, version: str) -> float:
+def _total_gb(slug: str, q_bits: int | None, prompt: int, generated: int, version: str,
+              repo: str | None = None) -> float:
+    """repo: the mlx-community "-bf16" conversion loaded (MlxSettings.converted_repo, what args.parse_args sets
+    from such a --model)."""
     est = mlx.ENGINE.estimate(_spec(slug), M4_PRO, mlx.MlxSettings(
-        q_bits=q_bits, prompt_tokens=prompt, max_tokens=generated, engine_version=version))
+        q_bits=q_bits, prompt_tokens=prompt, max_tokens=generated, engine_version=version, converted_repo=repo))
     return est.total_bytes / 1e9
 
 
@@ -327,9 +337,31 @@ def test_rows_as_printed():
 
 @pytest.mark.parametrize("run,version,name,dtype,prompt,generated,peak", _params())
 def test_m4_pro_peak(run, version, name, dtype, prompt, generated, peak):
-    ours = _total_gb(BASE[name], Q_BITS[dtype], prompt, generated, version)
+    repo = f"mlx-community/{BASE[name].split('/')[1]}-bf16" if dtype == "bfloat16" else None
+    ours = _total_gb(BASE[name], Q_BITS[dtype], prompt, generated, version, repo)
     assert LOW <= ours / peak <= HIGH, (f"{name} {dtype} at {prompt} + {generated} tokens, mlx-lm {version}: "
                                         f"{ours:.3f} GB vs {peak:.3f} printed ({REPO}{DIR}{run}/benchmark_results.csv)")
+
+
+def test_bf16_conversion_named():
+    """An mlx-community "-bf16" --model resolves to its base model offline and keeps the repo: the estimate adds the
+    head mlx_lm.convert stored (gemma3 before 0.26.4), and the written command names the conversion again."""
+    repo = "mlx-community/gemma-3-1b-it-bf16"
+    model, _, s = mlx_args.parse_args(["--model", repo, "--max-tokens", "100"])
+    assert model == "google/gemma-3-1b-it" and s.converted_repo == repo and s.q_bits is None
+    assert mlx_args.format_command(model, s)[:3] == ["mlx_lm.generate", "--model", repo]
+    _, _, q = mlx_args.parse_args(["--model", "mlx-community/gemma-3-1b-it-4bit"])
+    assert q.converted_repo is None and q.q_bits == 4  # the bits name the conversion
+    _, _, base = mlx_args.parse_args(["--model", "google/gemma-3-1b-it"])
+    assert base.converted_repo is None
+    spec = _spec("google/gemma-3-1b-it")
+    old = mlx.MlxSettings(prompt_tokens=64, max_tokens=100, engine_version="0.22.3")
+    added = (mlx.ENGINE.estimate(spec, M4_PRO, replace(old, converted_repo=repo)).total_bytes
+             - mlx.ENGINE.estimate(spec, M4_PRO, old).total_bytes)
+    assert added == 262_144 * 1_152 * 2  # one bf16 table of the vocabulary
+    newer = replace(old, converted_repo=repo, engine_version="0.26.4")
+    assert mlx.ENGINE.estimate(spec, M4_PRO, newer).total_bytes == mlx.ENGINE.estimate(
+        spec, M4_PRO, replace(old, engine_version="0.26.4")).total_bytes  # PR #373 ties them
 
 
 # mlx-lm#51: `uv run mlx_lm.generate --model mlx-community/gemma-3-4b-it-4bit --max-tokens 1024 --prompt "Write long

@@ -245,7 +245,14 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None, program: str 
         bits = bits_from_name(model)
         if bits:
             opts["q_bits"] = bits
+    if "q_bits" not in opts and _is_conversion(model):
+        opts["converted_repo"] = model
     return base_model(model), None, check_settings(MlxSettings(**opts))
+
+
+def _is_conversion(model: str | None) -> bool:
+    """An mlx-community repo (every one is an mlx_lm.convert output) that base_model reads as its base model."""
+    return bool(model) and model.split("/", 1)[0].lower() == "mlx-community" and base_model(model) != model
 
 
 def flag_takes_value(name: str, following: str | None) -> bool:
@@ -355,6 +362,8 @@ def format_command(model: str, settings: MlxSettings, quant: str | None = None) 
     values = typed(settings)
     _check_program(program, values)
     repo = quantized_repo(model, settings.q_bits, settings.q_group_size)
+    if settings.q_bits is None and settings.converted_repo:
+        repo = settings.converted_repo  # the conversion named, not its base model
     if repo is None:
         raise OomkitError(f"{program} loads {model} as stored: for {settings.q_bits}-bit weights (group "
                           f"{settings.q_group_size}) convert it first (mlx_lm.convert --hf-path {model} -q --q-bits "

@@ -107,6 +107,9 @@ class MlxSettings:
     q_group_size: int = 64  # mlx_lm.convert --q-group-size
     wired_limit_mb: int = 0  # sysctl iogpu.wired_limit_mb; 0 = macOS's default
     max_buffer_length: int | None = None  # mx.device_info()["max_buffer_length"]; None: estimated from the RAM
+    # the mlx-community repo --model named where its name carries no bits ("mlx-community/gemma-3-1b-it-bf16"): an
+    # mlx_lm.convert output without -q, which stores what the release's sanitize() added (weights.stored_head)
+    converted_repo: str | None = None
     engine_version: str = NEWEST
     # flags of the command that change memory in a way oomkit does not count, each with what it changes: said in
     # the estimate's warnings (engines/base.py unmodelled_note), never dropped

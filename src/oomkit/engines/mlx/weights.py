@@ -53,14 +53,17 @@ def tensor_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved) -> list[tuple[Ten
     output rows stayed in the dtype (_float_before_0_10).
 
     A tied model whose mlx-lm Model filled an lm_head of its own in sanitize() (_SANITIZED_HEAD, gemma3 before
-    0.26.4) comes out of mlx_lm.convert -q with the head stored as its own quantized tensor: stored_head adds it."""
+    0.26.4) comes out of mlx_lm.convert -q with the head stored as its own quantized tensor, and out of
+    mlx_lm.convert --dtype (s.converted_repo) with it stored in the dtype: stored_head adds it."""
     n_trunk = spec.n_trunk_layers
     out = []
     plain = is_plain_dtype(spec.weights.format)
     version = parse_version(s.engine_version)
     linear_only = not ERAS.reached(version, "quantize_embeddings")
     tensors = spec.weights.tensors
-    if s.q_bits is not None:
+    if s.q_bits is not None or s.converted_repo:
+        # an mlx_lm.convert output, quantized (-q) or not (--dtype: an mlx-community "-bf16" repo): convert.py saves
+        # the sanitized model's parameters either way (read at 0895f8f5, 0.22.3)
         tensors = tensors + stored_head(spec, version)
     for t in tensors:
         if t.layer is not None and t.layer >= n_trunk:
