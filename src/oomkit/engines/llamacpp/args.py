@@ -18,7 +18,7 @@ from typing import Any
 
 from ...errors import OomkitError, SettingsError
 from ...flags import check_settings, flag_value, stof, stoi
-from ...model import names
+from ...model import catalog, names
 from ...model.resolve import split_quant
 from ...quant.ggml import KV_CACHE_TYPES
 from ..command import (
@@ -36,7 +36,9 @@ from ..command import (
     rewrite,
     values_of,
 )
+from .knobs import gguf_repo
 from .settings import (
+    DEFAULT_GGUF_TYPE,
     ERAS,
     SPEC_TYPE_OLD_NAMES,
     SPEC_TYPES,
@@ -685,15 +687,56 @@ def _local_only(repo: str, quant: str | None, build: int | None) -> bool:
     return build is not None and not ERAS.reached(build, "hf_repo_flag") and bool(quant) and repo.count("/") == 1
 
 
+# the -m a command names for a model llama.cpp has no name for (neither a file here nor a repo oomkit knows a GGUF
+# repo of): a path the user fills in, the model's name and quant in the file's name
+MODEL_PATH_PLACEHOLDER = "/path/to/{}.gguf"
+
+
+def runnable_model(model: str, quant: str | None = None) -> tuple[str, str | None]:
+    """(model, quant) as llama.cpp can load it. llama.cpp takes a file (-m) or a Hugging Face repo of GGUF files (-hf,
+    common/arg.cpp); a catalog name or Ollama tag (qwen3:8b) is neither, nor is a checkpoint repo (Qwen/Qwen3-8B,
+    safetensors only). For a model the catalog knows: the GGUF repo plan names (knobs.gguf_repo, unsloth's
+    conversion), the quant upper case as its files spell it. Else, for a name that is no repo, the file placeholder
+    (MODEL_PATH_PLACEHOLDER). A file here, a GGUF repo, and a repo the catalog does not know are left as given."""
+    if Path(os.path.expanduser(model)).exists() or model.lower().endswith(".gguf"):
+        return model, quant
+    name, suffix = split_quant(model)
+    q = quant or suffix
+    if name.lower().endswith(("-gguf", "_gguf")):
+        return model, quant
+    if catalog.base_hf_id(name) is not None:
+        return gguf_repo(name), q.upper() if q else None
+    if "/" in name and ":" not in name:
+        return model, quant
+    return MODEL_PATH_PLACEHOLDER.format("-".join(p for p in (name.replace(":", "-").replace("/", "-"), q) if p)), None
+
+
+def _hub_target(model: str, quant: str | None, build: int | None) -> tuple[str, str | None] | None:
+    """(repo, quant) of the repo runnable_model names. For a catalog name without a quant, in a build before
+    REPO:QUANT (ERAS hf_tag), where the command names a file: DEFAULT_GGUF_TYPE, the file `-hf REPO` downloads in
+    later builds (common/arg.cpp's tag "latest", which the hub answers with the Q4_K_M file). A repo the user named
+    is left as named."""
+    runnable, quant = runnable_model(model, quant)
+    if runnable.lower().endswith(".gguf"):
+        return None
+    hub = _hub_repo(runnable, quant)
+    if hub is not None and runnable != model and not hub[1] and build is not None and \
+            not ERAS.reached(build, "hf_tag"):
+        return hub[0], DEFAULT_GGUF_TYPE
+    return hub
+
+
 def model_args(model: str, quant: str | None, build: int | None = None, hf_file: str | None = None) -> list[str]:
-    """The model as llama.cpp takes it: `-m PATH` for a file, `-hf REPO:QUANT` for a Hugging Face repo; a catalog
-    name or Ollama tag (no such file, no repo) as `-m NAME[:QUANT]`, which oomkit resolves by name. A repo for a
-    build from -hfr (ERAS hf_repo_flag) to before REPO:QUANT (ERAS hf_tag): `-hfr REPO -hff FILE`, the repo's file
-    for the quant (`hf_file`), else `FILE-QUANT.gguf` (HF_FILE_PLACEHOLDER) for the user to fill. Before -hfr the
-    build loads a local file only: `-m PATH`, where local_download puts the repo's file (download_command)."""
-    if Path(os.path.expanduser(model)).exists():
+    """The model as llama.cpp takes it: `-m PATH` for a file, `-hf REPO:QUANT` for a Hugging Face repo (a catalog
+    name or Ollama tag as its GGUF repo, else a `-m` path to fill in: runnable_model). A repo for a build from -hfr
+    (ERAS hf_repo_flag) to before REPO:QUANT (ERAS hf_tag): `-hfr REPO -hff FILE`, the repo's file for the quant
+    (`hf_file`), else `FILE-QUANT.gguf` (HF_FILE_PLACEHOLDER) for the user to fill; without a quant, the file
+    `-hf REPO` downloads in later builds (_hub_target). Before -hfr the build loads a local file only: `-m PATH`,
+    where local_download puts the repo's file (download_command)."""
+    hub = _hub_target(model, quant, build)
+    model, quant = runnable_model(model, quant)
+    if Path(os.path.expanduser(model)).exists() or model.lower().endswith(".gguf"):
         return ["-m", model]
-    hub = _hub_repo(model, quant)
     if hub is not None:
         name, q = hub
         if q and _local_only(name, q, build):
@@ -709,8 +752,9 @@ def model_args(model: str, quant: str | None, build: int | None = None, hf_file:
 def download_command(model: str, quant: str | None, settings: LlamaCppSettings) -> str | None:
     """The command that downloads the file format_command's `-m PATH` names for a repo in a build before -hfr
     (local_download), None where the command names the model otherwise."""
-    hub = _hub_repo(model, quant)
-    if hub is None or not hub[1] or not _local_only(hub[0], hub[1], build_number(settings.engine_version)):
+    build = build_number(settings.engine_version)
+    hub = _hub_target(model, quant, build)
+    if hub is None or not hub[1] or not _local_only(hub[0], hub[1], build):
         return None
     repo, q = hub
     return local_download(repo, q, published_file(repo, q))[1]
@@ -742,7 +786,7 @@ def format_command(model: str, settings: LlamaCppSettings, quant: str | None = N
         program = _OLD_NAMES[program]
     _, flags = format_flags(OPTIONS, values_of(settings), _DEFAULTS)
     # -hff (or the local path) names a file only where the build has no REPO:QUANT
-    hub = _hub_repo(model, quant) if not ERAS.reached(build, "hf_tag") else None
+    hub = _hub_target(model, quant, build) if not ERAS.reached(build, "hf_tag") else None
     hf_file = published_file(*hub) if hub is not None else None
     return _fa_as_the_build_takes_it([program, *model_args(model, quant, build, hf_file), *flags], settings)
 
