@@ -1,11 +1,11 @@
 """Cold-process plan and fit, against a bare `python -c pass` in the same run (the machine is noisy; the ratio is
 what to compare). Each case is one whole `oomkit` process, as a user runs it.
 
-    python bench/bench_plan.py [--runs 5] [--only TEXT] [--against OTHER/src]
+    python bench/bench_plan.py [--runs 5] [--only TEXT ...] [--against OTHER/src]
 
 --against runs the same oomkit cases from another source tree too (e.g. `git archive <commit> src | tar -x -C
 /tmp/old`), interleaved in the same run, so a change reads as a ratio; the cpu column is the process's user + system
-time, steadier than the wall clock on a loaded machine.
+time, steadier than the wall clock on a loaded machine; "x against" is this tree's cpu time over the other's.
 """
 
 from __future__ import annotations
@@ -27,6 +27,11 @@ CASES = {
                                                             "--min-ctx", "16384", "--json"],
     "plan Qwen/Qwen3-8B --engine vllm --vram 24GiB": [*OOMKIT, "plan", "Qwen/Qwen3-8B", "--engine", "vllm",
                                                        "--vram", "24GiB", "--json"],
+    # far too large: no weight format fits one 24 GiB card, so every option keeps layers in system RAM and the third
+    # tier tries the GPU catalog's machines up to 8 x RTX 5090. `--runs 3 --only qwen3:8b --only llama3.3:70b
+    # --only 405B --against` the tree before (9bd6cc7c): small fits, large needs offload, far too large
+    "plan meta-llama/Llama-3.1-405B-Instruct --gpu 'RTX 4090' (far too large)": [
+        *OOMKIT, "plan", "meta-llama/Llama-3.1-405B-Instruct", "--gpu", "RTX 4090", "--json"],
     "plan --all --vram 12GiB (the whole catalog at 8K)": [*OOMKIT, "plan", "--all", "--vram", "12GiB", "--json"],
     "fit -- llama-server ... -c 65536 (8 GiB)": [*OOMKIT, "fit", "--vram", "8GiB", "--json", "--", "llama-server",
                                                   "-hf", "unsloth/Qwen3-8B-GGUF:Q4_K_M", "-c", "65536"],
@@ -74,10 +79,11 @@ def _cpu_seconds() -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--only", help="the cases whose name holds this text (and python -c pass)")
+    ap.add_argument("--only", action="append", help="the cases whose name holds this text (and python -c pass); "
+                    "given more than once, those that hold any")
     ap.add_argument("--against", help="another tree's src/ to run the same oomkit cases from, interleaved")
     args = ap.parse_args()
-    cases = {k: (v, None) for k, v in CASES.items() if args.only is None or args.only in k or k == "python -c pass"}
+    cases = {k: (v, None) for k, v in CASES.items() if args.only is None or any(o in k for o in args.only) or k == "python -c pass"}
     if args.against:
         cases.update({f"{k} [{args.against}]": (cmd, args.against) for k, (cmd, _) in list(cases.items())
                       if k != "python -c pass"})
@@ -91,10 +97,13 @@ def main() -> None:
             times[name].append(time.perf_counter() - t)
             cpu[name].append(_cpu_seconds() - c)
     base = statistics.median(times["python -c pass"])
-    print(f"{'case':<58} {'median s':>9} {'x python':>9} {'cpu s':>7}")
+    print(f"{'case':<58} {'median s':>9} {'x python':>9} {'cpu s':>7} {'x against':>10}")
     for name, ts in times.items():
         m = statistics.median(ts)
-        print(f"{name:<58} {m:>9.3f} {m / base:>9.1f} {statistics.median(cpu[name]):>7.2f}")
+        other = f"{name} [{args.against}]"  # this tree's cpu time over the other tree's, for the same case
+        vs = (f"{statistics.median(cpu[name]) / statistics.median(cpu[other]):>10.2f}" if other in cpu
+              and statistics.median(cpu[other]) > 0 else "")
+        print(f"{name:<58} {m:>9.3f} {m / base:>9.1f} {statistics.median(cpu[name]):>7.2f} {vs}")
 
 
 if __name__ == "__main__":
