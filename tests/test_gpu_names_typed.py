@@ -91,7 +91,7 @@ RESOLVES = [
     ("NVIDIA B200", "NVIDIA B200", 183359, 1, "nvidia-smi"),
     ("B200", "NVIDIA B200", 183359, 1, "typed"),
     ("NVIDIA B300", "NVIDIA B300", 275040, 1, "nvidia-smi"),
-    ("NVIDIA GB200", "NVIDIA GB200", 190464, 1, "nvidia-smi"),
+    ("NVIDIA GB200", "NVIDIA GB200", 189471, 1, "nvidia-smi"),
     ("NVIDIA GB10", "NVIDIA GB10", 125081, 1, "unslothai/unsloth#10691 (121.7 GiB)"),
     ("Quadro RTX 4000", "NVIDIA Quadro RTX 4000", 8192, 1, "akash-network/provider-configs#12 (nvidia-smi, 8192MiB)"),
     ("Quadro RTX 8000", "NVIDIA Quadro RTX 8000", 49152, 1,
@@ -100,7 +100,7 @@ RESOLVES = [
     ("Quadro RTX 5000", "NVIDIA Quadro RTX 5000", 16384, 1, "bene51/3Dscript#27 (OpenCL: 'Quadro RTX 5000', 16384 MByte)"),
     ("NVIDIA RTX A5500", "NVIDIA RTX A5500", 24576, 1, "nvidia-smi's name (NVIDIA's 24 GB)"),
     ("Tesla V100S-PCIE-32GB", "NVIDIA Tesla V100S 32GB", 32768, 1, "nvidia-smi's name of the 32 GB V100S"),
-    ("NVIDIA GH200 144G HBM3e", "NVIDIA GH200 144G HBM3e", 147456, 1, "NVIDIA/mig-parted#139 (nvidia-smi's name)"),
+    ("NVIDIA GH200 144G HBM3e", "NVIDIA GH200 144G HBM3e", 146831, 1, "NVIDIA/mig-parted#139 (nvidia-smi's name)"),
     ("DGX Spark", "NVIDIA GB10", 125081, 1, "typed"),
     ("2x DGX Spark", "NVIDIA GB10", 125081, 2, "typed (two Sparks)"),
     # ---- GeForce laptop GPUs: one memory size each (NVIDIA's laptop specifications)
