@@ -254,7 +254,7 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     encoder, encoder_pass = encoder_profile(spec, s, r)
     ws += kept
     if not last_stage:
-        return int(max(dsv4_mhc_forward(spec, r, forward, T) + ws + encoder, encoder_pass))
+        return int(max(dsv4_mhc_forward(spec, s, r, forward, T) + ws + encoder, encoder_pass))
     if not r.at_least("v1_dummy_sampler"):
         # no sampler pass before 0.8.0 (settings.ERAS v1_dummy_sampler): compute_logits' full-vocabulary logits
         # (gathered to every rank) in the model dtype beside the hidden states they come from, over all T rows up
@@ -271,7 +271,7 @@ def activation_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, last_stage: 
     forward += dsv4_indexer_logits_bytes(spec, s, r)  # DeepSeek-V4's indexer: a dummy at the peak
     if last_stage and r.version >= PROFILE_DRAFTER_FROM and (d := drafter_of(s, r)) is not None:
         forward += drafter_profile_bytes(d, spec, r)
-    forward = dsv4_mhc_forward(spec, r, forward, T)  # DeepSeek-V4's hyper-connection residual streams
+    forward = dsv4_mhc_forward(spec, s, r, forward, T)  # DeepSeek-V4's hyper-connection residual streams
     return int(max(max(forward, sampler) + ws + encoder, encoder_pass, cold_compile_bytes(spec, s, r)))
 
 
@@ -675,7 +675,15 @@ def dsv4_indexer_logits_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved,
 # hidden x 2 B more; and the second fused call holds three streams (the caller's, the attention side's and its new
 # one) with three hidden-sized tensors (the caller's hidden_states, the attention output, layer_input_cur):
 # (3 hc_mult + 3) x T x hidden x 2 B. The mixes (post_mix, comb_mix, the prenorm GEMM's outputs: T x 24 float32 a
-# split) are small and not counted. The peak is the larger of the two moments.
+# split) are small and not counted. On the FlashMLA path (dsv4_flashmla_profile) the attention adds a third moment:
+# models/deepseek_v4/attention.py DeepseekV4Attention.forward allocates o_padded, (T, padded_heads, head_dim) in the
+# model dtype, padded_heads = nvidia/flashmla.py get_padded_num_q_heads (64 up to 64 local heads, else 128: "FP8
+# decode kernel only supports h_q = 64 or 128"), and in the profile run (no metadata) _fused_qnorm_rope_kv_insert
+# returns F.pad(q, ...) of wq_b's (T, local heads, head_dim) q to the same padded shape, both alive at once inside the
+# pad; beside them the two streams (the caller's and the first fused call's) and two hidden states (the caller's
+# hidden_states and the layer input): (2 hc_mult + 2) x T x hidden x 2 B + T x (2 padded + local) x head_dim x 2 B
+# (qr, kv and the compressor / indexer scores, under 0.1 GiB at 32,768 tokens, not counted). DeepSeek-V4-Flash at
+# 32,768 tokens: 2.5 GiB + 4.5 GiB at TP4 (16 local heads padded to 64), + 5.0 at TP2. The peak is the largest.
 def dsv4_hc_mult(spec: ModelSpec) -> int:
     """hc_mult, the length of the head's mHC base (output_hc_base: (hc_mult,), model/hf_config.py); 0 without it."""
     for t in spec.weights.tensors:
@@ -684,7 +692,7 @@ def dsv4_hc_mult(spec: ModelSpec) -> int:
     return 0
 
 
-def dsv4_mhc_forward(spec: ModelSpec, r: Resolved, forward: float, tokens: int) -> float:
+def dsv4_mhc_forward(spec: ModelSpec, s: VllmSettings, r: Resolved, forward: float, tokens: int) -> float:
     """The profile forward's peak with DeepSeek-V4's mHC residual streams (the comment above): forward itself off
     the read releases or without hyper-connections."""
     lo, hi = DSV4_WORKSPACE
@@ -694,7 +702,17 @@ def dsv4_mhc_forward(spec: ModelSpec, r: Resolved, forward: float, tokens: int) 
     if hc <= 1:
         return forward
     row = tokens * spec.n_embd * 2  # one bf16 hidden state (mhc_pre_tilelang asserts residual.dtype bfloat16)
-    return max(forward + (2 * hc - 1) * row, (3 * hc + 3) * row)
+    peak = max(forward + (2 * hc - 1) * row, (3 * hc + 3) * row)
+    if dsv4_flashmla_profile(spec, s, r):
+        b = r.dtype_bytes
+        attention = 0
+        for layer in spec.trunk_layers:
+            a = layer.attention
+            local = -(-a.n_heads // r.tp)
+            padded = 64 if local <= 64 else 128
+            attention = max(attention, tokens * (2 * padded + local) * a.head_dim_k * b)
+        peak = max(peak, (2 * hc + 2) * row + attention)
+    return peak
 
 
 # The first release whose install carries triton_kernels. From 0.10.2 the Triton MXFP4 MoE is vLLM's pick on Hopper
