@@ -270,10 +270,12 @@ def test_llamacpp_command_parses_back_to_the_same_settings(s):
 @EXAMPLES
 @given(llamacpp_settings())
 def test_llamacpp_command_estimates_as_its_settings(s):
-    argv = get_engine("llama.cpp").command("llama3.1:8b", s)
+    # the catalog name is written as its GGUF repo (-hf unsloth/Llama-3.1-8B-Instruct-GGUF:Q4_K_M)
+    argv = get_engine("llama.cpp").command("llama3.1:8b", s, "Q4_K_M")
     parsed = typed_back(argv)
     assert parsed.settings == s
-    assert outcome("llama.cpp", parsed.model, parsed.settings) == outcome("llama.cpp", "llama3.1:8b", s)
+    assert outcome("llama.cpp", f"{parsed.model}:{parsed.quant}", parsed.settings) == \
+        outcome("llama.cpp", "llama3.1:8b", s)
 
 
 @EXAMPLES
@@ -366,8 +368,8 @@ def test_transformers_options_form_parses_back_and_estimates_the_same(s):
 
 
 def test_a_weight_format_travels_with_the_model_argument():
-    assert typed_back(get_engine("llama.cpp").command("llama3.1:8b", LlamaCppSettings(), "Q8_0")).model == \
-        "llama3.1:8b:Q8_0"
+    back = typed_back(get_engine("llama.cpp").command("llama3.1:8b", LlamaCppSettings(), "Q8_0"))
+    assert (back.model, back.quant) == ("unsloth/Llama-3.1-8B-Instruct-GGUF", "Q8_0")
     assert get_engine("ollama").command("qwen3:8b", OllamaSettings(), "q8_0")[-1] == "qwen3:8b-q8_0"
     assert get_engine("ollama").command("qwen3:8b-q8_0", OllamaSettings(), "q8_0")[-1] == "qwen3:8b-q8_0"
     assert get_engine("vllm").command("Qwen/Qwen3-8B", VllmSettings(), "fp8")[2] == "Qwen/Qwen3-8B:fp8"
@@ -659,7 +661,7 @@ def _command_body(argv: list[str]) -> list[str]:
                                                                                      llamacpp_settings(p))))
 def test_llamacpp_rewrite_reaches_any_setting(ab):
     a, b = ab
-    out, parse = _rewrite_roundtrip("llama.cpp", "llama3.1:8b", a, b)
+    out, parse = _rewrite_roundtrip("llama.cpp", "unsloth/Llama-3.1-8B-Instruct-GGUF", a, b)
     assert parse(out).settings == b
 
 

@@ -41,8 +41,11 @@ def test_model_args_by_build(build, hf_file, want):
     assert model_args(REPO, "Q4_K_M", build, hf_file) == want
 
 
-def test_a_file_or_a_catalog_name_is_the_same_in_every_build():
-    assert model_args("qwen3:8b", None, 2000) == ["-m", "qwen3:8b"]
+def test_a_catalog_name_is_written_as_its_gguf_repo_in_every_build():
+    # llama-server cannot load "qwen3:8b" (no file, no repo): the GGUF repo plan names, as each build takes a repo
+    assert model_args("qwen3:8b", None) == ["-hf", "unsloth/Qwen3-8B-GGUF"]
+    assert model_args("qwen3:8b", None, 4000) == ["-hfr", "unsloth/Qwen3-8B-GGUF", "-hff", "FILE-Q4_K_M.gguf"]
+    assert model_args("qwen3:8b", None, 2000) == ["-m", "models/unsloth_Qwen3-8B-GGUF_FILE-Q4_K_M.gguf"]
 
 
 def test_format_command_names_programs_and_model_by_era():
