@@ -122,3 +122,11 @@ def test_diagnose_fix_for_ollama_starts_the_server_with_the_variable():
     server, run = d.fixes[0].command.split("\n")
     assert server.startswith("OLLAMA_CONTEXT_LENGTH=") and server.endswith(" ollama serve")
     assert run == "ollama run qwen3:8b"
+
+
+def test_kv_type_option_is_trimmed_as_the_variable_is(capsys):
+    """--kv-type is OLLAMA_KV_CACHE_TYPE, which envconfig.Var trims of spaces and quotes: ' q8_0' is q8_0 (76.50 KiB a
+    token for qwen3:8b's 36 layers x 8 KV heads x 128, 34 bytes per 32 values), as llama.cpp's own -ctk is not."""
+    assert main(["estimate", "qwen3:8b", "--engine", "ollama", "--kv-type", " 'q8_0' ", "--vram", "24GiB"]) == 0
+    out = capsys.readouterr().out
+    assert "kv_cache_type q8_0" in out and "KV cache per extra token of context: 76.50 KiB" in out

@@ -239,7 +239,9 @@ def resolve_launch(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...], s:
     # flash attention and KV cache type
     fa_env = env_bool({"X": s.flash_attention} if s.flash_attention else env,
                       "X" if s.flash_attention else "OLLAMA_FLASH_ATTENTION")
-    kv_requested = (s.kv_cache_type or env_var(env, "OLLAMA_KV_CACHE_TYPE")).lower()
+    # --kv-type is OLLAMA_KV_CACHE_TYPE: trimmed of spaces and quotes as envconfig.Var trims the variable
+    kv_requested = env_var({"X": s.kv_cache_type} if s.kv_cache_type else env,
+                           "X" if s.kv_cache_type else "OLLAMA_KV_CACHE_TYPE").lower()
     if the_era == "D":
         fa, fa_mode, kvct = _attention_llama_server(spec, v, fa_env, kv_requested)
     else:
