@@ -18,6 +18,9 @@ CASES = [
     ("torch.OutOfMemoryError: CUDA out of memory.",
      "https://github.com/vllm-project/vllm/issues/11560 (title)",
      "torch_cuda_oom_cut", "unknown", "GPU memory", "smaller batch", "which program ran PyTorch"),
+    ("RuntimeError: CUDA out of memory.",
+     "https://github.com/hongwang01/InDuDoNet/issues/1 (title; PyTorch before 1.13 raised a RuntimeError)",
+     "torch_cuda_oom_cut", "unknown", "GPU memory", "smaller batch", "which program ran PyTorch"),
     ("CUDA error: out of memory",
      "https://github.com/TencentARC/GFPGAN/issues/274 (title)",
      "ggml_cuda_error_oom", "unknown", "raw CUDA call", "free the GPU", "which program: PyTorch"),
@@ -84,6 +87,8 @@ def test_the_bare_cuda_error_claims_no_program():
     d = diagnose("CUDA error: out of memory")  # TencentARC/GFPGAN#274
     assert d.engine == "cuda" and d.stage == "unknown" and d.confidence == "low"
     assert any(f.summary.startswith("llama.cpp") for f in d.fixes) and any("free the GPU" in f.summary for f in d.fixes)
+    d = diagnose("ROCm error: out of memory")  # ggml_cuda_error's own words on ROCm (PyTorch says 'HIP error')
+    assert d.engine == "llama.cpp"
     d = diagnose("CUDA error: out of memory\n  current device: 0, in function ggml_cuda_pool_malloc_vmm at ggml-cuda.cu:8583")
     assert d.engine == "llama.cpp" and d.stage == "compute"
 

@@ -17,13 +17,13 @@ MAX_CHARS = 65536  # a longer text is a log, whatever its line count (no long te
 # (what ran out, what the lines cannot tell, the lines to paste), by signature id
 NOTES: dict[str, tuple[str, str, str]] = {
     "torch_cuda_oom_cut": (
-        "GPU memory of a CUDA device, asked through PyTorch's caching allocator",
+        "GPU memory, asked through PyTorch's caching allocator",
         "which program ran PyTorch (vLLM, SGLang, transformers, a training script), what it was allocating, and the "
         "figures: the request, the GPU's total and free memory, what PyTorch holds",
         "the whole message (from 'Tried to allocate' to 'PYTORCH_CUDA_ALLOC_CONF') and the lines above the "
         "traceback (the engine's start-up log names the program and its settings)"),
     "torch_cuda_oom": (
-        "GPU memory of a CUDA device, asked through PyTorch's caching allocator",
+        "GPU memory, asked through PyTorch's caching allocator",
         "which program ran PyTorch, and the GPU's total and free memory and PyTorch's reserved-but-unallocated "
         "memory: without them a full GPU, another process and fragmentation read the same",
         "the rest of the message ('GPU 0 has a total capacity of ... of which ... is free. ... reserved by PyTorch "
@@ -80,6 +80,10 @@ NOTES: dict[str, tuple[str, str, str]] = {
 
 UNPLACED = ("unknown: not an out-of-memory error oomkit knows (paste the engine's whole error and the lines above "
             "it; `oomkit errors` lists the messages it knows)")
+STAGE_PARTS = {"weights": "memory for the model's weights", "kv_cache": "memory for the KV cache",
+               "compute": "memory for the compute buffers / activations", "host_ram": "host RAM",
+               "fragmentation": "contiguous free GPU memory (fragmentation)",
+               "other_process": "GPU memory held by another process", "buffer_limit": "a per-buffer device limit"}
 _GGML_CONTEXT = re.compile(r"current device|in function|ggml|\bb[0-9]{3,5}\b")  # a build tag names llama.cpp
 _HIP = re.compile(r"\bHIP error: out of memory|hipErrorOutOfMemory")
 _CONTEXT_FAILED = re.compile(r"failed to initialize the context:?\s*$")
@@ -98,7 +102,8 @@ def note(d: Diagnosis, text: str) -> Diagnosis:
     n = len(lines)
     one = "one line" if n == 1 else f"{n} lines"
     backend = d.backend
-    if d.signature == "ggml_cuda_error_oom" and not (_GGML_CONTEXT.search(text) or d.host or d.settings):
+    if d.signature == "ggml_cuda_error_oom" and "CUDA error: out of memory" in text and \
+            not (_GGML_CONTEXT.search(text) or d.host or d.settings):  # ROCm/MUSA error: only ggml words it so
         return _bare_cuda_error(d, one)
     if d.signature == "cuda_runtime_oom" and _HIP.search(text):
         part, unknown, paste = NOTES["cuda_runtime_oom"]
@@ -126,9 +131,12 @@ def note(d: Diagnosis, text: str) -> Diagnosis:
         if d.engine or d.stage != "unknown":
             return d
         return dataclasses.replace(d, short={"lines": n, "unplaced": UNPLACED})
+    elif d.numbers or d.settings:
+        return d  # a message that carries its figures: nothing to ask for
     else:
-        part = f"the {d.stage.replace('_', ' ')} stage" if d.stage != "unknown" else "not said by the line"
-        unknown = "which program and version, and the figures (what was asked, what was free)"
+        part = STAGE_PARTS.get(d.stage, "not said by the line")
+        unknown = ("which program and version, and " if not d.engine else "") + \
+            "the figures (what was asked, what was free) and the settings in force"
         paste = "the lines above and below it and the engine's start-up log"
     short = {"lines": n, "ran_out": part, "unknown": f"from {one} oomkit cannot tell {unknown}", "paste": paste}
     return dataclasses.replace(d, short=short, backend=backend)

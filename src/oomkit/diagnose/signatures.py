@@ -164,11 +164,14 @@ SIGNATURES: tuple[Signature, ...] = (
         # the same message cut after its first sentence, as an issue's title keeps it: torch/cuda/__init__.py
         # OutOfMemoryError (PyTorch >= 1.13; torch.OutOfMemoryError >= 2.5) is the class c10/cuda/
         # CUDACachingAllocator.cpp raises for "CUDA out of memory. Tried to allocate ..."; no figures, so the
-        # traceback's frames place it
-        "torch_cuda_oom_cut", "pytorch", ("OutOfMemoryError: CUDA out of memory.",),
-        r"\btorch(?:\.cuda)?\.OutOfMemoryError: CUDA out of memory\.(?! {0,4}Tried)", priority=2,
-        message="torch.cuda.OutOfMemoryError: CUDA out of memory.",
-        versions="PyTorch >= 1.13 (torch.cuda.OutOfMemoryError), >= 2.5 (torch.OutOfMemoryError)",
+        # traceback's frames place it. Before 1.13 the allocator raised a plain RuntimeError with the same words
+        # (c10/cuda/CUDACachingAllocator.cpp TORCH_CHECK_WITH(CUDAOutOfMemoryError, ...), a RuntimeError in Python)
+        "torch_cuda_oom_cut", "pytorch", ("OutOfMemoryError: CUDA out of memory.", "RuntimeError: CUDA out of memory"),
+        r"\btorch(?:\.cuda)?\.OutOfMemoryError: CUDA out of memory\.(?! {0,4}Tried)|"
+        r"\bRuntimeError: CUDA out of memory(?![. ]{0,5}Tried)(?! occurred)", priority=2,
+        message="torch.cuda.OutOfMemoryError: CUDA out of memory. / RuntimeError: CUDA out of memory.",
+        versions="PyTorch >= 1.13 (torch.cuda.OutOfMemoryError), >= 2.5 (torch.OutOfMemoryError); RuntimeError before "
+                 "1.13",
         causes=TORCH_CAUSES[:1], fixes=TORCH_FIXES[2:]),
     Signature(
         # torch_npu's workspace allocator (Ascend NPUs; OpParamMaker.cpp): "NPU out of memory. NPUWorkspaceAllocator
