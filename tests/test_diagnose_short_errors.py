@@ -136,3 +136,13 @@ def test_cli_short_unrelated_line_is_one_line_and_exit_1():
     r = subprocess.run([sys.executable, "-m", "oomkit", "diagnose"], input="ImportError: No module named foo\n",
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and r.stdout.strip().count("\n") == 0 and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("word", ["hipErrorOutOfMemory", "ErrorOutOfDeviceMemory", "cudaErrorMemoryAllocation"])
+def test_an_error_name_alone_as_the_argument_is_the_message(word, capsys):
+    """`oomkit diagnose hipErrorOutOfMemory`: no file of that name, and the word is an error's own name, so it is the
+    text to read (a word like server.log or logs/x stays a file name: 'no such file', exit 2)."""
+    from oomkit.cli import main  # the CLI entry, as a user runs it
+    assert main(["diagnose", word]) == 1  # read, not placed: one line names no stage
+    assert "diagnosing the argument as the error text" in capsys.readouterr().err
+    assert main(["diagnose", "server.log"]) == 2

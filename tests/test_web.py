@@ -183,6 +183,14 @@ def test_diagnose_page_for_every_corpus_log(client):
         assert page.status_code == 200 and f'<b id="stage">{stage}</b>' in page.text, row["id"]
 
 
+def test_diagnose_page_shows_what_a_short_paste_cannot_tell(client):
+    """A one-line paste's "ran out", "unknown" and "paste" lines (diagnose's Diagnosis.short) are on the page too."""
+    page = client.post("/diagnose", data={"text": "hipErrorOutOfMemory"}).text
+    said = client.post("/api/diagnose", json={"text": "hipErrorOutOfMemory"}).json()["short"]
+    assert said and "what the lines cannot tell" in page and "to tell more, paste" in page and "ran out" in page
+    assert "rocm-smi" in page
+
+
 def test_openapi_lists_every_endpoint(client):
     paths = client.get("/openapi.json").json()["paths"]
     for p in ("/api/estimate", "/api/check", "/api/table", "/api/models", "/api/gpus", "/api/plan", "/api/fit",

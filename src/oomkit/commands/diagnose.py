@@ -81,19 +81,22 @@ def _message_typed(args: list[str]) -> bool:
     20.00 MiB"`, or unquoted, word by word): no argument is an existing path or reads as a file name (a path
     separator, a log's extension), and the text has words (whitespace between them)."""
     text = " ".join(args)
-    if not any(c.isspace() for c in text) or any(a == "-" or os.path.lexists(a) for a in args):
+    if any(a == "-" or os.path.lexists(a) for a in args):
         return False
+    if not any(c.isspace() for c in text):  # one word: an error's own name (hipErrorOutOfMemory), else a file name
+        return bool(_ERROR_WORDS.search(text)) and not _FILE_NAME.search(text)
     # no file has a line break or a path part over NAME_MAX (255 bytes) in its name, and a name with an engine's
     # out-of-memory words that is no file is that message (a path inside it, 'models/x.gguf', notwithstanding)
     if "\n" in text or any(len(p.encode("utf-8", "surrogateescape")) > 255 for p in re.split(r"[/\\]", text)):
         return True
     if _ERROR_WORDS.search(text):
         return True
-    return not any(re.search(r"[/\\]|\.(?:log|txt|out|err|json)$", a, re.IGNORECASE) for a in args)
+    return not any(_FILE_NAME.search(a) for a in args)
 
 
-_ERROR_WORDS = re.compile(r"out of memory|OutOfMemory|failed to allocate|cudaMalloc failed|Tried to allocate|"
-                          r"requires more system memory|not enough memory", re.IGNORECASE)
+_FILE_NAME = re.compile(r"[/\\]|\.(?:log|txt|out|err|json)$", re.IGNORECASE)  # a path part or a log's extension
+_ERROR_WORDS = re.compile(r"out of memory|OutOf\w*Memory|ErrorMemoryAllocation|failed to allocate|cudaMalloc failed|"
+                          r"Tried to allocate|requires more system memory|not enough memory", re.IGNORECASE)
 
 
 def _not_text(text: str) -> bool:

@@ -775,7 +775,8 @@ def diagnose_page(text: str | None, d: dict | None, error: str | None, said: str
 
 
 # the lines of `oomkit diagnose`'s text the page's own fields do not hold, by their label
-_SAID = {"phase": "phase", "buffers": "engine's buffers", "oomkit": "oomkit's figures", "seen": "messages seen"}
+_SAID = {"phase": "phase", "buffers": "engine's buffers", "oomkit": "oomkit's figures", "seen": "messages seen",
+         "ran out": "ran out", "unknown": "what the lines cannot tell", "paste": "to tell more, paste"}
 
 
 def _said_lines(said: str | None) -> list[tuple[str, list[str]]]:
