@@ -86,7 +86,7 @@ RESOLVES = [
     ("NVIDIA H100 NVL", "NVIDIA H100 NVL", 95830, 1, "nvidia-smi"),
     ("H100 NVL", "NVIDIA H100 NVL", 95830, 1, "typed"),
     ("NVIDIA H200", "NVIDIA H200", 143771, 1, "nvidia-smi"),
-    ("NVIDIA H200 NVL", "NVIDIA H200 NVL", 144384, 1, "nvidia-smi"),
+    ("NVIDIA H200 NVL", "NVIDIA H200 NVL", 143771, 1, "nvidia-smi"),
     ("NVIDIA H800", "NVIDIA H800", 81559, 1, "nvidia-smi"),
     ("NVIDIA B200", "NVIDIA B200", 183359, 1, "nvidia-smi"),
     ("B200", "NVIDIA B200", 183359, 1, "typed"),

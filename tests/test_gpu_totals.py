@@ -9,6 +9,9 @@ marketed size. Each figure is a public print, cited in gpus.json's memory_source
 - AMD Instinct MI355X / MI350X: rocm-smi VRAM Total 309220868096 B and torch total_memory 309220868096 (287.98 GiB, the
   total vLLM prints in 'Free memory on device cuda:4 (126.77/287.98 GiB)'). Was 294,912 MiB.
 - NVIDIA GH200 144G HBM3e: nvidia-smi 146831 MiB. Was 147,456.
+- NVIDIA H200 NVL: nvidia-smi 143771 MiB, the H200 SXM's figure (rareone0602/ruqola-server-deploy docs/h200-specs.md at
+  1ee947c7, 4 cards on driver 575.57.08: 'nvidia-smi reports 143,771 MiB'; jingyu3535/2026_ETRI README.md at 0ba0996c,
+  'NVIDIA H200 NVL (143771 MiB, driver 570.195.03)'). Was 144,384 (141 x 1024).
 """
 
 from __future__ import annotations
@@ -28,6 +31,8 @@ GiB = 1 << 30
     ("MI355X", 294896),
     ("MI350X", 294896),
     ("NVIDIA GH200 144G HBM3e", 146831),
+    ("H200 NVL", 143771),
+    ("NVIDIA H200 NVL", 143771),
 ])
 def test_driver_total(typed, mib):
     g = lookup(typed)
@@ -50,3 +55,9 @@ def test_rocm_total_is_what_torch_reports(typed):
     assert dev.cuda_total_bytes == 309220868096
     assert vllm.cuda_total(dev) == 309220868096
     assert f"{vllm.cuda_total(dev) / GiB:.2f}" == "287.98"
+
+
+def test_h200_nvl_prints_what_the_sxm_prints():
+    # both Hopper H200 parts carry 141 GB of HBM3e; nvidia-smi gives each 143771MiB (140.40 GiB)
+    assert lookup("H200 NVL").memory_mib == lookup("H200").memory_mib == 143771
+    assert f"{143771 / 1024:.2f}" == "140.40"

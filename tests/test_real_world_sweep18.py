@@ -317,7 +317,7 @@ def test_nvlink_after_a_card_is_dropped():
                                ("2x A6000 NVLink bridge", 2, "NVIDIA RTX A6000", 49140),
                                # the NVL cards stay themselves ("nvl", not the bridge)
                                ("H100 NVL", 1, "NVIDIA H100 NVL", 95830),
-                               ("H200 NVL", 1, "NVIDIA H200 NVL", 144384)):
+                               ("H200 NVL", 1, "NVIDIA H200 NVL", 143771)):
         got = devices_for_names(text)
         assert [(d.name, d.memory_bytes // 2**20) for d in got] == [(name, mib)] * n, text
     # NVIDIA's name for the Max-Q card without "Workstation Edition" (nvidia-smi prints "NVIDIA RTX PRO 6000 Blackwell
