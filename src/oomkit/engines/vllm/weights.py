@@ -8,6 +8,7 @@ from dataclasses import replace
 from ...memo import ByObject
 from ...model.archs import DSV4_ARCHS
 from ...model.hf_config import DSV4_CONFIG_LABEL, ST_DENSE_TENSORS
+from ...model.names import derive
 from ...model.spec import LayerKind, ModelSpec, TensorSpec
 from ...model.towers import Tower
 from ...quant.dtypes import FLOAT_BYTES
@@ -15,7 +16,7 @@ from ...units import cdiv, round_up
 from .. import _tp
 from .config import DTYPE_ALIASES, Resolved, pp_partition
 from .drafter import mtp_layers_loaded
-from .profile import TRITON_KERNELS_FROM
+from .profile import TRITON_KERNELS_FROM, dsv4_hc_mult
 from .quantization import load_layout
 from .settings import ERAS, VllmSettings
 
@@ -118,15 +119,55 @@ _DSV4_FP8 = ("attn_q_a.weight", "attn_q_b.weight", "attn_kv.weight", "attn_outpu
              "_shexp.weight", "indexer.attn_q_b.weight")
 
 
+def dsv4_gptq_int(spec: ModelSpec) -> tuple[int, int] | None:
+    """(bits, group size) of a DeepSeek-V4 checkpoint packed for the GPTQ kernels (symmetric int, grouped: GPTQ, or
+    auto-round, which vLLM loads as "inc", quantization/inc/inc.py INCConfig.override_quantization_method), as its
+    name gives it (model/names.py derive: -W4A16-AutoRound, -GPTQ-Int4); None otherwise. The config.json that
+    model/hf_config.py reads for DeepSeek-V4 keeps no quantization_config, so the name is what is left to read."""
+    d = derive(spec.name)
+    q = d.quantization_config if d is not None else None
+    if not q or q.get("quant_method") not in ("gptq", "auto-round") or not q.get("sym", True):
+        return None
+    bits, group = q.get("bits"), q.get("group_size")
+    if bits not in (4, 8) or not isinstance(group, int) or group <= 0:
+        return None
+    return bits, group
+
+
+def _gptq_bytes(n: int, bits: int, group: int, moe: bool) -> int:
+    """A GPTQ-packed tensor of n values as vLLM keeps it: the int32-packed weight and a 16-bit scale a group (the
+    Marlin linear kernel swaps qzeros and g_idx for empty tensors, the comment in _tensor_bytes); the MoE method
+    (quantization/auto_gptq.py AutoGPTQMoEMethod.create_weights, read in 0.25.1) also keeps its w13 / w2 qzeros, [E,
+    groups, N / pack_factor] in the model dtype, which process_weights_after_loading replaces only when the kernel
+    hands new ones back (fused_moe/oracle/int_wna16.py convert_to_wna16_moe_kernel_format: None for GPTQ), and
+    empties the g_idx tensors without act-order (_process_weights_marlin)."""
+    groups = cdiv(n, group)
+    return n * bits // 8 + 2 * groups + (2 * cdiv(groups, 32 // bits) if moe else 0)
+
+
 def _deepseek_v4_checkpoint(spec: ModelSpec) -> tuple[TensorSpec, ...]:
     """The tensors of a DeepSeek-V4 spec read from its config.json (no GGUF file type named) as the checkpoint holds
-    them for vLLM; a GGUF's own tensors are kept."""
+    them for vLLM; a GGUF's own tensors are kept. A GPTQ-packed int checkpoint (dsv4_gptq_int: Intel's W4A16
+    AutoRound) holds the routed experts and the linear layers the FP8 checkpoint keeps at FP8 as int, except wo_a
+    (attn_output_a), which stays 16-bit: vLLM never runs wo_a as a linear layer, the output projection reads its
+    weight tensor itself as an einsum operand (models/deepseek_v4/nvidia/ops/o_proj.py, 0.25.1: fp8_einsum over
+    (wo_a.weight, wo_a.weight_scale_inv)), so a checkpoint that is not block FP8 has to keep it whole (Intel's
+    extra_config {"wo_a": {"bits": 16}}, kaitakuai/experiments 2026-07 deepseek-v4-int4-b300; INCConfig.get_quant_method
+    gives it UnquantizedLinearMethod)."""
     if spec.architecture != "deepseek4" or DSV4_CONFIG_LABEL not in spec.labels:
         return spec.weights.tensors
+    gptq = dsv4_gptq_int(spec)
     out = []
     for t in spec.weights.tensors:
         n = t.n_elements
-        if "_exps." in t.name and len(t.shape) == 3:
+        if gptq is not None and len(t.shape) >= 2 and (
+                ("_exps." in t.name and len(t.shape) == 3) or t.name.endswith(_DSV4_FP8)):
+            if t.name.endswith("attn_output_a.weight"):
+                t = replace(t, dtype="bf16", nbytes=2 * n)
+            else:
+                t = replace(t, dtype=f"gptq-int{gptq[0]}",
+                            nbytes=_gptq_bytes(n, *gptq, moe="_exps." in t.name))
+        elif "_exps." in t.name and len(t.shape) == 3:
             t = replace(t, dtype="mxfp4", nbytes=n // 2 + n // 32)
         elif t.name.endswith(_DSV4_FP8) and len(t.shape) == 2:
             k, m = t.shape
@@ -202,6 +243,7 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
             total += sum(n * segment_tail(size) for size, n in params.values()) + segment_tail(rope)
         params.clear()
         total += rope + _deepstack_bytes(spec, s, r, first) + mla_dequant_bytes(spec, r, online, (lo, hi))
+        total += dsv4_model_buffers(spec, s, r, last)
         if tower_on_stage(r, first):
             total += _tower_bytes(spec, s, r)
         out.append(int(total))
@@ -449,6 +491,35 @@ def _dsv4_mxfp4_gfx942_bytes(t: TensorSpec, r: Resolved, moe_tp: int) -> int:
 _SEGMENT_ROUND = 2 << 20
 _SEGMENT_MIN = 10 << 20
 _SPLIT_OVER = 1 << 20
+
+
+# DeepSeek-V4's device buffers built with the model (models/deepseek_v4/nvidia/model.py DeepseekV4Model.__init__, amd/
+# and xpu/model.py alike; read in 0.24.0, 0.25.1 and 0.27.0), inside load_model, so "Model loading took" counts them:
+# topk_indices_buffer, [max_num_batched_tokens, index_topk] int32, on every rank ("Reserved topk indices buffer for all
+# Indexer layers to reuse"), and on the last pipeline stage _mtp_hidden_buffer, [max_num_batched_tokens, hc_mult x
+# hidden] in the model dtype, the pre-hc_head residual stream for an MTP draft: unconditional in 0.24.0 and 0.25.1,
+# only with a speculative config that uses EAGLE / a draft model in 0.27.0 (needs_mtp_hidden_states; 0.26 not read,
+# taken as 0.27). Both absent before 0.24 (0.20-0.23's DeepSeek-V4 not read for them).
+DSV4_MODEL_BUFFERS_FROM = (0, 24, 0)
+DSV4_MTP_BUFFER_ALWAYS_BEFORE = (0, 26, 0)
+# 0.27.0 config/speculative.py use_eagle ("eagle", "eagle3", "mtp", "dflash", "dspark") and uses_draft_model
+DSV4_HIDDEN_STATE_DRAFTS = ("eagle", "eagle3", "mtp", "dflash", "dspark", "draft_model")
+
+
+def dsv4_model_buffers(spec: ModelSpec, s: VllmSettings, r: Resolved, last: bool) -> int:
+    """Bytes of DeepSeek-V4's model-built buffers on a rank of a stage (the comment above DSV4_MODEL_BUFFERS_FROM):
+    DeepSeek-V4-Flash at 32,768 batched tokens holds 32,768 x 512 x 4 B = 64 MiB of top-k indices and 32,768 x
+    4 x 4,096 x 2 B = 1 GiB of MTP hidden states."""
+    if spec.architecture not in DSV4_ARCHS or r.version < DSV4_MODEL_BUFFERS_FROM:
+        return 0
+    tokens = r.max_num_batched_tokens
+    topk = max((la.attention.index_topk for la in spec.layers if la.attention is not None), default=0)
+    total = tokens * topk * 4
+    method = (s.speculative_method or "").lower()
+    drafts = method in DSV4_HIDDEN_STATE_DRAFTS or "mtp" in method
+    if last and (r.version < DSV4_MTP_BUFFER_ALWAYS_BEFORE or drafts):
+        total += tokens * dsv4_hc_mult(spec) * spec.n_embd * r.dtype_bytes
+    return total
 
 
 def segment_tail(size: int) -> int:
