@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -3972,8 +3972,28 @@ def _host_expert_block_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache],
     return galloc.peak_bytes(n_inputs, g.nodes)
 
 
+# the last answers of compute_by_device: a fit's dry run and the estimate that follows it weigh the same layout, and a
+# plan weighs one layout for several of its options (the plan of Llama-3.1-405B on one RTX 4090: 876 calls, 379
+# distinct). By the spec object and the other arguments' values: a cache by its fields, its per-layer dicts by their
+# items (equal items, equal dicts; the same dicts in another order only miss)
+_BY_DEVICE = ByObject[dict[int, int]](1024)
+_CACHE_FIELDS = tuple(f.name for f in fields(Cache))
+
+
+def _cache_value(c: Cache) -> Hashable:
+    return tuple(tuple(v.items()) if isinstance(v, dict) else v for v in (getattr(c, n) for n in _CACHE_FIELDS))
+
+
 def compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
                       devices: tuple[Device, ...], s: LlamaCppSettings, rough: bool = False) -> dict[int, int]:
+    """_compute_by_device, kept by its arguments (_BY_DEVICE); a new dict each call (callers may change theirs)."""
+    key = (ctx, tuple(map(_cache_value, caches)), placement, devices, s, rough)
+    return dict(_BY_DEVICE.get(spec, key, lambda: _compute_by_device(spec, ctx, caches, placement, devices, s,
+                                                                      rough)))
+
+
+def _compute_by_device(spec: ModelSpec, ctx: Context, caches: list[Cache], placement: Placement,
+                       devices: tuple[Device, ...], s: LlamaCppSettings, rough: bool = False) -> dict[int, int]:
     """Per backend (-1 = the CPU side): a device that runs layers needs the layer workspace, the one that
     holds the output layer the logits too; the CPU side of an offloaded graph keeps its input rows. A device
     whose layers have no attention (a hybrid's run of recurrent layers) takes no KQ mask: the scheduler copies

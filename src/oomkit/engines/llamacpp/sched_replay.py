@@ -306,10 +306,12 @@ def assign(g: Graph) -> None:
     """Passes 1-4 of ggml_backend_sched_split_graph; an op the device refuses (g.refused) is left to the CPU by the
     expansions (ggml_backend_sched_set_if_supported) and by pass 3 (only backends that support it)."""
     hrd = g.host_reads_device
+    # a device that refuses no op (most): pass 1 asks it nothing (_backend_from_cur without the graph is the same)
+    asks = g if g.refused or g.max_tensor else None
     for t in g.leafs + g.nodes:
-        t.backend = _backend_from_cur(t, g)
+        t.backend = _backend_from_cur(t, asks)
     ops = [t for t in g.nodes if t.op not in VIEW_OPS]
-    refused = {id(t) for t in ops if g.refuses(t)}
+    refused = {id(t) for t in ops if g.refuses(t)} if asks is not None else set()
     for order, device_only in ((ops, True), (ops[::-1], True), (ops, False), (ops[::-1], False)):
         cur = -1
         for t in order:
@@ -450,18 +452,28 @@ def device_nodes(g: Graph, names: list[str] | None = None, backend: int = DEVICE
     out: list[Node] = []
     named: list[str] = []
     layouts: dict[Hashable, Hashable] = {}
+    # _lowered's rule, written out in the loop: a lowering is tens of thousands of tensors, a fit or a plan lowers
+    # dozens of graphs, and the call per tensor cost a quarter of the loop
+    new_node, add, add_name, layout_of, at_get = Node, out.append, named.append, layouts.setdefault, at.get
+    host = backend == HOST
     for i, t in enumerate(order):
         if i in deps:  # the input's dependency: reads it, allocates nothing, is no view for ggml-alloc
-            out.append(Node(0, (at[id(t)],)))
-            named.append("")
+            add(new_node(0, (at[id(t)],)))
+            add_name("")
             continue
-        if t.op == "DEP":  # an allocation dependency: reads the kept tensors, allocates nothing
-            out.append(Node(0, tuple(at[id(s)] for s in t.srcs)))
-            named.append("")
+        op = t.op
+        if op == "DEP":  # an allocation dependency: reads the kept tensors, allocates nothing
+            add(new_node(0, tuple([at[id(s)] for s in t.srcs])))
+            add_name("")
             continue
-        node, mine = _lowered(t, at, copied, layouts, backend)
-        out.append(node)
-        named.append(t.name if mine else "")
+        root = t.view_src
+        mine = t.backend == backend and root is None and (op != "NONE" or id(t) in copied or host and t.inp)
+        size = t.nbytes + t.extra if mine else 0
+        layout = (t.es, t.ne, t.nb)
+        add(new_node(size, tuple([at[id(s)] for s in t.srcs]), mine and op in INPLACE,
+                     at_get(id(root), -1) if root is not None else -1, t.output, layout_of(layout, layout),
+                     mine and size == 0))
+        add_name(t.name if mine else "")
     if names is not None:
         names.extend(named)
     return out
@@ -606,7 +618,8 @@ def _device_peak_by_kv(key: Hashable, build: Callable[[int], Graph], n_kv: int, 
 
     def lowered(n: int, names: list[str]) -> list[Node]:
         _LOWERED_COUNT[0] += 1
-        return _interned(lower(build(n), names))
+        nodes = lower(build(n), names)
+        return nodes if lower is device_nodes else _interned(nodes)  # device_nodes interns its layouts itself
 
     def peak(entry: _Lowering, at: list[int]) -> int:  # the nodes' sizes at, the host weights' copies by name
         for i, nm in entry.named:
