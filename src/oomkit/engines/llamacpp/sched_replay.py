@@ -127,17 +127,20 @@ class Graph:
         if id(t) in seen:
             return t
         seen.add(id(t))
+        leafs, nodes = self.leafs, self.nodes
         stack = [(t, iter(t.srcs))]  # each tensor under visit with its sources still to visit
         while stack:
             x, rest = stack[-1]
             for s in rest:
                 if id(s) not in seen:
                     seen.add(id(s))
-                    stack.append((s, iter(s.srcs)))
-                    break
+                    if s.srcs:
+                        stack.append((s, iter(s.srcs)))
+                        break
+                    (leafs if s.op == "NONE" else nodes).append(s)  # no sources: visited at once, in the same order
             else:  # its sources all visited
                 stack.pop()
-                (self.leafs if x.op == "NONE" else self.nodes).append(x)
+                (leafs if x.op == "NONE" else nodes).append(x)
         return t
 
     # leafs
@@ -350,8 +353,12 @@ def split_graph(g: Graph) -> tuple[list[tuple[int, list[T], int]], dict[int, T]]
         if not splits:
             splits.append((t.backend, [], 0))
         b, inputs, _ = splits[-1]
-        new = t.backend != b or bool(inputs) and any(
-            s.buf and s.buf[1] and s.backend != b and not _buffer_supported(s, b, hrd) for s in t.srcs)
+        new = t.backend != b
+        if not new and inputs:
+            for s in t.srcs:
+                if s.buf and s.buf[1] and s.backend != b and not _buffer_supported(s, b, hrd):
+                    new = True
+                    break
         if new:
             splits.append((t.backend, [], i))
             b, inputs, _ = splits[-1]
