@@ -90,7 +90,7 @@ class _NoMemo(dict):
 
 _MEMOS = [(lc_fit, "_DRY_RUNS"), (lc_compute, "_PHASES"), (lc_kv, "_CACHES"), (lc_weights, "_BUFFERS"),
           (lc_weights, "_MATCHES"), (lc_weights, "_TENSOR_TABLES"), (ol_weights, "_GGUF_MEMO"), (ol_weights, "_VIEWS"),
-          (ol_layout, "_FITS")]
+          (ol_layout, "_FITS"), (lc_compute, "_BY_DEVICE")]
 
 ESTIMATE_CASES = [
     ("deepseek-r1:671b", _gpus(24), ol.OllamaSettings()),  # llama-server --fit: experts then layers to the CPU
