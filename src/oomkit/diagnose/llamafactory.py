@@ -15,16 +15,16 @@ import re
 
 from .result import Fix
 
-_TP_N = re.compile(r"--tensor-parallel-size (\d+)")
-_TP = re.compile(r"--tensor-parallel-size N\b|--tensor-parallel-size\b")
-_WORDS = ((re.compile(r"--max-model-len\b"), "--vllm_maxlen"),
-          (re.compile(r"--gpu-memory-utilization\b"), "--vllm_gpu_util"),
-          (re.compile(r"--enforce-eager\b"), "--vllm_enforce_eager"))
-# vLLM flags LLaMA-Factory has no argument of its own for: --vllm_config takes EngineArgs' names as JSON
-_CONFIG_N = re.compile(r"--(kv-cache-dtype|max-num-seqs|max-num-batched-tokens|cpu-offload-gb) ([\w.]+)")
-_CONFIG = re.compile(r"--(kv-cache-dtype|max-num-seqs|max-num-batched-tokens|cpu-offload-gb)\b")
+# vLLM's flags -> LLaMA-Factory's own arguments for them
 _FLAGS = {"--max-model-len": "--vllm_maxlen", "--gpu-memory-utilization": "--vllm_gpu_util",
           "--enforce-eager": "--vllm_enforce_eager"}
+# vLLM flags LLaMA-Factory has no argument of its own for: --vllm_config takes EngineArgs' names as JSON
+_CONFIG_KEYS = ("kv-cache-dtype", "max-num-seqs", "max-num-batched-tokens", "cpu-offload-gb")
+_TP_N = re.compile(r"--tensor-parallel-size (\d+)")
+_TP = re.compile(r"--tensor-parallel-size N\b|--tensor-parallel-size\b")
+_WORDS = tuple((re.compile(re.escape(flag) + r"\b"), word) for flag, word in _FLAGS.items())
+_CONFIG_N = re.compile(rf"--({'|'.join(_CONFIG_KEYS)}) ([\w.]+)")
+_CONFIG = re.compile(rf"--({'|'.join(_CONFIG_KEYS)})\b")
 
 
 def _json_value(v: str) -> str:
@@ -60,7 +60,7 @@ def _flags(flags: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[tuple[str, st
         elif f in _FLAGS:
             out.append(_FLAGS[f])
             i += 1
-        elif f.lstrip("-") in ("kv-cache-dtype", "max-num-seqs", "max-num-batched-tokens", "cpu-offload-gb") and val:
+        elif f.lstrip("-") in _CONFIG_KEYS and val:
             config[f.lstrip("-").replace("-", "_")] = _json_value(val)
             i += 2
         else:
