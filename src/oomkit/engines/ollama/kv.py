@@ -34,7 +34,15 @@ def causal_cache(spec: ModelSpec, version: Version, num_ctx: int, num_parallel: 
       else PAD(np * swaMemorySize + maxBatch, CachePadding);
     - CachePadding (ml/backend/ggml/ggml.go CacheConfig): 256 with flash attention, 32 without; 256 always
       from v0.13.2. Before v0.6.3 every layer held PAD(np * num_ctx) cells.
-    K and V are stored in the cache type (f16 unless flash attention lets OLLAMA_KV_CACHE_TYPE apply)."""
+    K and V are stored in the cache type (f16 unless flash attention lets OLLAMA_KV_CACHE_TYPE apply).
+
+    A KV-shared layer (kv_source: gemma3n's and gemma4's last shared_kv_layers) holds no cache: Causal.Put
+    creates a layer's K and V on its first Put (kvcache/causal.go: c.keys[c.curLayer] = ctx.Zeros(...)), and the
+    shared layers never Put: model/models/gemma3n/model_text.go (v0.9.3+) SetLayer(firstSharedKeyValue - 2 or
+    - 1) and model/models/gemma4/model_text.go (v0.20.0+) SetLayer(kvDonorMap[i]) point them at a donor layer's
+    cache, and TextSelfAttention.Forward with sharedKV computes no K or V, so nn.Attention only reads it.
+    gemma4:e4b at 32768 cells (ollama/ollama#15261): 20 sliding layers x 4608 cells x 2 KiB + 4 full layers x
+    32768 x 4 KiB = 692.0 MiB ("kv cache" Vulkan0), not the 1211 MiB of all 42 layers."""
     pad = 256 if (flash_attention or version >= V_CACHE_PAD_256) else 32
     dtype = ggml.type_by_name(cache_type or "f16")
     capacity = num_ctx
@@ -43,7 +51,7 @@ def causal_cache(spec: ModelSpec, version: Version, num_ctx: int, num_parallel: 
     out_c: dict[int, int] = {}
     for layer in spec.layers:
         a = layer.attention
-        if a is None or layer.kind in (LayerKind.NONE, LayerKind.RECURRENT):
+        if a is None or layer.kind in (LayerKind.NONE, LayerKind.RECURRENT) or layer.kv_source is not None:
             continue
         full = round_up(num_parallel * capacity, pad)
         cells = full

@@ -101,6 +101,7 @@ from .weights import (
     per_layer_weights,
     publishers_gguf,
     runner_input_weights,
+    runner_largest_tensors,
     runner_layer_weights,
 )
 
@@ -162,8 +163,45 @@ def _ogpus(devices: tuple[Device, ...], launch: Launch) -> list[OGpu]:
         return 0
 
     return [OGpu(id=d.id, free=_free(d) if _free(d) is not None else _UNKNOWN_FREE, minimum=launch.minimum,
-                 library=launch.library, sms=units(d), cc=d.compute_capability, gfx=d.gfx_target)
+                 library=launch.library, sms=units(d), cc=d.compute_capability, gfx=d.gfx_target,
+                 max_buffer=_vulkan_max_buffer(d) if launch.library == "vulkan" else None)
             for d in devices]
+
+
+# Mesa's RADV (src/amd/vulkan/radv_physical_device.c: .maxBufferSize = RADV_MAX_MEMORY_ALLOCATION_SIZE, which
+# radv_constants.h sets to 0xFFFFFFFC, "our buffer size fields allow only 2**32 - 1"); ggml-vulkan.cpp takes
+# max_buffer_size from maxBufferSize (VK_KHR_maintenance4) and refuses a larger buffer in ggml_vk_create_buffer.
+# Other drivers' limits are not read here.
+RADV_MAX_BUFFER = 0xFFFFFFFC
+
+
+def _vulkan_max_buffer(d: Device) -> int | None:
+    return RADV_MAX_BUFFER if "RADV" in (d.name or "") else None
+
+
+def _vulkan_buffer_backoff(spec: ModelSpec, g: GgufView, gpus: list[OGpu], lay: EraCLayout, relayout) -> EraCLayout:
+    """A layer holding a tensor over a Vulkan GPU's maxBufferSize cannot be allocated there: ggml-alloc gives the
+    tensor a buffer of its own (runner_largest_tensors), ggml-vulkan refuses it, ml/backend/ggml New panics with
+    ErrNoMem, and llm/server.go ollamaServer.Load (v0.11.5+) answers the failed alloc with a growing backoff
+    (backoff += 0.1, each GPU's free memory reserved by that share in buildLayout) until a layout allocates:
+    assignLayers drops the output layer first ("prefer offloading layers other than the output layer"), so the
+    layer with the big tensor ends on the CPU with whatever else that backoff leaves there. ollama/ollama#15261:
+    gemma4:e4b on a Renoir iGPU through RADV, 30.5 GiB available, "offloaded 42/43 layers to GPU" (its 5376 MiB
+    per_layer_token_embd on the output layer). Past a backoff of 1 Ollama gives up ("memory layout cannot be
+    allocated"); the last layout is kept."""
+    if not any(o.max_buffer for o in gpus):
+        return lay
+    big = runner_largest_tensors(spec, g)
+
+    def refused(lay: EraCLayout) -> bool:
+        return any(big[i] > o.max_buffer for o, ls in zip(gpus, lay.per_gpu, strict=True) if o.max_buffer
+                   for i in ls if i < len(big))
+
+    backoff = 0.0
+    while refused(lay) and backoff <= 1:
+        backoff = round(backoff + 0.1, 1)
+        lay = relayout(backoff)
+    return lay
 
 
 _CDNA = re.compile(r"instinct|\bmi\d{2,3}", re.IGNORECASE)
@@ -787,8 +825,12 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
             partial = actual[0]
             lay = layout_era_c(gpu_w or layer_w, layer_c, gpus, partial + pool, graph + pool, launch.gpu_overhead,
                                num_gpu, cpu_weights=layer_w)
+        lay = _vulkan_buffer_backoff(
+            spec, g, gpus, lay, lambda b: layout_era_c(gpu_w or layer_w, layer_c, gpus, partial + pool, graph + pool,
+                                                       launch.gpu_overhead, num_gpu, cpu_weights=layer_w, backoff=b))
         cpu_split = max(_cpu_split(spec, launch, lay, gpus, g.block_count),
-                        _cpu_flash_attention(spec, launch, cache, gpus))
+                        _cpu_flash_attention(spec, launch, cache, gpus),
+                        _cpu_per_layer_rows(spec, launch, lay, g.block_count))
         _add_input_layer(lay, g, launch.num_batch, cpu_graph, cpu_split,
                          proj.input_weights if proj is not None else runner_input_weights(spec))
         out = _era_c_result(lay, gpus, g, measured=True)
@@ -1056,6 +1098,21 @@ def _cpu_split(spec: ModelSpec, launch: Launch, lay: EraCLayout, gpus: list[OGpu
             or not (V_GPTOSS_GRAPH <= launch.version <= V_MASK_PAD_LAST)):
         return 0
     return gptoss_vulkan_cpu_split(spec, min(launch.num_batch, launch.num_ctx)) or 0
+
+
+def _cpu_per_layer_rows(spec: ModelSpec, launch: Launch, lay: EraCLayout, n_blocks: int) -> int:
+    """The per-layer embeddings' rows when their table stays on the CPU: gemma3n's and gemma4's
+    per_layer_token_embd rides on the output layer (weights.py placement), and its GET_ROWS runs where the weight
+    is (no backend's offload_op takes GET_ROWS: ggml-vulkan's and ggml-cuda's skip it), so with the output layer
+    left on the CPU the CPU's compute buffer holds the batch's F32 rows, num_batch x (n_layer x per-layer width)
+    x 4 B (gemma4 model_text.go PerLayerProjector.Forward, v0.20.0+; gemma3n's, v0.9.3+). ollama/ollama#15261:
+    gemma4:e4b at 42/43, 512 x 10752 x 4 B = "compute graph" device=CPU "21.0 MiB"."""
+    if any(n_blocks in layers for layers in lay.per_gpu):
+        return 0
+    for t in spec.weights.tensors:
+        if t.layer is None and t.name == "per_layer_token_embd.weight" and t.shape:
+            return launch.num_batch * t.shape[0] * 4
+    return 0
 
 
 def _add_input_layer(lay: EraCLayout, g: GgufView, num_batch: int, graph: int, cpu_split: int = 0,

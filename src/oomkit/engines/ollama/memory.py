@@ -259,6 +259,9 @@ class OGpu:
     sms: int = 0  # streaming multiprocessors (the Device's sm_count, from the GPU catalog); 0 = unknown
     cc: tuple[int, int] | None = None  # NVIDIA compute capability; None = unknown
     gfx: str | None = None  # AMD: the LLVM target ROCm reports (the Device's gfx_target); None = unknown
+    # Vulkan: the driver's maxBufferSize, the largest buffer ggml-vulkan creates (ggml_vk_create_buffer refuses a
+    # larger one: "Requested buffer size exceeds device buffer size limit"); None = unknown or no such limit
+    max_buffer: int | None = None
 
 
 @dataclass
@@ -529,11 +532,12 @@ def _pooled_estimate(g: GgufView, version: Version, gpus: list[OGpu], gr: Graph,
 
 def layout_era_c(layer_weights: list[int], layer_cache: list[int], gpus: list[OGpu], graph_partial: int,
                  graph_full: int, gpu_overhead: int, num_gpu: int, buffer: int = 0,
-                 cpu_weights: list[int] | None = None) -> EraCLayout:
+                 cpu_weights: list[int] | None = None, backoff: float = 0.0) -> EraCLayout:
     """llamaServer.Load + createLayout (v0.13.0): every GPU's free memory less one layer as a buffer (`buffer`),
     its MinimumMemory, OLLAMA_GPU_OVERHEAD and the graph of the GPUs in use; layers fitted by assignLayers;
     the graph is full when every layer (output included) is on a GPU. cpu_weights: the layers' weights as the CPU
-    holds them where they differ from a GPU's (layer_weights)."""
+    holds them where they differ from a GPU's (layer_weights). backoff: the share of each GPU's free memory
+    llm/server.go buildLayout also reserves after a failed allocation (float32(FreeMemory) * backoff, v0.11.5+)."""
     order = sorted(range(len(gpus)), key=lambda i: -gpus[i].free)  # sort.Reverse(ByFreeMemory)
     graph_of = [0] * len(gpus)
     layers = [w + c for w, c in zip(layer_weights, layer_cache, strict=True)]
@@ -543,7 +547,7 @@ def layout_era_c(layer_weights: list[int], layer_cache: list[int], gpus: list[OG
         free = []
         for i in order:
             f = max(gpus[i].free - buffer, 0)
-            reserved = gpus[i].minimum + gpu_overhead + graph_of[i]
+            reserved = gpus[i].minimum + gpu_overhead + graph_of[i] + int(gpus[i].free * backoff)
             free.append(f - reserved if f > reserved else 0)
         assigned = assign_layers(layers, free, num_gpu)
         per_gpu = [[] for _ in gpus]

@@ -836,6 +836,28 @@ def runner_layer_weights(spec: ModelSpec, g: GgufView, cuda: bool = False, f32_e
     return w
 
 
+def runner_largest_tensors(spec: ModelSpec, g: GgufView) -> list[int]:
+    """The largest tensor each layer's device holds (the blocks, then the output layer), as runner_layer_weights
+    places them: ggml_backend_alloc_ctx_tensors_from_buft (ggml-alloc.c) packs a context's tensors into buffers
+    of at most the buffer type's max size, but a tensor over it gets a buffer of its own, which the backend must
+    create whole. gemma4:e4b's per_layer_token_embd (BF16, 5376 MiB) rides on the output layer."""
+    n = g.block_count
+    out = [0] * (n + 1)
+    tied = "output" not in g.groups
+    for name, layer, _, _, nbytes in _runner_tensors(spec):
+        if layer is not None and 0 <= layer < n:
+            at = layer
+        elif layer is None and _placed_by_name(name):
+            at = placement(name, n)
+        elif layer is None and (name.startswith(("output.", "output_norm.")) or tied and name.startswith("token_embd.")):
+            at = n  # the output layer: output, or token_embd created again as output.weight when tied
+        else:
+            continue
+        if at >= 0:
+            out[at] = max(out[at], nbytes)
+    return out
+
+
 # ml/backend/ggml/ggml.go New (v0.9.3+, 73b642e6f "add new gemma model"; to v0.2x, the Ollama engine's last): the
 # tensor switch. Names whose dot-separated parts hold one of these go to the input buffer type (the CPU's) ...
 _INPUT_PARTS = {"position_embd", "token_embd", "token_norm_embd", "token_types"}
