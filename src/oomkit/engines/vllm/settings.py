@@ -182,6 +182,10 @@ ERAS = Eras({
     # block-wise FP8 ("Marlin doesn't support block-wise fp8"). Read in the 0.8.5, 0.9.0, 0.10.0, 0.11.0 and
     # 0.20.0 wheels
     "fp8_block_marlin": (0, 9, 0),
+    # models/deepseek_v4/quant_config.py DeepseekV4FP8Config: a quantization_config with moe_quant_algo "NVFP4" runs
+    # the routed experts through ModelOptNvFp4FusedMoE (group 16; weights.py dsv4_moe_nvfp4): in the 0.22.0,
+    # 0.23.0, 0.24.0, 0.25.1 and 0.27.0 sdists, not in 0.21.0's (Mxfp4MoEMethod for every fp4 expert)
+    "dsv4_moe_nvfp4": (0, 22, 0),
     # kv_cache_utils.py _report_kv_cache_config: "GPU KV cache size" = int(max_concurrency * max_model_len)
     # instead of num_blocks // groups * min block size (vllm#40691, vllm#38364). The old figure: llm-d v0.19.0
     # gpt-oss TP2 logs, and gemma-4-31B AWQ on 0.20.0 ~55k tokens of ~50 GB vs ~525k on 0.21.0 (vllm#43308); the

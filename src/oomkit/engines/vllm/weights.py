@@ -134,6 +134,31 @@ def dsv4_gptq_int(spec: ModelSpec) -> tuple[int, int] | None:
     return bits, group
 
 
+def dsv4_moe_nvfp4(spec: ModelSpec, r: Resolved | None) -> bool:
+    """A DeepSeek-V4 checkpoint whose routed experts are NVFP4 (nvidia/DeepSeek-V4-Flash-NVFP4: experts NVFP4, the
+    linear layers block FP8 as DeepSeek's own), as vLLM loads it from 0.22.0 on (ERAS dsv4_moe_nvfp4):
+    models/deepseek_v4/quant_config.py DeepseekV4FP8Config.get_quant_method gives the RoutedExperts
+    ModelOptNvFp4FusedMoE (group_size 16) when the checkpoint's quantization_config names moe_quant_algo "NVFP4",
+    Mxfp4MoEMethod otherwise; 0.21.0's deepseek_v4 quant config has no such branch. The checkpoint's config.json
+    is not what model/hf_config.py reads for DeepSeek-V4, so the name is (model/names.py derive: -NVFP4, ModelOpt
+    NVFP4 group 16), as for dsv4_gptq_int."""
+    if r is not None and not r.at_least("dsv4_moe_nvfp4"):
+        return False
+    d = derive(spec.name)
+    q = (d.quantization_config if d is not None else None) or {}
+    algo = (q.get("quantization") or {}).get("quant_algo") or q.get("quant_algo") or q.get("moe_quant_algo")
+    return str(algo or "").upper() == "NVFP4"
+
+
+def _nvfp4_expert_bytes(t: TensorSpec) -> int:
+    """One routed expert tensor [E, ...] as ModelOptNvFp4FusedMoE.create_weights holds it (quantization/modelopt.py,
+    read in 0.25.1): e2m1 packed two a byte, one float8_e4m3 weight_scale per 16 values (group_size), and per expert
+    a float32 weight_scale_2 and input_scale (w13's two shards keep one each, w2 one)."""
+    n = t.n_elements
+    experts = t.shape[-1] if len(t.shape) == 3 else 1  # GGUF order: ne0 (K), ne1 (N), ne2 (experts)
+    return n // 2 + n // 16 + experts * 2 * 4
+
+
 def _gptq_bytes(n: int, bits: int, group: int, moe: bool) -> int:
     """A GPTQ-packed tensor of n values as vLLM keeps it: the int32-packed weight and a 16-bit scale a group (the
     Marlin linear kernel swaps qzeros and g_idx for empty tensors, the comment in _tensor_bytes); the MoE method
@@ -145,7 +170,7 @@ def _gptq_bytes(n: int, bits: int, group: int, moe: bool) -> int:
     return n * bits // 8 + 2 * groups + (2 * cdiv(groups, 32 // bits) if moe else 0)
 
 
-def _deepseek_v4_checkpoint(spec: ModelSpec) -> tuple[TensorSpec, ...]:
+def _deepseek_v4_checkpoint(spec: ModelSpec, r: Resolved | None = None) -> tuple[TensorSpec, ...]:
     """The tensors of a DeepSeek-V4 spec read from its config.json (no GGUF file type named) as the checkpoint holds
     them for vLLM; a GGUF's own tensors are kept. A GPTQ-packed int checkpoint (dsv4_gptq_int: Intel's W4A16
     AutoRound) holds the routed experts and the linear layers the FP8 checkpoint keeps at FP8 as int, except wo_a
@@ -157,6 +182,7 @@ def _deepseek_v4_checkpoint(spec: ModelSpec) -> tuple[TensorSpec, ...]:
     if spec.architecture != "deepseek4" or DSV4_CONFIG_LABEL not in spec.labels:
         return spec.weights.tensors
     gptq = dsv4_gptq_int(spec)
+    nvfp4 = gptq is None and dsv4_moe_nvfp4(spec, r)
     out = []
     for t in spec.weights.tensors:
         n = t.n_elements
@@ -167,6 +193,8 @@ def _deepseek_v4_checkpoint(spec: ModelSpec) -> tuple[TensorSpec, ...]:
             else:
                 t = replace(t, dtype=f"gptq-int{gptq[0]}",
                             nbytes=_gptq_bytes(n, *gptq, moe="_exps." in t.name))
+        elif "_exps." in t.name and len(t.shape) == 3 and nvfp4:
+            t = replace(t, dtype="nvfp4", nbytes=_nvfp4_expert_bytes(t))
         elif "_exps." in t.name and len(t.shape) == 3:
             t = replace(t, dtype="mxfp4", nbytes=n // 2 + n // 32)
         elif t.name.endswith(_DSV4_FP8) and len(t.shape) == 2:
@@ -192,7 +220,7 @@ def weights_by_rank(spec: ModelSpec, s: VllmSettings, r: Resolved, ep_rank: int 
     plain = spec.weights.format.lower() in FLOAT_BYTES or spec.weights.format.lower() in DTYPE_ALIASES
     online = load_layout(s.quantization, plain)
     embed_everywhere, head_everywhere = _UNGUARDED_UNDER_PP.get(spec.architecture, (False, False))
-    tensors = _deepseek_v4_checkpoint(spec)
+    tensors = _deepseek_v4_checkpoint(spec, r)
     out = []
     for stage, (lo, hi) in enumerate(parts):
         first, last = stage == 0, stage == r.pp - 1
