@@ -67,8 +67,8 @@ lost 0.06, 0.05 and 0.09 GiB to such allocations: the pool from the printed free
 51 % over in C only because C's pool is 0.18 GiB.
 
 Searched and not held: an earlier revision of the same SKILL.md with Qwen3-8B on a B200 (2026-04-27, 177.57 GB free at
-start, 992,896 tokens, decode graphs 0.60 GB and prefill 2.32 GB again: the index stores its text but not the commit
-to cite); the same repository's FP4-KV runs (patched, see above) and its Gemma 4 E4B rows (a source build with the
+start, 992,896 tokens, decode graphs 0.60 GB and prefill 2.32 GB again: its commit, 31a40974, was found later, and
+tests/test_sglang_heldout17.py holds it); the same repository's FP4-KV runs (patched, see above) and its Gemma 4 E4B rows (a source build with the
 repository's patches, sglang-gemma4-source-stack); RadixArk/Qwen3.8-27B-NVFP4 on a DGX Spark
 (sparkrun-recipe-registry: cited in tests/test_sglang_checkpoint_kv_dtype.py for its KV dtype, a dev-cu13 build);
 Qwen3.8-27B bf16 on a GB10 at 0.5.15 (a document whose repository the index does not name); Ling-3 / BailingMoeV3 and
