@@ -53,7 +53,9 @@ a figure with no model or GPU named (the compute-mamba-ratio skill's TP8 B300 hy
 text (sglang PR #40526's Qwen3-8B TP2 and gpt-oss-20b reference logs: no revision of SKILL.md after it can be
 read from the index; servekit's PP runs); a log whose repository the index does not name (a Gemma-4-26B-A4B FP8
 conversion on an RTX 5090; a Grok-2 FP8 TP8 start-up on 8 x H100 under lmsysorg/sglang:v0.5.2rc2, a blog post stored
-as a repository file whose repository the index does not give); a patched image (GLM-5-NVFP4-MTP on 8 x RTX PRO 6000
+as a repository file; Qwen3-14B at TP4 on 4 x RTX 4090 from a checkout of 2026-06-14 on torch 2.9.1, a Chinese
+baseline report; Qwen3-0.6B on an RTX 5080 in a MinerU image README: each would hold a TP >= 2 or Blackwell figure,
+none can be cited); a patched image (GLM-5-NVFP4-MTP on 8 x RTX PRO 6000
 in Visual-Synthesizer/rtx6kpro, three runtime patches and an edited log).
 """
 
