@@ -346,8 +346,8 @@ REFUSED = [
     ("hf.co/bartowski/EuroLLM-9B-Instruct-GGUF:Q4_K_M", "fs:71095475695", "unknown model"),
     # no such model: Gemma 4 has 26B-A4B and 31B, no 27B
     ("hf.co/unsloth/gemma-4-27b-it-GGUF:Q4_K_M", "fs:54674013163", "unknown model"),
-    # Ollama's MLX tags, whose weight format the tag does not give
-    ("qwen3.6:27b-mlx", "fs:56524073530", "unknown model"),
+    # Ollama's MLX tags, whose weight format the tag does not give: Ollama's MLX runner loads them, not its GGUF runners
+    ("qwen3.6:27b-mlx", "fs:56524073530", "an Ollama tag of an MLX build .*qwen3.6:27b is the GGUF build"),
     # ik_llama.cpp's own quant type: not a llama.cpp file type
     ("ubergarm/GLM-4.5-Air-GGUF:IQ4_KSS", "ikawrakow/ik_llama.cpp#675", "quant 'IQ4_KSS' is ik_llama.cpp's .*upstream llama.cpp cannot load it"),
 ]

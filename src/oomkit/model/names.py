@@ -445,7 +445,11 @@ _MODELSCOPE_HOSTS = tuple(f"{scheme}{www}modelscope.cn/{models}" for models in (
 # The hub as users paste it: its own hosts and hf-mirror.com (the mirror HF_ENDPOINT names in China)
 _HUB_HOSTS = ("https://huggingface.co/", "http://huggingface.co/", "https://www.huggingface.co/", "www.huggingface.co/",
               "huggingface.co/", "https://hf.co/", "http://hf.co/", "hf.co/", "https://hf-mirror.com/",
-              "hf-mirror.com/", *_MODELSCOPE_HOSTS)
+              "hf-mirror.com/", *_MODELSCOPE_HOSTS,
+              # the hub's URI schemes: huggingface_hub's HfFileSystem and zml's llmd ("llmd --model=hf://google/
+              # gemma-4-26B-A4B-it", zml/zml#702), ramalama's pulls ("huggingface://bartowski/...-GGUF/...gguf",
+              # containers/ramalama#599)
+              "hf://", "huggingface://")
 # a GGUF repo's folder of one file type (unsloth's split quants: .../tree/main/UD-Q4_K_XL)
 _QUANT_FOLDER = re.compile(r"^(?:ud-)?(?:i?q\d(?:_[a-z0-9]+)*|tq\d_\d|bf16|f16|f32|mxfp4(?:_moe)?)$", re.IGNORECASE)
 
@@ -478,6 +482,11 @@ def canonical_ref(ref: str) -> str:
                 raise ModelError(f"{key[:200]} names no model: give the repo's page, e.g. "
                                  "https://huggingface.co/Qwen/Qwen3-8B, or its id Qwen/Qwen3-8B")
             m = _URL_TAIL.search(rest)
+            if m is None and prefix.endswith("://") and rest.count("/") >= 2:
+                # a URI's path is the repo's then the file's: "hf://ORG/REPO/PATH/FILE.gguf" (no /blob/<branch>/)
+                repo, file = "/".join(rest.split("/", 2)[:2]), rest.split("/", 2)[2]
+                q = _GGUF_FILE_QUANT.search(file)
+                return f"{repo}:{q.group('q').upper()}" if q is not None else repo
             if m is None:
                 return rest
             repo, file = rest[: m.start()], m.group("file") or ""
@@ -547,10 +556,18 @@ def hub_cache_gguf(path: str) -> str | None:
     in LM Studio's models folder, or None for a path elsewhere or a file name without a file type."""
     m = (_HUB_CACHE_FILE.search(path.strip()) or _LLAMA_CACHE_FILE.search(path.strip())
          or _LMSTUDIO_FILE.search(path.strip()))
-    if m is None:
+    if m is None or is_projector_file(m.group("file")):
         return None
     q = _GGUF_FILE_QUANT.search(m.group("file"))
     return f"{m.group('owner')}/{m.group('name')}:{q.group('q').upper()}" if q else None
+
+
+def is_projector_file(path: str) -> bool:
+    """Whether a GGUF file's name is a multimodal projector's ("mmproj-F16.gguf", "mmproj-Qwen3VL-4B-Instruct-F16.gguf",
+    "...-mmproj-f16.gguf": the names llama.cpp's convert_hf_to_gguf.py --mmproj and the GGUF publishers give the file
+    llama-server loads with --mmproj beside the model), which holds the vision or audio encoder, not the model."""
+    base = re.split(r"[\\/]", path.strip())[-1].lower()
+    return base.endswith(".gguf") and "mmproj" in base
 
 
 def derive(name: str) -> Derivation | None:
@@ -794,6 +811,32 @@ def ollama_cloud(name: str) -> str | None:
     if tag.endswith("-cloud"):
         return f"{lib}:{tag[: -len('-cloud')]}"
     return None
+
+
+# The tag endings of Ollama's MLX builds: safetensors weights that `ollama create --quantize` writes as int4, int8,
+# nvfp4, mxfp4 or mxfp8 (x/create/client/create.go) and its MLX runner loads (x/mlxrunner; "starting mlx runner
+# subprocess model=qwen3.8:27b-mlx", ollama#17986; integration/reg_release_test.go pulls "qwen3.5:2b-nvfp4" and
+# "gemma4:e2b-nvfp4"), not the GGUF its llama.cpp-based runners load
+_OLLAMA_MLX_TAGS = {"mlx": "in MLX's own format", "nvfp4": "quantized to NVFP4", "mxfp8": "quantized to MXFP8"}
+
+
+def ollama_mlx_tag(name: str) -> str | None:
+    """The refusal for an Ollama library tag of an MLX build ("qwen3.8:27b-mlx", "qwen3.6:35b-a3b-coding-nvfp4"),
+    naming the GGUF tag of the same model where the catalog holds it; None for any other name."""
+    key = catalog.normalize(name)
+    if "/" in key or ":" not in key:
+        return None
+    lib, tag = key.split(":", 1)
+    base, _, end = tag.rpartition("-")
+    if not base or end not in _OLLAMA_MLX_TAGS:
+        return None
+    gguf = f"{lib}:{base}"
+    known = catalog.lookup(gguf) is not None or ollama_tag(gguf) is not None
+    what = (f"an Ollama tag of an MLX build (safetensors weights {_OLLAMA_MLX_TAGS[end]}, loaded by Ollama's MLX "
+            "runner, x/mlxrunner), which oomkit's Ollama model of the GGUF runners does not size")
+    if not known:
+        return f"unknown model {name.strip()!r}: {what}, and the catalog holds no {gguf}"
+    return f"{name.strip()}: {what}; {gguf} is the GGUF build of the same model, which it does size"
 
 
 def ollama_namespaced(name: str) -> tuple[str, tuple[str, ...]] | None:

@@ -160,6 +160,7 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
         raise ModelError(f"model {ref[:80]!r}: a model name cannot hold the bidirectional control {bidi!r}, which "
                          "shows the name in another order than it reads")
     page = _HUB_PAGE.match(ref.strip("\"'`<> "))
+    placeholder = _PLACEHOLDER.fullmatch(ref)
     ref = names.canonical_ref(ref)  # a hub URL is its repo name, not a folder
     first = re.split(r"[/:]", ref, maxsplit=1)[0]
     if page is not None and (re.fullmatch(r"[^/:\s]+(?::[^/\s]*)?", ref) or first.lower() in _HUB_NOT_REPOS):
@@ -215,6 +216,8 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
         return replace(spec, labels=spec.labels + (
             f"{ref} is not on this machine: read as {cached}, the repo and file type its download path names (its header "
             "was not read)",))
+    if (mlx_tag := names.ollama_mlx_tag(ref)) is not None:  # before split_quant reads "-nvfp4" as a quant
+        raise ModelError(mlx_tag)
     name, suffix = split_quant(ref)
     if not name.strip():
         raise ModelError(f"no model given before ':{suffix or ref.rsplit(':', 1)[-1]}': name one, e.g. "
@@ -286,6 +289,9 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
         raise ModelError(names.hf_unsized(name))
     if entry is None and names.ollama_no_default(name) is not None:  # "granite4.1": the library has no :latest
         raise ModelError(names.ollama_no_default(name))
+    if entry is None and placeholder is not None:
+        raise ModelError(f"{placeholder.group(0).strip()!r} is a placeholder, as a guide writes one (<...>, {{{{...}}}}), "
+                         "not a model: put the model's name or path in its place")
     if entry is None:
         return _not_in_catalog(ref, name, fmt, weight_format, default_format, tag_formats)
     latest = catalog.OLLAMA_LATEST.get(catalog.normalize(name))
@@ -399,6 +405,13 @@ _SHELL_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za
 _EXLLAMA = re.compile(r"[-_](exl[23])(?:[-_][\w.]*)?$", re.IGNORECASE)
 
 
+# a guide's placeholder left in a pasted command (`--model <model-path> <additional flags>`, the vllm.md of
+# voipmonitor/rtx6kpro; a cookbook's `{{MODEL_NAME}}`): words with no "/" or ":" in angle brackets or double braces
+# (a Markdown autolink around a repo id, "<Qwen/Qwen3-8B>", keeps its "/"), or a word of one that a shell split at a
+# space ("<additional", "flags>"): no model, tag or file name starts with "<" or ends with ">"
+_PLACEHOLDER = re.compile(r"\s*(?:<[^<>/:]*>?|<?[^<>/:]*>|\{\{[^{}]+\}\})\s*")
+
+
 def _not_in_catalog(ref: str, name: str, fmt: str | None, weight_format: str | None, default_format,
                     tag_formats: bool = False) -> ModelSpec:
     if (var := _SHELL_VARIABLE.fullmatch(name.strip())) is not None:
@@ -439,6 +452,12 @@ def _not_in_catalog(ref: str, name: str, fmt: str | None, weight_format: str | N
     if ref.lower().endswith((".gguf", ".json")) or "/" in ref and Path(ref).suffix:
         named = (names.hub_cache_gguf(ref) or names.gguf_file_model(ref)) if ref.lower().endswith(".gguf") else None
         said = f" (its name says {named}: give that to estimate it without the file)" if named else ""
+        if names.is_projector_file(ref):
+            # the --mmproj file of a llama-server command (unsloth/unsloth#6682's hub-cache path to
+            # unsloth/gemma-4-E2B-it-GGUF's mmproj-F16.gguf), pasted where the model goes: its repo names the model,
+            # but the file is the projector
+            said = (" (a multimodal projector, which llama-server loads with --mmproj beside the model: give the "
+                    "model's GGUF, or its repo and file type)")
         if named and (ik := gguf_recipes.ik_quant_refusal(named.rsplit(":", 1)[1])):
             # ik_llama.cpp's own file types (IQ4_K, ik_llama.cpp#675's GLM-4.5-Air-IQ4_K-00001-of-00002.gguf): the
             # name is refused as the file would be, not offered as the way to estimate it
