@@ -63,6 +63,16 @@ budget gap is weights and 0.9 GiB remains, as on the other GPUs. vLLM 0.19.0's T
 block-FP8 linear on SM 12.0 keep the checkpoint's tensors as loaded (no repack read that would add 2.3 GiB), so no
 rule is written: a strict xfail names both figures. The DeepSeek-V4-Flash budgets sit 1.0-2.0 % of the GPU below the
 printed token counts (2x B200 FP8, 2x H200 W4A16, one B300), inside the limit.
+
+Searched and not held (corpus "issues", "pages" and "code", uncited): a Qwen3-8B start on one RTX 5090 (0.24.0,
+15.27 GiB, 89,040 tokens) and a Qwen3.6-35B-A3B-AWQ TP 2 + EP start on two RTX 3090s (0.19.1, 11.62 GiB), both in
+repository notes the index does not name; vllm#28747 (NVFP4A16 on a B200: a kernel error, no memory line),
+vllm-project/llm-compressor#2549 (W8A8 Llama-3-8B: the excerpt has no memory line), vllm PR #20707 (112.61 GiB,
+922,496 tokens: neither model nor GPU in the excerpt), LMCache/LMCache PR #3171 (DeepSeek-V4-Flash TP 8 + EP on 8x
+H20, 0.20.1: no memory line in the excerpt), spark-arena/sparkrun#175 (Qwen3.5-122B-A10B NVFP4 on GB10: the excerpt
+stops at the load); kaitakuai pages without a memory figure (minimax-m27-awq4bit-2xh100, glm-5.2-awq4bit-8xb200,
+deepseek-v4-nvfp4-vs-fp8-1xb300, deepseek-v4-flash-0731-nvfp4-2xb200). No uncited log was found with a death after
+the KV cache and its model, GPU and release all given.
 """
 
 from __future__ import annotations
