@@ -68,6 +68,9 @@ def ollama_gguf(spec: ModelSpec) -> ModelSpec:
     return _GGUF_MEMO.get(spec, None, lambda: _ollama_gguf(spec))
 
 
+_NO_NEXTN_ARCHS = frozenset({"qwen3next", "qwen35", "qwen35moe"})  # model.Register in model/models/qwen3next
+
+
 def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
     """The GGUF Ollama runs for a computed (not read) inventory.
 
@@ -123,6 +126,14 @@ def _ollama_gguf(spec: ModelSpec) -> ModelSpec:
         spec = replace(spec, labels=spec.labels + (
             "architecture as Ollama's library GGUF names it: glm4moelite (llama.cpp: deepseek2), without the "
             "next-n (MTP) block its converter skips",))
+    elif library_arch(spec) in _NO_NEXTN_ARCHS:
+        # Qwen3-Next / Qwen3.5 / Qwen3.6: convert/convert_qwen3next.go (v0.15.5+) writes block_count =
+        # num_hidden_layers and maps no mtp.* tensor to a block, and llama.cpp's converter skipped "mtp." from
+        # its qwen3.5 support (fc0fe4004, 2026-02-10) to 255582687 (#22673, 2026-05-16): the files the Ollama
+        # engine's model/models/qwen3next runs have no next-n block ("model layers"=41 for Qwen3.6-35B-A3B's 40
+        # blocks and the output, tests/fixtures/engine_logs/ollama_heldout13)
+        spec = without_nextn(spec)
+        spec = replace(spec, labels=spec.labels + ("GGUF without the next-n (MTP) block its converter skips",))
     elif not spec.weights.exact and any(la.attention is not None and la.attention.kv_lora_rank
                                         and la.attention.latent_cache for la in spec.layers):
         # the library's DeepSeek V2/V3/R1 GGUFs were converted before llama.cpp's MLA layout (PR #12801, April
