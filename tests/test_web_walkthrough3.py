@@ -271,7 +271,8 @@ def test_oomkits_figures_beside_the_log_as_the_cli_prints_them(client):
 def test_a_fix_is_followed_back_to_the_estimate(client):
     """The vLLM log's sampler warm-up failure (max_model_len 8192 in its arguments) offers --max-num-seqs 128: the fix
     links to the calculator with the log's model, engine and context and the fix's flags, whose figures are the
-    CLI's for `oomkit estimate meta-llama/Llama-3.1-8B-Instruct --engine vllm --ctx 8192 --max-num-seqs 128`."""
+    CLI's for `oomkit estimate meta-llama/Llama-3.1-8B-Instruct --engine vllm --ctx 8192 --engine-version 0.17.1
+    --max-num-seqs 128`."""
     row = _corpus("vllm-offload-profiles-3090-sampler-warmup")
     d = api.diagnose_text({"text": row["text"]}).data()
     assert d["settings"]["max_model_len"] == 8192
@@ -279,10 +280,13 @@ def test_a_fix_is_followed_back_to_the_estimate(client):
     fixes = [html.unescape(h) for h in re.findall(r'class="fix-estimate" href="([^"]+)"', page)]
     flags = [" ".join(f["flags"]) for f in d["fixes"] if f.get("flags")]
     assert len(fixes) == len(flags) and flags[0] == "--max-num-seqs 128"
-    assert fixes[0] == "/?model=meta-llama%2FLlama-3.1-8B-Instruct&engine=vllm&ctx=8192&flags=--max-num-seqs+128"
+    # the release diagnose placed the log at (its "Model loading took" line) and estimated it with: carried along
+    assert d["prediction"]["settings"]["engine_version"] == "0.17.1"
+    assert fixes[0] == ("/?model=meta-llama%2FLlama-3.1-8B-Instruct&engine=vllm&ctx=8192&engine_version=0.17.1"
+                        "&flags=--max-num-seqs+128")
     r = client.get(fixes[0])
     want = api.estimate({"model": "meta-llama/Llama-3.1-8B-Instruct", "engine": "vllm", "ctx": "8192",
-                         "flags": "--max-num-seqs 128"}).data()
+                         "engine_version": "0.17.1", "flags": "--max-num-seqs 128"}).data()
     assert r.status_code == 200 and want["settings"]["max_num_seqs"] == 128
     assert _total(r.text) == want["total_bytes"]
     assert 'value="--max-num-seqs 128"' in r.text  # the fix stands in the flags field, to change

@@ -45,7 +45,9 @@ def e(x: Any) -> str:
 
 
 def layout(title: str, active: str, body: str, status_note: str = "") -> str:
-    nav = "".join(f'<a href="{href}"{" class=on" if key == active else ""}>{label}</a>' for href, key, label in NAV)
+    # the page shown is said to a screen reader too (aria-current), not only by the underline
+    nav = "".join(f'<a href="{href}"{" class=on aria-current=page" if key == active else ""}>{label}</a>'
+                  for href, key, label in NAV)
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width,initial-scale=1">'
             f'<title>{e(title)} · oomkit</title><link rel="icon" href="data:,"><style>{CSS}</style></head><body>'
@@ -178,7 +180,8 @@ def dl(items: Iterable[tuple[str, str]]) -> str:
 
 def command_block(ident: str, argv_text: str) -> str:
     return (f'<div class="cmd"><pre id="{ident}">{e(argv_text)}</pre>'
-            f'<button class="small" type="button" data-copy="{ident}">copy</button></div>')
+            # the button names what it copies to a screen reader (a plan page has one per option, all "copy")
+            f'<button class="small" type="button" data-copy="{ident}" aria-describedby="{ident}">copy</button></div>')
 
 
 def _view_value(key: str, value: Any) -> str:
@@ -379,7 +382,9 @@ def estimate_body(est: MemoryEstimate, req: Any, checked: CheckResult | None = N
     for label, value, ident in (("total", est.total_bytes, "total"), ("weights", est.weights_bytes, "weights"),
                                 ("KV cache", est.kv_cache_bytes, "kv"), ("compute", est.compute_bytes, "compute")):
         out.append(f'<div class="stat" id="stat-{ident}"><b>{b(value)}</b><span>{e(label)}</span></div>')
-    maxctx = f"{est.max_context:,}" if est.max_context else "-"
+    # no context fits on the GPUs given: `oomkit check`'s "none" (report/check.py), not a blank; "-" only where the
+    # hardware is not known
+    maxctx = f"{est.max_context:,}" if est.max_context else "none" if est.fits is False else "-"
     out.append(f'<div class="stat" id="stat-maxctx"><b><span data-value="{e(est.max_context or "")}">'
                f'{e(maxctx)}</span></b><span>largest context that fits</span></div>')
     if est.kv_bytes_per_token:
@@ -654,6 +659,18 @@ def _saves(n: int | None) -> str:
     return b(n)
 
 
+def _saves_cell(changes: list[dict], i: int) -> str:
+    """The saves column: plan/fit.py puts what the changes save together on the first one (the others None), so with
+    several changes it is one cell over all their rows, said to be theirs together, not the first flag's alone (the
+    KV type's row read "saves 6.31 GiB" for q4_0 KV and a smaller weight format together)."""
+    if len(changes) == 1:
+        return f"<td>{_saves(changes[0].get('saves_bytes'))}</td>"
+    if i:
+        return ""
+    n = changes[0].get("saves_bytes")
+    return f'<td rowspan="{len(changes)}">{_saves(n)}{" together" if n is not None else ""}</td>'
+
+
 def _from(value: Any) -> Any:
     """A changed flag's value before, as `oomkit fit` prints it: unset is the engine's default, not a blank."""
     return "the engine's default" if value is None else value
@@ -673,8 +690,8 @@ def fit_body(fit_obj: Any) -> str:
         out.append('<div class="scroll"><table><tr><th class="l">flag</th><th class="l">from</th><th class="l">to</th>'
                    '<th>saves</th><th class="l">why</th></tr>'
                    + "".join(f'<tr><td class="l">{e(c.get("flag"))}</td><td class="l">{e(_from(c.get("from")))}</td>'
-                             f'<td class="l">{e(c.get("to"))}</td><td>{_saves(c.get("saves_bytes"))}</td>'
-                             f'<td class="l wrap">{e(c.get("why"))}</td></tr>' for c in f["changes"])
+                             f'<td class="l">{e(c.get("to"))}</td>{_saves_cell(f["changes"], i)}'
+                             f'<td class="l wrap">{e(c.get("why"))}</td></tr>' for i, c in enumerate(f["changes"]))
                    + "</table></div>")
     # each GPU against its memory, then system RAM, as `oomkit fit` prints them
     items = [("before", e(usage(fit_obj.before)))]
@@ -737,24 +754,25 @@ def diagnose_page(text: str | None, d: dict | None, error: str | None, said: str
             items.append((label, "<br>".join(e(x) for x in lines)))
         body.append('<div class="card">' + dl(items))
         if d.get("numbers"):  # each as the CLI writes it (448 KiB free is "458,752 bytes", not "0 MiB")
-            body.append('<h3>Numbers</h3><ul id="numbers">'
+            body.append('<h2>Numbers</h2><ul id="numbers">'
                         + "".join(f'<li data-key="{e(k)}"'
                                   f'{f" data-bytes={chr(34)}{v}{chr(34)}" if k.endswith("_bytes") else ""}>'
                                   f"{e(diag_number(k, v))}</li>" for k, v in d["numbers"].items()) + "</ul>")
         if d.get("settings"):
-            body.append("<h3>Settings in force</h3>" + dl((k, _view_value(k, v)) for k, v in d["settings"].items()))
+            body.append("<h2>Settings in force</h2>" + dl((k, _view_value(k, v)) for k, v in d["settings"].items()))
         if d.get("causes"):
-            body.append("<h3>Causes</h3><ul>" + "".join(f"<li>{e(c)}</li>" for c in d["causes"]) + "</ul>")
+            body.append("<h2>Causes</h2><ul>" + "".join(f"<li>{e(c)}</li>" for c in d["causes"]) + "</ul>")
         back = _estimate_params(d)
         if d.get("fixes"):
-            body.append('<h3>Fixes</h3><ol id="fixes">')
+            body.append('<h2>Fixes</h2><ol id="fixes">')
             for i, fx in enumerate(d["fixes"]):
                 extra = ""
                 if fx.get("flags"):
                     flags = " ".join(map(str, fx["flags"]))
                     extra += f"<pre>{e(flags)}</pre>"
-                    if back:  # the same model and context with the fix's flags, in the calculator
-                        href = link("/", {**back, "flags": flags}, (*back, "flags"))
+                    if back:  # the same model and settings with the fix's flags, in the calculator
+                        both = _with_fix(back.get("flags", ""), [str(x) for x in fx["flags"]])
+                        href = link("/", {**back, "flags": both}, (*_keys(back), "flags"))
                         extra += f'<a class="fix-estimate" href="{e(href)}">estimate it with this fix</a>'
 
                 if fx.get("env"):
@@ -765,11 +783,17 @@ def diagnose_page(text: str | None, d: dict | None, error: str | None, said: str
                 body.append(f"<li>{e(fx['summary'])}{saves}{extra}</li>")
             body.append("</ol>")
         if back:
-            href = link("/", back, back)
+            href = link("/", back, _keys(back))
             ctx = f" at {int(back['ctx']):,} tokens" if back.get("ctx") else ""
+            named = [x for x in (back.get("engine_version") and f"build {back['engine_version']}"
+                                 if back["engine"] == "llama.cpp" else back.get("engine_version"),
+                                 back.get("quant"), back.get("flags")) if x]
+            said = f"the model and settings the log names ({', '.join(named)})" if named else \
+                "the model and context the log names"
+            on = (f"on the free GPU memory it printed ({', '.join(mib(v) for v in back['_free'])})"
+                  if back.get("_free") else "on the hardware you give there")
             body.append(f'<p class="note" id="to-estimate">Estimate <a href="{e(href)}">{e(back["model"])} with '
-                        f'{e(back["engine"])}{e(ctx)}</a>: the model and context the log names, on the hardware you '
-                        "give there.</p>")
+                        f'{e(back["engine"])}{e(ctx)}</a>: {e(said)}, {e(on)}.</p>')
         body.append("</div>")
     return layout("Diagnose an out-of-memory error", "diagnose", form + answer(body))
 
@@ -807,11 +831,62 @@ def _estimate_params(d: dict) -> dict[str, str]:
         refuse_path(model)
     except OomkitError:
         return {}
-    out = {"model": model, "engine": engine}
+    out: dict[str, Any] = {"model": model, "engine": engine}
     ctx = settings.get(engines[engine].context_field)
     if isinstance(ctx, int) and not isinstance(ctx, bool) and ctx > 0:
         out["ctx"] = str(ctx)
+    # the log's own build and, for llama.cpp, the settings diagnose/predict.py estimated it with (the file type, the
+    # layers offloaded, each GPU's free memory at load): without them the calculator answers for the newest build's
+    # defaults (b6100's log: n_ctx 40960, 4 sequences, no GPU size) rather than the run that failed
+    predicted = (d.get("prediction") or {}).get("settings") or {}
+    version = predicted.get("engine_version") or d.get("engine_version")
+    if version and _readable_version(engine, str(version)):
+        out["engine_version"] = str(version)
+    if engine == "llama.cpp" and (d.get("prediction") or {}).get("engine") == "llama.cpp":
+        if isinstance(predicted.get("quant"), str):
+            out["quant"] = predicted["quant"]
+        ngl = predicted.get("n_gpu_layers")
+        if isinstance(ngl, int) and not isinstance(ngl, bool) and ngl >= 0:
+            out["flags"] = f"-ngl {ngl}"
+        free = list(((d.get("buffers") or {}).get("device_free") or {}).values())
+        if free and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in free):
+            out["vram"] = ",".join(f"{v // MiB}MiB" if v % MiB == 0 else str(v) for v in free)
+            out["_free"] = free  # for the page's words only (link() takes the keys it is given)
     return out
+
+
+def _keys(params: Mapping[str, Any]) -> tuple[str, ...]:
+    """The calculator's fields among _estimate_params' keys (not those for the page's words: "_free")."""
+    return tuple(k for k in params if not k.startswith("_"))
+
+
+def _readable_version(engine: str, version: str) -> bool:
+    """Whether the calculator reads the log's engine version (a development build's suffix it may not)."""
+    try:
+        get_engine(engine).settings(engine_version=version)
+    except (OomkitError, TypeError, ValueError):
+        return False
+    return True
+
+
+# llama.cpp's option names for the layers on the GPU (common/arg.cpp: "-ngl", "--gpu-layers", "--n-gpu-layers")
+_SAME_OPTION = ({"-ngl", "--gpu-layers", "--n-gpu-layers"},)
+
+
+def _with_fix(base: str, fix: list[str]) -> str:
+    """The log's flags with a fix's: an option the fix sets replaces the log's own (-ngl 41 then -ngl 30: -ngl 30)."""
+    said = base.split()
+    options = {x for x in fix if x.startswith("-")}
+    options |= {o for group in _SAME_OPTION if options & group for o in group}
+    kept: list[str] = []
+    i = 0
+    while i < len(said):
+        if said[i] in options:
+            i += 2 if i + 1 < len(said) and not said[i + 1].startswith("-") else 1
+            continue
+        kept.append(said[i])
+        i += 1
+    return " ".join([*kept, *fix])
 
 
 def errors_page(q: str | None, rows: list[dict], error: str | None = None) -> str:
@@ -838,12 +913,12 @@ def error_entry_page(r: dict) -> str:
              ("role", e(r.get("role") or "-")), ("versions", e(r.get("versions") or "-"))]
     body = ['<div class="card">']
     if r.get("message"):
-        body.append(f"<h3>The message</h3><pre>{e(r['message'])}</pre>")
+        body.append(f"<h2>The message</h2><pre>{e(r['message'])}</pre>")
     body.append(dl(items))
     if r.get("causes"):
-        body.append("<h3>Causes</h3><ul>" + "".join(f"<li>{e(c)}</li>" for c in r["causes"]) + "</ul>")
+        body.append("<h2>Causes</h2><ul>" + "".join(f"<li>{e(c)}</li>" for c in r["causes"]) + "</ul>")
     if r.get("fixes"):
-        body.append("<h3>Fixes</h3><ul>" + "".join(f"<li>{e(c)}</li>" for c in r["fixes"]) + "</ul>")
+        body.append("<h2>Fixes</h2><ul>" + "".join(f"<li>{e(c)}</li>" for c in r["fixes"]) + "</ul>")
     body.append('<p class="note"><a href="/errors">← every message</a> · <a href="/diagnose">diagnose a log</a></p></div>')
     return layout(r["id"], "errors", "".join(body))
 

@@ -1,7 +1,7 @@
 """The hub's stylesheet and script: small, dependency-free, served by the app itself (no CDN: it works offline)."""
 
 CSS = """
-:root{--fg:#1d2330;--mut:#5b6475;--bg:#f6f7fb;--card:#fff;--line:#dde1ea;--acc:#2f5fd0;--ok:#1e8a4c;--bad:#c0392b;
+:root{--fg:#1d2330;--mut:#5b6475;--bg:#f6f7fb;--card:#fff;--line:#dde1ea;--acc:#2f5fd0;--ok:#16743f;--bad:#c0392b;
 --w:#4e79a7;--kv:#f28e2b;--st:#59a89c;--cp:#e15759;--ov:#9c6fb6;--free:#e4e7ee}
 *{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%}
@@ -46,7 +46,7 @@ th{font-weight:600;color:var(--mut);font-size:.8rem;text-transform:none}
 td.l,th.l{text-align:left}
 td.wrap{white-space:normal}
 tr.no td{color:#9aa1ae}
-td.yes{color:var(--ok)}td.nofit{color:#9aa1ae}
+td.yes{color:var(--ok)}td.nofit{color:var(--mut)}
 pre,code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85rem}
 pre.view{font-size:.75rem;margin:0}
 pre{background:#f1f3f8;border:1px solid var(--line);border-radius:6px;padding:.6rem .7rem;overflow-x:auto;
