@@ -19,7 +19,15 @@ The rules changed:
   cannot be allocated there; llm/server.go ollamaServer.Load backs off (v0.11.5+) until the layout leaves it on
   the CPU; memory.layout_era_c takes that backoff.
 - layout._cpu_per_layer_rows: with the output layer on the CPU, the per-layer embeddings' GET_ROWS runs there
-  (num_batch x 10752 x 4 B for gemma4:e4b)."""
+  (num_batch x 10752 x 4 B for gemma4:e4b).
+
+Searched and not used: a qwen3:4b msg=offload line of v0.7.1 on a 4 GB RTX A2000 Laptop (Reddit r/ollama 1kwiff1:
+the April 2025 library blob; with the spring-2025 quantizer's F16 attn_v oomkit gives the printed 2.4 / 2.1 GiB of
+weights, but 27 layers and 4.1 GiB full stay unexplained, and which blob qwen3:4b named at a release is not read
+here), three ollama/ollama threads (MiniMax M2.5 on mixed GPUs, gemma4 on an Arc A770 and a model on an RX 9060 XT
+through Vulkan: no memory lines in the stored excerpts), and logs whose repository
+the index does not name (a llama3:8b CPU log of v0.13.5 on Windows, a gemma2:2b ROCm RX 6600 log of v0.18.2, a
+qwen2.5-coder:7b RTX 3060 log of v0.20.x, a qwen3:30b-a3b-thinking-2507 Q8_0 note on an A10)."""
 
 from __future__ import annotations
 
