@@ -15,7 +15,11 @@ Metal's compute), 17 more within 10%, 11 off:
   token_embd 515.31 on the host against 272.81). The 122B file's type counts pin its mix (every routed expert's
   gate/up q4_K, down q5_K, the output q6_K, every other matrix q8_0): as a PublishedRecipe it gives both buffers to
   0.01 MiB and the projections to 76373 / 74837 MiB against 76386 / 74850 (-0.02%, from -2.45% / -2.50%); the
-  recipes live in quant/gguf_recipes.py, outside the engine, so both stay strict xfails here.
+  recipes live in quant/gguf_recipes.py, outside the engine, so both stay strict xfails here. The Qwen3.6-35B-A3B
+  UD-Q4_K_M counts (f32 361, q8_0 251, q4_K 80, q5_K 37, q6_K 4; 733 tensors) read the same way: ssm_alpha /
+  ssm_beta F32, the experts' gate/up q4_K and down q5_K but three at q6_K (which three is not printed; the same
+  bytes on one device), the output q6_K, every other matrix q8_0: 20583.34 + 515.31 MiB to 0.01 MiB, and the
+  ROCm run's token_embd (q8_0, gathered by HIP) under ROCm_Host as printed.
 - Vulkan compute of Qwen3.6-35B-A3B beyond one F16 stream: 493.00 MiB against 563.78 (q8_0 cache, 34048 cells),
   557.02 (16 slots) and, inside the Qwen3.5 Vulkan replay, 643.27 against 768.52 at 132352 cells. ggml-vulkan's
   buffer grows 2 KiB a cell on this model (576.52 / 640.52 / 646.52 / 768.52 MiB at 34048 / 66816 / 69888 / 132352
