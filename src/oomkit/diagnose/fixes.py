@@ -25,6 +25,7 @@ from .lmstudio import as_lmstudio, model_key
 from .lmstudio import defaults as lms_defaults
 from .result import Diagnosis, Fix
 from .signatures import BY_ID, Signature
+from .vllm_python import as_vllm_python
 
 # how a fix says its step is oomkit's choice, not a figure or rule read from the engine's source
 RULE_OF_THUMB = "a rule of thumb, not an engine figure"
@@ -121,6 +122,8 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
     computed[:0] = _training(d)
     if _comfy_gpu_only(d):
         computed = _comfy_gpu_only_fix(d) + [f for f in computed if "device_map" not in f.summary]
+    if _comfyui(d) and COMFY_TILED_VAE_CAUSE in d.causes:
+        computed[:0] = _comfy_tiled_vae(d)
     for stage, engine, first, build in _STAGE_FIXES:
         if d.stage == stage and engine in (None, d.engine):
             more = build(d, computed)
@@ -133,6 +136,9 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
     if runner == "vllm" and d.settings.get("llamafactory"):
         # LLaMA-Factory's CLI takes its own names for vLLM's settings (llamafactory.py)
         computed, canned = as_llamafactory(computed), as_llamafactory(canned)
+    elif runner == "vllm" and d.settings.get("vllm_python_api"):
+        # a script's LLM(...) takes EngineArgs' names as keyword arguments, not vllm serve's flags (vllm_python.py)
+        computed, canned = as_vllm_python(computed), as_vllm_python(canned)
     if runner == "lmstudio" and d.engine in ("llama.cpp", "lmstudio"):
         # LM Studio's users have its settings and `lms load`, not llama-server's flags (lmstudio.py)
         computed = as_lmstudio(d, computed)
@@ -411,15 +417,30 @@ def _torch_buffer_limit(d: Diagnosis) -> list[Fix]:
                             "large tensor; change the call that computed it (the options it was given, its inputs' "
                             "shapes) or the library version, and report it with those options")]
     device = f"on a device of {_g(total)}" if total else "over the device's single-buffer limit"
-    out = [Fix(summary=f"one tensor of {_g(req)} {device}: no setting of the allocator helps; find "
-                       "the operation (an eager attention matrix is the usual one: use flash / SDPA attention) and "
-                       "shrink its batch, sequence or resolution")]
+    if SDPA_MATH_CAUSE in d.causes:
+        out = [Fix(summary=f"one tensor of {_g(req)} {device} inside scaled_dot_product_attention, its math "
+                           "fallback's score matrix: inputs a fused kernel takes (fp16 below sm80), an attention "
+                           "library the program can use instead (xformers, SageAttention), or fewer tokens (frames, "
+                           "resolution, sequence)")]
+    else:
+        out = [Fix(summary=f"one tensor of {_g(req)} {device}: no setting of the allocator helps; find the operation "
+                           "(an eager attention matrix is the usual one: use flash / SDPA attention) and shrink its "
+                           "batch, sequence or resolution")]
     if d.backend == "ROCm":
         out.append(Fix(summary=f"on an AMD APU the {_g(total)} PyTorch sees is the VRAM carve-out (or GTT): raise it "
                                "in the firmware or the kernel's amdgpu.gttsize / ttm limits"))
     return out
 
 
+# reader.py: a request over the device raised inside torch.nn.functional.scaled_dot_product_attention (the frame or
+# its source line). SDPA picks a fused kernel when one takes the inputs and else runs its math form, which
+# materialises the scores (batch x heads x queries x keys): aten/src/ATen/native/transformers/cuda/sdp_utils.cpp
+# select_sdp_backend (PyTorch 2.0+) tries flash (sm80+, fp16 / bf16), the memory-efficient kernel (bf16 only on
+# sm80+) and cuDNN, then math; the fused kernels allocate no score matrix, so an allocation that size is math's
+SDPA_MATH_CAUSE = ("the allocation is inside scaled_dot_product_attention, already the SDPA path: a tensor that size "
+                   "there is its math fallback's score matrix (batch x heads x queries x keys), taken when no fused "
+                   "kernel accepts the inputs (flash needs sm80+; the memory-efficient kernel takes bf16 only on "
+                   "sm80+)")
 # reader.py: a PyTorch request of half the device or more, outside a serving engine (whose KV pool is one tensor)
 # and outside transformers' loading warm-up (caching_allocator_warmup): the weights load tensor by tensor. The half
 # is a rule of thumb, not a PyTorch or engine figure: a model whose weights fit the device has no single weight tensor
@@ -461,7 +482,15 @@ def _sysmem_lent(d: Diagnosis) -> list[Fix]:
     if not (alloc and total and any(c.startswith("PyTorch reports") and "lends system memory" in c
                                     for c in d.causes)):
         return []
-    return [Fix(summary=f"free what the process already holds before the next allocation ({_g(alloc)} allocated, "
+    out = []
+    req = d.numbers.get("requested_bytes")
+    if isinstance(req, int) and req > total and req > alloc:
+        # one request over the whole device and larger than all that was lent so far: every byte of it would have to
+        # be lent on top (where an allocation that size already went through, freeing what is held comes first)
+        out.append(Fix(summary=f"one allocation of {_g(req)}, {req / total:.1f}x the {_g(total)} device, on top of "
+                               f"the {_g(alloc)} already held: the operation itself is the size to cut (frames, "
+                               "resolution, batch or sequence): it alone is larger than the device"))
+    return out + [Fix(summary=f"free what the process already holds before the next allocation ({_g(alloc)} allocated, "
                         f"{_g(alloc - total)} of it past the {_g(total)} device, lent from system RAM and slow): "
                         "del the tensors no longer needed (a name rebound to a new tensor keeps the old one until "
                         "the new one exists), torch.cuda.empty_cache(); else a job that fits the device itself")]
@@ -491,6 +520,27 @@ def _comfyui_weights(d: Diagnosis) -> list[Fix]:
                                   "is copied to the GPU in float32 while ComfyUI applies them; under --lowvram the "
                                   "weights left off the GPU are patched layer by layer as they are used"))
     return out
+
+
+# reader.py: ComfyUI's comfy/sd.py VAE.decode (2023+) catches the whole decode's out-of-memory and retries with
+# decode_tiled_; that frame (or its call on the frame's source line) at the failure is the tiled retry running out
+COMFY_TILED_VAE_CAUSE = ("ComfyUI's VAE decode ran out and its tiled retry ran out too (comfy/sd.py VAE.decode "
+                         "falls back to decode_tiled_ on an out-of-memory): the decode's activations")
+
+
+def _comfy_tiled_vae(d: Diagnosis) -> list[Fix]:
+    """An out-of-memory in ComfyUI's tiled VAE decode: comfy/sd.py VAE.decode catches the whole decode's
+    out-of-memory and retries with decode_tiled_ (64-latent tiles, 512 pixels; 2023+), so the tiles ran out too. Its
+    own ways past: the VAE Decode (Tiled) node (nodes.py VAEDecodeTiled, a tile_size input) with smaller tiles, or
+    the VAE on the CPU (comfy/cli_args.py --cpu-vae: 'Run the VAE on the CPU.')."""
+    req, free = d.numbers.get("requested_bytes"), d.numbers.get("free_bytes")
+    def size(n: int) -> str:
+        return _g(n) if n >= GiB else f"{n / MiB:,.2f} MiB"
+
+    short = f" ({size(req)} asked for, {size(free)} free)" if isinstance(req, int) and isinstance(free, int) else ""
+    return [Fix(summary="ComfyUI already retried the VAE decode in tiles (the whole decode ran out first) and a tile "
+                        f"ran out too{short}: a VAE Decode (Tiled) node with a smaller tile_size, or --cpu-vae (the "
+                        "VAE on the CPU, slower), or a smaller image", flags=("--cpu-vae",))]
 
 
 # llama.cpp's llm_load_tensors before b3893 (d5ac8cf2, 2024-10-07: "unable to allocate %s buffer" with the buffer
@@ -611,6 +661,8 @@ def _covered(text: str, fixes: list[Fix]) -> bool:
 
 def _fragmentation(d: Diagnosis) -> Fix:
     n = d.numbers
+    if async_had_room(n):  # expandable segments are the native allocator's: the cudaMallocAsync backend has none
+        return _async_room(d)
     var = "PYTORCH_CUDA_ALLOC_CONF"
     ev = d.evidence or ""
     if "PYTORCH_HIP_ALLOC_CONF" in ev or d.backend == "ROCm":
@@ -662,6 +714,39 @@ def async_outside(n: dict[str, Any]) -> int | None:
         return None
     outside = total - free - alloc
     return outside if outside >= req else None
+
+
+def async_had_room(n: dict[str, Any]) -> bool:
+    """cudaMallocAsync itself refused (under the fraction's limit) while the device, read right after
+    (cudaMemGetInfo), had the request free: mallocAsync makes one cudaMallocAsync call and no second try, where the
+    native allocator (c10/cuda/CUDACachingAllocator.cpp malloc) frees its cached blocks and allocates again."""
+    req, free = n.get("requested_bytes"), n.get("free_bytes")
+    return (isinstance(req, int) and isinstance(free, int) and free >= req and n.get("fraction_limit_bytes") is not None
+            and not async_limit_hit(n))
+
+
+# reader.py: the cudaMallocAsync backend's refusal with the device's room free (async_had_room); c10/cuda/
+# CUDAMallocAsyncAllocator.cpp lazy_init_device keeps the pool's freed memory (release threshold UINT64_MAX), which
+# cudaMemGetInfo counts as used, so the free figure is room outside the pool
+ASYNC_ROOM_CAUSE = ("PyTorch's cudaMallocAsync allocator refused {req} while the device had {free} free "
+                    "(cudaMemGetInfo, read right after): not the device's capacity but that allocator, which asks "
+                    "the driver once and does not retry")
+
+
+def _async_room(d: Diagnosis) -> Fix:
+    """The native allocator instead of cudaMallocAsync: PyTorch's allocator config takes backend:native /
+    backend:cudaMallocAsync (c10/cuda/CUDAAllocatorConfig.cpp parseAllocatorConfig); ComfyUI sets
+    backend:cudaMallocAsync itself on PyTorch 2.0+ (cuda_malloc.py) unless started with --disable-cuda-malloc."""
+    n = d.numbers
+    req = n.get("requested_bytes")
+    where = f" ({_g(n.get('free_bytes'))} was free, {req / MiB:,.2f} MiB asked for)" if isinstance(req, int) else ""
+    if _comfyui(d):
+        return Fix(summary="ComfyUI: --disable-cuda-malloc (PyTorch's native allocator, which frees its cache and "
+                           f"retries before it gives up, instead of cudaMallocAsync){where}",
+                   flags=("--disable-cuda-malloc",))
+    return Fix(summary="PYTORCH_CUDA_ALLOC_CONF=backend:native (the native allocator, which frees its cache and "
+                       f"retries, instead of cudaMallocAsync; ComfyUI: --disable-cuda-malloc){where}",
+               env=(("PYTORCH_CUDA_ALLOC_CONF", "backend:native"),))
 
 
 def _sycl_moe(d: Diagnosis) -> list[Fix]:

@@ -69,6 +69,12 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("tensor_parallel_size=", r"\btensor_parallel_size=([0-9]{1,20})", "tensor_parallel_size", "int"),
     ("pipeline_parallel_size=", r"\bpipeline_parallel_size=([0-9]{1,20})", "pipeline_parallel_size", "int"),
     ("kv_cache_dtype=", r"\bkv_cache_dtype=(\w{1,64})", "kv_cache_dtype", "str"),
+    # vLLM's Python API (vllm/entrypoints/llm.py LLM.__init__ passes its keyword arguments to EngineArgs,
+    # vllm/engine/arg_utils.py): LLM(model=..., max_model_len=30_000, kv_cache_dtype="fp8"), a string quoted and an
+    # int with Python's digit separators; the call itself marks the run as the API's (vllm_python.py)
+    ("kv_cache_dtype", r"\bkv_cache_dtype ?= ?['\"](\w{1,64})['\"]", "kv_cache_dtype", "str"),
+    ("max_model_len", r"\bmax_model_len ?= ?([0-9][0-9_]{0,20})(?= {0,4}(?:[,)#]|$))", "max_model_len", "int"),
+    ("LLM(", r"\b(LLM)\((?:\s{0,4}$|\s{0,4}model ?=|\s{0,4}['\"])", "vllm_python_api", "on"),
     # models/deepseek_v4/attention.py _resolve_dsv4_kv_cache_dtype (0.23+; 0.30+ also from "auto"): the cache dtype
     # written back as fp8_ds_mla, after the config line's kv_cache_dtype=auto / fp8
     ("fp8_ds_mla KV cache format", r"Using DeepSeek's (fp8_ds_mla) KV cache format", "kv_cache_dtype", "str"),
@@ -138,6 +144,11 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     # execution.py's own line after an out-of-memory ("Got an OOM, unloading all loaded models.", 2024+)
     ("comfy", r"\b(comfy)[/\\](?:model_patcher|model_management|samplers|sample|sd|ops|lora)\.py\b", "comfyui", "on"),
     ("Got an OOM", r"Got an OOM, (unloading) all loaded models", "comfyui", "on"),
+    # its error report's head as the UI shows it: execution.py's "Error occurred when executing <node class>:"
+    # (2023-24), or the failed node's class alone above the message; CheckpointLoaderSimple is nodes.py's checkpoint
+    # loader, a name no other program gives
+    ("Error occurred when executing", r"(Error) occurred when executing \w{1,80}:", "comfyui", "on"),
+    ("CheckpointLoaderSimple", r"\b(CheckpointLoaderSimple)\b", "comfyui", "on"),
     ("--max", r"--max[-_]num[-_]seqs'?,?[ =]'?([0-9]{1,20})\b", "max_num_seqs", "int"),
     ("--max", r"--max[-_]num[-_]batched[-_]tokens'?,?[ =]'?([0-9]{1,20})\b", "max_num_batched_tokens", "int"),
     # the Ollama model a text asks for: `ollama run NAME` / `ollama pull NAME`, or an API request's JSON body
@@ -563,6 +574,9 @@ FRAME_STAGES: tuple[tuple[str, str], ...] = (
     # ComfyUI comfy/samplers.py sampling_function / calc_cond_batch: the diffusion model's forward passes over the
     # latent batch (cond and uncond), at every sampler step
     ("sampling_function", "compute"), ("calc_cond_batch", "compute"),
+    # ComfyUI comfy/sd.py VAE.decode: on an out-of-memory of the whole decode it retries with decode_tiled_ (tiles of
+    # the latent, 2023+); an out-of-memory in that frame is the tiled decode's activations
+    ("decode_tiled", "compute"),
 )
 # A frame line's tail, the closing quote of its path then `, line N, in name`: where a narrow terminal or a paste
 # re-wrapped the line (cut inside the path, or after `File`) the tail is still whole on one line. (faulthandler's

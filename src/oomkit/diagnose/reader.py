@@ -20,19 +20,23 @@ import shlex
 from typing import Any
 
 from .fixes import (
+    ASYNC_ROOM_CAUSE,
     COMFY_PATCH_CAUSE,
+    COMFY_TILED_VAE_CAUSE,
     GARBAGE_CAUSE,
     GARBAGE_FACTOR,
     HALF_DEVICE_CAUSE,
     PINNED_HOST_CAUSE,
     PROFILE_RUN_CAUSE,
     PROFILE_RUN_MM,
+    SDPA_MATH_CAUSE,
     SGLANG_STEP_CAUSE,
     SYSMEM_LENT_CAUSE,
     TRAINING_CAUSE,
     UNSLOTH_OFFLOAD_CAUSE,
     VLLM_SERVING_CAUSE,
     VULKAN_OVERREAD_CAUSE,
+    async_had_room,
     async_outside,
     causes_for,
     fixes_for,
@@ -266,6 +270,14 @@ def _diagnose(text: str, predict: bool, seed: dict[str, Any], host_hint: str | N
                      "the GPU, and together they filled it"]
     if engine == "pytorch" and stage != "not_oom" and _COMFY_PATCH.search(_before_message(doc, anchor)):
         why = [*why, COMFY_PATCH_CAUSE]
+    if engine == "pytorch" and stage in ("unknown", "compute") and _COMFY_TILED.search(
+            doc.slice(max(0, anchor.line.start - PINNED_LOOKBACK), anchor.line.start + PINNED_LOOKBACK)):
+        # the frame (or the call on its source line) of ComfyUI's tiled VAE retry around the message
+        stage, confidence = "compute", "medium"
+        why = [*why, COMFY_TILED_VAE_CAUSE]
+    if stage == "buffer_limit" and engine == "pytorch" and "scaled_dot_product_attention" in _before_message(doc,
+                                                                                                            anchor):
+        why = [*why, SDPA_MATH_CAUSE]  # fixes.py: SDPA's math fallback, the fused kernels refusing the inputs
     twice = _backend_loaded_twice(doc.slice(max(0, anchor.line.start - NEAR_REGION), anchor.line.start + 4096))
     if twice and stage != "not_oom":
         name, paths = twice
@@ -477,6 +489,8 @@ _UNSLOTH_OFFLOAD = re.compile(r"Unsloth_Offloaded_Gradient_Checkpointer|unsloth_
 # comfy/model_patcher.py ModelPatcher.patch_weight_to_device (the traceback's frame): a weight with patches (LoRAs)
 # is copied to the device in float32 to apply them (fixes.COMFY_PATCH_CAUSE)
 _COMFY_PATCH = re.compile(r"\bin patch_weight_to_device\b")
+# comfy/sd.py VAE.decode's tiled retry (fixes.COMFY_TILED_VAE_CAUSE): its frame, or the call on the frame's source line
+_COMFY_TILED = re.compile(r"\bdecode_tiled_\b")
 PINNED_LOOKBACK = 3000  # bytes before the message read for the traceback's last frames
 
 
@@ -833,6 +847,11 @@ def _stage_read(doc: Text, anchor: Event, incident: list[Event], numbers: dict[s
     st = stage_from_next_marker(moved)
     if st:
         return st, "low", ["placed by the step the engine names right after the failure (the message re-wrapped)"]
+    if sig.id == "torch_allowed_memory" and async_had_room(numbers):
+        # c10/cuda/CUDAMallocAsyncAllocator.cpp mallocAsync (PyTorch 2.0+): one cudaMallocAsync call, then the
+        # message with cudaMemGetInfo's free; free at least the request is the allocator's refusal, not a full device
+        return "fragmentation", "medium", [ASYNC_ROOM_CAUSE.format(req=f"{numbers['requested_bytes'] / MiB:,.2f} MiB",
+                                                                   free=f"{numbers['free_bytes'] / GiB:.2f} GiB")]
     outside = async_outside(numbers) if sig.id == "torch_allowed_memory" else None
     if outside is not None:
         # c10/cuda/CUDAMallocAsyncAllocator.cpp mallocAsync: under the fraction's limit, cudaMallocAsync itself found
