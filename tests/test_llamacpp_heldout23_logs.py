@@ -14,8 +14,7 @@ Metal's compute), 17 more within 10%, 11 off:
   Qwen3.6-35B-A3B, Qwen3-Next-80B-A3B and Qwen3-Coder-30B-A3B (0.967, 1.054, 0.979 on the device; unsloth's q8_0
   token_embd 515.31 on the host against 272.81). The 122B file's type counts pin its mix (every routed expert's
   gate/up q4_K, down q5_K, the output q6_K, every other matrix q8_0): as a PublishedRecipe it gives both buffers to
-  0.01 MiB and the projections to 76373 / 74837 MiB against 76386 / 74850 (-0.02%, from -2.45% / -2.50%); the
-  recipes live in quant/gguf_recipes.py, outside the engine, so both stay strict xfails here. The Qwen3.6-35B-A3B
+  0.01 MiB and the projections to 76373 / 74837 MiB against 76386 / 74850 (-0.02%, from -2.45% / -2.50%). The Qwen3.6-35B-A3B
   UD-Q4_K_M counts (f32 361, q8_0 251, q4_K 80, q5_K 37, q6_K 4; 733 tensors) read the same way: ssm_alpha /
   ssm_beta F32, the experts' gate/up q4_K and down q5_K but three at q6_K (which three is not printed; the same
   bytes on one device), the output q6_K, every other matrix q8_0: 20583.34 + 515.31 MiB to 0.01 MiB, and the
@@ -26,7 +25,10 @@ Metal's compute), 17 more within 10%, 11 off:
   F16 cells: 510 MiB beside an F32 n_kv x 512 tensor), the replay 0.67 KiB; ROCm's stays at 497.00 (16 slots).
   Letting the replay take the rotated q8_0 cache and the 16 streams (the graph builder has both) gives 530.53 and
   554.02 but 554.02 against 501.00 at 4 slots, so the replay's guard stays.
-After: unchanged; no engine rule was changed for this set.
+After: 31 exact, 17 within 10%, 5 off. The two mixes read above are PublishedRecipes in quant/gguf_recipes.py:
+both 122B buffers and every Qwen3.6 model buffer (Vulkan0 / ROCm0 20583.34, Vulkan_Host / ROCm_Host 515.31) exact,
+both --fit projections within 0.02%. Still off: Qwen's 0.5B file (its own untied q5_0 mix), the Qwen3-Next and
+Qwen3-Coder UD mixes, and the three Vulkan compute buffers; no engine rule was changed for this set.
 
 Not used: lhl/strix-halo-testing's RPC runs (model buffers split by a local free memory the log does not print);
 LostRuins/koboldcpp#1302, #1805, #2190, YellowRoseCx/koboldcpp-rocm#98, lemonade-sdk/llamacpp-rocm#52 / #91,
@@ -70,9 +72,6 @@ def test_fit_projections_are_quoted():
         assert "n_gpu_layers already set by user to 999, abort" in fx["quoted"], path.name
 
 
-@pytest.mark.xfail(strict=True, reason="unsloth's Q4_K_M mix of Qwen3.5-122B-A10B is not in quant/gguf_recipes.py: "
-                   "projected 74516 / 72980 MiB against 76386 / 74850 printed (-2.45% / -2.50%); with the mix the "
-                   "fixture notes describe, 76373 / 74837")
 @pytest.mark.parametrize("path", FIT_FIXTURES, ids=lambda p: p.stem)
 def test_fit_projection(path):
     """--fit's first dry run (common_params_fit_impl: model + context + compute of the device) within 2%."""

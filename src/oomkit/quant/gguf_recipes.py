@@ -645,6 +645,32 @@ PUBLISHED_RECIPES: tuple[PublishedRecipe, ...] = (
                    "real 30 beyond ssm_alpha / ssm_beta could weigh 0.19 GiB less or 0.22 GiB more, under 0.8%), "
                    "and two expert tensors are q8_0 where the recipe has q6_K (0.12 GiB); no size of the file is "
                    "published to hold it against"),
+    # unsloth/Qwen3.5-122B-A10B-GGUF Q4_K_M (a plain name, made the Dynamic 2.0 way): "type f32: 361, q8_0: 373,
+    # q4_K: 96, q5_K: 48, q6_K: 1", model buffers Vulkan0 72207.88 + CPU_Mapped 772.97 MiB (krzyszsz/strix-halo-inference
+    # @ef7a7176 logs, b8067). 48 layers: every routed expert's gate/up q4_K (96), down q5_K (48), the output q6_K (1)
+    # and every other matrix q8_0, token_embd included (373); the tensor bytes meet both buffers to 0.01 MiB.
+    PublishedRecipe(
+        "Q4_K_M", "qwen35moe", 3072, 256, "Q4_K_M",
+        ((r"ffn_down_exps", "q5_K"), (r"ffn_(gate|up)_exps", "q4_K"), (r".", "q8_0")), "q6_K", "q8_0",
+        ("https://github.com/krzyszsz/strix-halo-inference/blob/ef7a7176733cb4a947326a0c8da5ccfeac043502/reports/"
+         "publish/qwen35_122b_a10b_q4km_ctx65536_gpu999_min12_short_watchdog.log",
+         "https://github.com/krzyszsz/strix-halo-inference/blob/ef7a7176733cb4a947326a0c8da5ccfeac043502/reports/"
+         "publish/qwen35_122b_a10b_q4km_ctx131072_gpu999_min12_short_watchdog.log")),
+    # unsloth/Qwen3.6-35B-A3B-GGUF UD-Q4_K_M: "type f32: 361, q8_0: 251, q4_K: 80, q5_K: 37, q6_K: 4" (733 tensors),
+    # model buffers Vulkan0 20583.34 + Vulkan_Host 515.31 MiB (hogeheer499-commits/strix-halo-guide@3aa373c6 logs,
+    # b9010; ROCm0 + ROCm_Host the same at b9024). The delta net's ssm_alpha / ssm_beta stay F32 (361 = 301 + 60), the
+    # experts' gate/up q4_K (80) and down q5_K with three at q6_K (37 + 3), the output q6_K, every other matrix q8_0
+    # (token_embd: 248320 x 2048 at 8.5 bits = 515.31 MiB); buffers met to 0.01 MiB.
+    PublishedRecipe(
+        "UD-Q4_K_M", "qwen35moe", 2048, 256, "Q4_K_M",
+        ((r"ssm_(alpha|beta)", "f32"), (r"blk\.(37|38|39)\.ffn_down_exps", "q6_K"), (r"ffn_down_exps", "q5_K"),
+         (r"ffn_(gate|up)_exps", "q4_K"), (r".", "q8_0")), "q6_K", "q8_0",
+        ("https://github.com/hogeheer499-commits/strix-halo-guide/blob/3aa373c60dda9543039dcb1aed1f9d4e6eb4961e/data/"
+         "raw/2026-05-03/multi-user/llama-server-np16.log",
+         "https://github.com/hogeheer499-commits/strix-halo-guide/blob/3aa373c60dda9543039dcb1aed1f9d4e6eb4961e/data/"
+         "raw/2026-05-05/server-shootout/full-sweep-qwen36-repeat-1/lemonade-b1259-rocm/np16/llama-server.log"),
+        unresolved="which three down projections are q6_K is not printed (blk.37-39 here); on one device the bytes "
+                   "are the same, split across devices they move at most 3 x 36 MiB"),
     # unsloth/Qwen3.6-27B-GGUF Q4_K_M (a plain name, made the Dynamic 2.0 way all the same): "type f32: 449, q4_K: 289,
     # q5_K: 48, q6_K: 65", model buffers 15345.66 + 682.03 MiB (HilbertraumAI/HilbertRaum@175efe3f issue446 log,
     # b9849). llama-quantize's Q4_K_M gives this tensor list 353 f32 / 433 q4_K / 65 q6_K: the file keeps the 96
