@@ -148,11 +148,18 @@ def test_quantized_kv_cache_bytes():
 
 
 def test_mla_and_linear_attention_caches():
-    """deepseek_v3.py caches the latent (kv_lora_rank 512) and k_pe (64) in a KVCache; qwen3_next.py gives linear
-    layers an ArraysCache: conv (B, kernel - 1, conv_dim) in bf16 and a float32 recurrent state."""
+    """deepseek_v3.py caches the latent (kv_lora_rank 512) and k_pe (64) in a KVCache from mlx-lm 0.30.6 (PR #839),
+    the decompressed heads before; deepseek_v2.py caches the heads (16 x 192 keys, 16 x 128 values) in every release;
+    qwen3_next.py gives linear layers an ArraysCache: conv (B, kernel - 1, conv_dim) in bf16 and a float32
+    recurrent state."""
     ds = _spec("deepseek-v2-lite")
     est = mlx.ENGINE.estimate(ds, M3_MAX_128, mlx.MlxSettings(prompt_tokens=1000, max_tokens=100))
-    assert est.kv_cache_bytes == 27 * 1280 * (512 + 64) * 2
+    assert est.kv_cache_bytes == 27 * 1280 * 16 * (192 + 128) * 2
+    v3 = _spec("deepseek-v3-0324")
+    for version, per_token in (("0.30.6", 512 + 64), ("0.30.5", 128 * (192 + 128))):
+        est = mlx.ENGINE.estimate(v3, M3_MAX_128, mlx.MlxSettings(prompt_tokens=1000, max_tokens=100,
+                                                                  engine_version=version))
+        assert est.kv_cache_bytes == 61 * 1280 * per_token * 2, version
     qn = _spec("qwen3-next-80b-a3b-instruct")
     est = mlx.ENGINE.estimate(qn, M3_MAX_128, mlx.MlxSettings(prompt_tokens=1000, max_tokens=100))
     conv = 3 * (2 * 16 * 128 + 32 * 128) * 2

@@ -180,11 +180,46 @@ class LayerCache:
         return self.k_bytes + self.v_bytes + self.state_bytes
 
 
-def kv_dims(layer: LayerSpec) -> tuple[int, int, int]:
-    """(heads, K width, V width) as mlx-lm caches them. MLA (models/deepseek_v3.py DeepseekV3Attention): the
-    latent kv_lora_rank as keys and the rope part k_pe as values, one head."""
+# MLA models (config.json's model_type, after utils.py MODEL_REMAPPING: kimi_k2 and joyai_llm_flash -> deepseek_v3)
+# and the first mlx-lm release whose attention caches the compressed latent: `kv_latent, k_pe =
+# cache.update_and_fetch(kv_latent, k_pe)`, kv_lora_rank + qk_rope_head_dim a token, one head. Before it each model
+# file decompresses with kv_b_proj and caches the per-head keys (qk_nope_head_dim + qk_rope_head_dim) and values
+# (v_head_dim): `keys, values = cache.update_and_fetch(mx.concatenate([k_nope, k_pe], axis=-1), values)`.
+#   glm4_moe_lite       PR #780 (14237020, first in v0.30.5; keys = concat(latent, k_pe), values zero-width there,
+#                       the same bytes; the kv_latent / k_pe pair from v0.30.6)
+#   deepseek_v3, v32    PR #839 "DSV3 MLA" (f18526f8, v0.30.6); kimi_vl and kimi_k25 run models/deepseek_v3's
+#                       model, glm_moe_dsa models/deepseek_v32's (added in v0.30.7)
+#   kimi_linear         PR #853 (fd6959dc, v0.30.7)
+#   longcat_flash       PR #868 (ca0d1c96, v0.30.7; longcat_flash_ngram subclasses it)
+# models/deepseek_v2.py, minicpm3.py and youtu_llm.py cache the per-head keys and values in every release to main at
+# d78bf58e (2026-08-22). A model_type named in neither (or none read) keeps the latent.
+MLA_LATENT_FROM = {
+    "glm4_moe_lite": (0, 30, 5),
+    "deepseek_v3": (0, 30, 6), "kimi_k2": (0, 30, 6), "joyai_llm_flash": (0, 30, 6), "kimi_vl": (0, 30, 6),
+    "kimi_k25": (0, 30, 6), "deepseek_v32": (0, 30, 6), "glm_moe_dsa": (0, 30, 6),
+    "kimi_linear": (0, 30, 7), "longcat_flash": (0, 30, 7), "longcat_flash_ngram": (0, 30, 7),
+}
+MLA_PER_HEAD = frozenset({"deepseek_v2", "minicpm3", "youtu_llm"})
+
+
+def latent_cache(spec: ModelSpec, version: tuple[int, int, int]) -> bool:
+    """Whether mlx-lm at this release caches an MLA model's latent rather than its decompressed heads
+    (MLA_LATENT_FROM); False for a model without MLA."""
+    if not any(layer.attention is not None and layer.attention.kv_lora_rank for layer in spec.trunk_layers):
+        return False
+    model_type = spec.hf_model_type
+    if model_type in MLA_PER_HEAD:
+        return False
+    first = MLA_LATENT_FROM.get(model_type)
+    return first is None or version >= first
+
+
+def kv_dims(layer: LayerSpec, latent: bool = True) -> tuple[int, int, int]:
+    """(heads, K width, V width) as mlx-lm caches them. MLA with the latent cache (models/deepseek_v3.py
+    DeepseekV3Attention from v0.30.6, latent_cache): the latent kv_lora_rank as keys and the rope part k_pe as
+    values, one head; before it, the decompressed heads (n_heads x qk_head_dim keys, n_heads x v_head_dim values)."""
     a = layer.attention
-    if a.kv_lora_rank:
+    if a.kv_lora_rank and latent:
         return 1, a.kv_lora_rank, a.qk_rope_head_dim
     return a.n_kv_heads, a.head_dim_k, a.head_dim_v
 
@@ -211,6 +246,7 @@ def layer_caches(spec: ModelSpec, s: MlxSettings, r: Resolved) -> tuple[list[Lay
     strict = not ERAS.reached(version, "quantize_at_start")
     if s.kv_bits is not None:
         quant_at = s.quantized_kv_start
+    latent = latent_cache(spec, version)
     out: list[LayerCache] = []
     sims: dict[tuple, Sim] = {}
     for layer in trunk:
@@ -229,7 +265,7 @@ def layer_caches(spec: ModelSpec, s: MlxSettings, r: Resolved) -> tuple[list[Lay
             ssm = B * st.ssm * 4
             out.append(LayerCache(layer.index, "recurrent", "ArraysCache", 0, 0, 0, state_bytes=conv + ssm))
             continue
-        heads, kw, vw = kv_dims(layer)
+        heads, kw, vw = kv_dims(layer, latent)
         window = layer.attention.window if layer.kind is LayerKind.SLIDING else None
         rotating = window if (window and spec.architecture in ROTATING_ARCHS) else None
         if rotating_all:

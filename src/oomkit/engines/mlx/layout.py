@@ -14,8 +14,8 @@ from ...model.weights import per_layer_sum
 from ...units import GiB, KiB, MiB
 from . import context_fit
 from .context_fit import ContextFit
-from .kv import LayerCache, kv_dims, layer_caches
-from .settings import LMS_PROGRAM, MlxSettings, Resolved, resolve, with_context
+from .kv import LayerCache, kv_dims, latent_cache, layer_caches
+from .settings import LMS_PROGRAM, MlxSettings, Resolved, parse_version, resolve, with_context
 from .weights import is_plain_dtype, tensor_bytes
 
 # Apple silicon pages are 16 KiB: MetalAllocator::malloc rounds buffers above a page up to whole pages
@@ -79,19 +79,20 @@ def metal_device(devices: tuple[Device, ...], s: MlxSettings) -> Metal:
 FUSED_PREFILL_HEAD_DIMS = (64, 72, 80, 96, 128)
 
 
-def _scores_materialized(a, quantized: bool) -> bool:
+def _scores_materialized(a, quantized: bool, latent: bool = True) -> bool:
     """Whether a prefill chunk's attention holds the B x H x S x L scores: the unfused SDPA (mlx fast.cpp
     scaled_dot_product_attention's fallback: matmul(q, k^T), where(mask, ...), softmax, matmul), mlx-lm's
     quantized_scaled_dot_product_attention (models/base.py: quantized_matmul scores, where, softmax) for a
     QuantizedKVCache, and MLA (models/deepseek_v3.py DeepseekV3Attention: the pe_scores it builds and masks with
     mx.where, passed to the SDPA as its mask; before mlx-lm 0.30.6 the decompressed 192/128 heads took the unfused
-    path)."""
-    if quantized or a.kv_lora_rank:
+    path). latent: whether the release caches the MLA latent (kv.latent_cache); before it the decompressed heads run
+    the model's plain scaled_dot_product_attention with the causal mask, as any other attention."""
+    if quantized or (a.kv_lora_rank and latent):
         return True
     return a.head_dim_k != a.head_dim_v or a.head_dim_k not in FUSED_PREFILL_HEAD_DIMS
 
 
-def _scores_bytes(a, B: int, plain: int, quant: int, dt: int) -> int:
+def _scores_bytes(a, B: int, plain: int, quant: int, dt: int, latent: bool = True) -> int:
     """The score arrays a chunk's attention holds at once, for the largest S x L of the plain and the quantized path.
 
     The fast SDPA's unfused fallback (mlx fast.cpp scaled_dot_product_attention `fallback`: scores = matmul(q, k^T),
@@ -104,8 +105,8 @@ def _scores_bytes(a, B: int, plain: int, quant: int, dt: int) -> int:
     mlx-lm's quantized_scaled_dot_product_attention (models/base.py) is written the same way as the fallback, but the
     one public figure on that path (test_mlx_heldout.py, granite-4.1-8b --kv-bits 4 at 32K) holds about two arrays;
     it keeps the two-array bound."""
-    st_plain = plain if _scores_materialized(a, False) else 0
-    if a.kv_lora_rank:
+    st_plain = plain if _scores_materialized(a, False, latent) else 0
+    if a.kv_lora_rank and latent:
         return 2 * B * a.n_heads * max(st_plain, quant) * dt
     fallback = B * a.n_heads * st_plain * dt + st_plain  # scores + the S x L bool causal mask
     return max(fallback, 2 * B * a.n_heads * quant * dt)
@@ -167,6 +168,7 @@ def compute_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved, caches: list[Lay
     work = 0
     activations = 0  # every layer's intermediates of the chunk, the most in-flight buffers can hold
     score_memo: dict[tuple, tuple[int, int]] = {}
+    latent = latent_cache(spec, parse_version(s.engine_version))
     for layer in spec.trunk_layers:
         a = layer.attention
         attn = 0
@@ -180,7 +182,7 @@ def compute_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved, caches: list[Lay
                 if key not in score_memo:
                     score_memo[key] = _scores_tokens(chunks, window, qfrom)
                 plain, quant = score_memo[key]
-                attn += _scores_bytes(a, B, plain, quant, dt)
+                attn += _scores_bytes(a, B, plain, quant, dt, latent)
         f = layer.ffn
         mlp = 3 * B * S * (f.n_ff_expert * f.n_experts_used + f.n_ff_shared if f.is_moe else f.n_ff) * dt
         work = max(work, 2 * resid + max(attn, mlp))
@@ -274,8 +276,9 @@ def _kv_bytes_per_token(spec: ModelSpec, s: MlxSettings, r: Resolved, caches: li
     if any(c.cls == "RotatingKVCache" for c in caches) or s.kv_bits is not None:
         return None
     B = s.batch
+    latent = latent_cache(spec, parse_version(s.engine_version))
     return sum(B * (h * (kw + vw)) * r.dtype_bytes for h, kw, vw in
-               (kv_dims(layer) for layer in spec.trunk_layers
+               (kv_dims(layer, latent) for layer in spec.trunk_layers
                 if layer.attention is not None and layer.kind is not LayerKind.NONE
                 and layer.kv_source is None)) // B or None
 
