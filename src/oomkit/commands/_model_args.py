@@ -369,6 +369,17 @@ _FIT_PLAN_ONLY = ("--reserve", "--headroom", "--min-ctx", "--concurrency", "--li
                   "--ram-bandwidth")
 
 
+def estimate_option(flag: str, options: dict[str, bool] | None) -> str | None:
+    """For an option of estimate and check that takes a value (--ctx, --engine, --quant ...) given to a command whose
+    `options` lack it (`fit --ctx 8192`), what to say instead of calling it unknown; None for any other flag."""
+    if not OPTIONS.get(flag) or options is None or flag in options:
+        return None
+    # fit reads the engine and its settings from the engine command after -- (commands/fit.py)
+    said = (": fit reads the engine and its settings from the engine command after -- (e.g. oomkit fit --vram 24GiB "
+            "-- vllm serve Qwen/Qwen3-8B --max-model-len 8192)" if "--engine" not in options else "")
+    return f"{flag} is an option of oomkit estimate and check, not of this command{said}"
+
+
 def _unexpected(arg: str, before: str | None, engine: str, options: dict[str, bool] | None = None) -> str:
     """The error for a second positional argument: usually the value of an option oomkit does not know."""
     key, eq, value = arg.partition("=")
@@ -383,6 +394,8 @@ def _unexpected(arg: str, before: str | None, engine: str, options: dict[str, bo
             held = (" (its memory is the whole GPU: give a smaller --vram for what other programs hold)"
                     if flag in ("--reserve", "--headroom") else "")
             return f"unexpected argument {arg!r}: {flag} is an option of oomkit fit and plan, not of this command{held}"
+        if (other := estimate_option(flag, options)) is not None:
+            return f"unexpected argument {arg!r}: {other}"
         hint = ' (oomkit names the GPUs and their count in one option: --gpu "8x H100")' \
             if flag in _GPU_COUNT_OPTIONS else ""
         return (f"unexpected argument {arg!r}: {flag} takes no value (it is not an oomkit option, nor a {engine} "

@@ -7,7 +7,7 @@ from ..hardware.visible import engine_sees, shown, visible_variables
 from ..plan.fit import fit, read_command
 from ..report import plan as report
 from . import _plan_args
-from ._model_args import engine_env, env_visible, gpus_started, split_args
+from ._model_args import engine_env, env_visible, estimate_option, gpus_started, split_args
 
 HELP = """\
 usage: oomkit fit [--gpu NAME|--vram SIZE] [--reserve SIZE] [--json] -- ENGINE-COMMAND ...
@@ -49,7 +49,9 @@ def run(argv: list[str]) -> int:
         raise OomkitError("give the engine command after --, e.g. oomkit fit --vram 24GiB -- llama-server -m "
                           "model.gguf -c 32768")
     if model is not None or engine_args:
-        raise OomkitError(f"unexpected argument before --: {(model or engine_args[0])!r}")
+        # `fit --ctx 8192 -- ...`: the option of estimate and check is said as such, not as a stray argument
+        other = next((said for a in engine_args if (said := estimate_option(a.partition("=")[0], _OPTIONS))), None)
+        raise OomkitError(other or f"unexpected argument before --: {(model or engine_args[0])!r}")
     for name in _PLAN_ONLY:  # plan's options fit shares the reader of, but not the use: said, not dropped
         if opts.get(name):
             raise OomkitError(f"{name} is an option of oomkit plan, not of fit (fit prints its one command as text "

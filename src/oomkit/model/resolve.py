@@ -398,6 +398,7 @@ def with_gguf_origin(spec: ModelSpec, name: str) -> ModelSpec:
 # A shell variable left unexpanded where the model goes: `$NAME`, `${NAME}`
 _LMS_VARIANT = re.compile(r"([^\s@:\\]+)@([A-Za-z0-9_]+)")  # LM Studio's variant key: KEY@QUANT
 _LMS_MLX_BITS = re.compile(r"(\d)bits?", re.IGNORECASE)  # its MLX variants' QUANT: @4bit
+_COMMAND_SUBSTITUTION = re.compile(r"\$\((.+)\)", re.DOTALL)
 _SHELL_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 
 # ExLlamaV2 / V3 quants ("turboderp/gemma-3-27b-it-exl3", "...-exl3-4.0bpw", "-exl2_6.5bpw"): their own formats, which
@@ -414,6 +415,12 @@ _PLACEHOLDER = re.compile(r"\s*(?:<[^<>/:]*>?|<?[^<>/:]*>|\{\{[^{}]+\}\})\s*")
 
 def _not_in_catalog(ref: str, name: str, fmt: str | None, weight_format: str | None, default_format,
                     tag_formats: bool = False) -> ModelSpec:
+    if (sub := _COMMAND_SUBSTITUTION.fullmatch(ref.strip())) is not None:
+        # `vllm serve "$(cat model.txt)"`: the shell runs the command and puts its output there; the paste holds
+        # only the command, not what it printed on that machine
+        raise ModelError(f"{ref.strip()} is a shell command substitution: the shell puts there what `"
+                         f"{sub.group(1).strip()}` prints on that machine, which the paste does not "
+                         "hold: give the model it names in its place")
     if (var := _SHELL_VARIABLE.fullmatch(name.strip())) is not None:
         # `vllm serve ${MODEL_NAME}` in a script that never sets it (vllm-project/vllm#23819): the shell puts the
         # variable's value there (an unset one is empty, and the engine then names no model); the paste holds no
