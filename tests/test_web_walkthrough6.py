@@ -118,6 +118,62 @@ def test_a_log_without_a_model_oomkit_knows_keeps_its_old_link(client):
 
 
 # ---------------------------------------------------------------------------------------------------------
+# The same log pasted into the calculator's command box: the answer was "invalid argument: ggml_cuda_init: (not a
+# llama-server flag; oomkit's own options go before the --)", the CLI's advice about a `--` the page has not. The
+# page now says the box holds a log and sends it to Diagnose with one button; a command continued over lines with
+# backslashes is still one command.
+
+
+def _alert(page: str) -> str:
+    m = re.search(r'role="alert">(.*?)</div>', page, re.S)
+    assert m, "no error on the page"
+    return html.unescape(re.sub(r"<[^>]+>", "", m.group(1)))
+
+
+def test_a_log_pasted_as_the_command_goes_to_diagnose(server, browser):  # noqa: F811
+    d = _cli_json("diagnose", "--json", stdin=LOG)
+    ctx = browser.new_context(viewport={"width": 375, "height": 844})  # the first answer is a 400: no _page
+    try:
+        page = ctx.new_page()
+        page.goto(server + "/")
+        page.fill("#f-command", LOG)
+        with page.expect_navigation():
+            page.click("form.card button[type=submit]")
+        alert = page.locator("[role=alert]").inner_text()
+        assert f"holds {len(LOG.strip().splitlines())} lines, not one engine command" in alert, alert
+        assert "before the --" not in alert
+        page.keyboard.press("Tab")  # from the answer, the button is next
+        assert page.evaluate("document.activeElement.textContent") == "Diagnose this log"
+        with page.expect_navigation():
+            page.keyboard.press("Enter")
+        assert page.locator("#stage").inner_text() == d["stage"]
+        assert page.input_value("#f-text").strip() == LOG.strip()
+    finally:
+        ctx.close()
+
+
+def test_a_command_over_several_lines_is_one_command(client):
+    command = "llama-server -hf unsloth/Qwen3-8B-GGUF -c 8192 \\\n  -ngl 99"
+    page = client.get("/", params={"command": command, "gpu": "RTX 4060 Laptop"})
+    want = _cli_json("estimate", "--json", "--gpu", "RTX 4060 Laptop", "--", *command.replace("\\\n", " ").split())
+    assert page.status_code == 200 and 'id="to-diagnose"' not in page.text
+    assert f'data-bytes="{want["total_bytes"]}"' in page.text
+
+
+@pytest.mark.parametrize("flag, field", [("--vram", "VRAM per GPU"), ("--gpu", "GPU"), ("--foo", None)])
+def test_a_flag_the_program_lacks_is_quoted_as_typed(client, flag, field):
+    """oomkit's --vram typed inside a pasted llama-server command: the page read "invalid argument: VRAM per GPU
+    (...)", the user's flag renamed to a field's label; it now quotes the flag, as the CLI does, and names the field."""
+    command = f"llama-server -m qwen3:8b {flag} 0"
+    cli = _cli_error("estimate", "--", *command.split())
+    head = cli.split(" (")[0]
+    assert head == f"invalid argument: {flag}"
+    alert = _alert(client.get("/", params={"command": command}).text)
+    where = f"the {field} field above gives it" if field else "oomkit's own settings go in the fields above"
+    assert alert == f"Cannot answer: {head} (not a llama-server flag; {where})", alert
+
+
+# ---------------------------------------------------------------------------------------------------------
 # No context fits: every layer of Qwen3-14B Q4_K_M on the 8 GB laptop GPU. `oomkit check` says "largest context that
 # fits with these settings: none"; the page's figure was a blank "-" (as where no GPU is given)
 

@@ -165,6 +165,7 @@ _CLI_OPTION = re.compile(r"(?<![\w-])(--cpu-only|--gpu|--vram|--ram|--sizes)(?=[
 _CLI_PHRASES = (("not a file and not in the built-in catalog", "not in the built-in catalog"),
                 ("give MODEL before the --", "give it in the model field"),
                 ("(one MODEL only)", "(not an engine flag: the model goes in the model field)"),
+                ("oomkit's own options go before the --", "oomkit's own settings go in the fields above"),
                 ("need a MODEL", "need a model in the model field"),
                 ("declares no trained context; give -c", "declares no trained context; give it in the context field"),
                 ("declares no trained context; give --ctx", "declares no trained context; give it in the context field"))
@@ -264,8 +265,17 @@ def _error_text(hub: bool, exc: BaseException) -> str:
     return text
 
 
+# engines/llamacpp/args.py's refusal of a flag the program lacks: the flag is the user's own, quoted as typed (a
+# pasted "--vram 24GiB" read "invalid argument: VRAM per GPU (...)" once the options below were renamed in it)
+_INVALID_ARG = re.compile(r"^invalid argument: (\S+) \((not an? \S+ flag); oomkit's own options go before the --\)$")
+
+
 def _page_words(text: str) -> str:
     """An error in the words of a page: its fields, not the CLI's options nor the API's parameter names."""
+    if m := _INVALID_ARG.match(text):
+        field = _OPTION_LABELS.get(m.group(1))
+        where = f"the {field} field above gives it" if field else "oomkit's own settings go in the fields above"
+        return f"invalid argument: {m.group(1)} ({m.group(2)}; {where})"
     text = _CLI_VRAM.sub(" in the VRAM field (or pick a GPU from the list)", text)
     text = _CLI_SIZE.sub(lambda m: f"{_PAGE_FIELDS[m.group(1)]} " if m.group(1) else _PAGE_FIELDS[m.group(2)], text)
     text = _API_FIELD.sub(lambda m: _FIELD_LABELS[m.group(1)], text)

@@ -449,10 +449,25 @@ def _small(n: int | float) -> str:
     return f"{n / 1024:,.1f} KiB" if n >= 1024 else f"{n} B"
 
 
+def _log_lines(command: Any) -> int:
+    """The lines of a pasted text that is not one command (a shell's backslash joins a command's lines), or 0."""
+    if not isinstance(command, str):
+        return 0
+    lines = [x for x in re.sub(r"\\\r?\n", " ", command).splitlines() if x.strip()]
+    return len(lines) if len(lines) > 1 else 0
+
+
 def calculator_page(params: Mapping[str, Any], est: MemoryEstimate | None, req: Any, error: str | None,
                     check_text: str | None = None, checked: CheckResult | None = None) -> str:
     shown = form_from_request(params, req)
+    lines = _log_lines(params.get("command")) if error else 0
+    if lines:  # a log pasted where the command goes: its second line read as a flag ("invalid argument: ggml_...")
+        error = (f"the command box holds {lines} lines, not one engine command: a log is read by Diagnose (the "
+                 "button below sends it there); to estimate, paste the command line alone")
     body = [error_box(error), did_you_mean(error, params, "/", CALC_KEYS)]
+    if lines:
+        body.append('<form method="post" action="/diagnose" id="to-diagnose"><textarea name="text" hidden>'
+                    f'{e(params["command"])}</textarea><button type="submit">Diagnose this log</button></form>')
     if check_text:
         for cli, page in _CHECK_WORDS:  # report/check.py's advice names the CLI's options; the page has fields
             check_text = check_text.replace(cli, page)
