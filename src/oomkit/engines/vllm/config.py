@@ -454,6 +454,20 @@ def _v1_oracle_falls_back(s: VllmSettings, version: Version) -> bool:
     return not (version >= (0, 8, 5) and s.distributed_executor_backend == "ray")
 
 
+# engine/arg_utils.py EngineArgs._is_v1_supported_oracle, 0.8.0-0.8.2 ("LoRA is supported on V1, but off by default
+# for now."): `if self.enable_lora and _warn_or_fallback("LORA"): return False`, where _warn_or_fallback falls back
+# unless VLLM_USE_V1=1 is set ("LORA is experimental on VLLM_USE_V1=1. Falling back to V0 Engine."); 0.8.3 dropped the
+# check (read in the 0.8.0, 0.8.1, 0.8.2, 0.8.3 and 0.8.4 sdists). Held out: DeepSeek-R1-Distill-Qwen-32B-AWQ with
+# --enable-lora at TP 2 on 0.8.2 (hiyouga/LlamaFactory#7658: V0's model_runner.py / worker.py lines)
+V1_LORA_DEFAULT = (0, 8, 3)
+
+
+def _v1_oracle_lora_falls_back(s: VllmSettings, version: Version) -> bool:
+    """Whether the V1 oracle of this release sends an --enable-lora start to V0 (see V1_LORA_DEFAULT)."""
+    return ERAS["v1_default"] <= version < V1_LORA_DEFAULT and any(
+        u.startswith("--enable-lora") for u in s.unmodelled)
+
+
 # engine/arg_utils.py EngineArgs._is_v1_supported_oracle from 0.8.0 (V1 the default) to 0.10.2: `if not
 # model_config.is_v1_compatible: _raise_or_fallback(feature_name=model_config.architectures)`, where
 # model_executor/models/registry.py _ModelRegistry.is_v1_compatible is `not model_cls.supports_v0_only` (a class that
@@ -529,6 +543,11 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
         warnings.append(f"vLLM {s.engine_version} runs pipeline parallelism on the V0 engine: its V1 oracle falls "
                         "back to V0 for it (\"Falling back to V0\"), where each pipeline stage's virtual engine "
                         "holds 1/pp of the KV blocks")
+    if v1 and s.use_v1 is None and _v1_oracle_lora_falls_back(s, version):
+        v1 = False
+        warnings.append(f"vLLM {s.engine_version} runs --enable-lora on the V0 engine: its V1 oracle falls back to V0 "
+                        "for LoRA unless VLLM_USE_V1=1 is set (\"LORA is experimental on VLLM_USE_V1=1. Falling back "
+                        "to V0 Engine.\")")
     if version >= ERAS["v1_only"]:
         v1 = True
     elif v1 and version < (0, 7, 0):
