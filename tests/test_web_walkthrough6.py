@@ -324,3 +324,27 @@ def test_an_engine_flag_in_a_tool_error_is_the_engines():
     message = _tool_error("estimate", {"command": command})
     assert message.endswith(_cli_error("estimate", "--", *command.split()))
     assert "--max-model-len" in message
+
+
+def test_check_without_a_model_is_refused_as_estimate_is():
+    """`oomkit check` without MODEL runs its built-in example (llama3.1:8b, its --help says so); the check tool called
+    with no model answered that example's verdict, a model the caller never named, where estimate says none was
+    given. The tool now says so, as estimate does."""
+    assert _cli_json("check", "--json", "--vram", "8GiB")["estimate"]["model"]["name"].startswith("Llama 3.1 8B")
+    for args in ({}, {"model": " ", "vram": "8GiB"}):
+        assert _tool_error("check", args) == _tool_error("estimate", args).replace("tool estimate", "tool check")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The diagnose page labelled the error index's id of the message "message" (ggml_cuda_malloc), where `oomkit
+# diagnose` calls the log's own line "message"; the page shows that line as "evidence", and the id as what it is.
+
+
+def test_the_index_id_is_not_called_the_message(client):
+    said = _cli("diagnose", stdin=LOG).stdout
+    line = re.search(r"^message +line \d+: (.*)$", said, re.M).group(1)
+    page = client.post("/diagnose", data={"text": LOG}).text
+    d = api.diagnose_text({"text": LOG}).data()
+    assert f"<dt>in the error index</dt><dd><a href=\"/errors/{d['signature']}\">" in page
+    assert "<dt>message</dt>" not in page
+    assert f"<dt>evidence</dt><dd><code>{html.escape(line)}</code>" in page

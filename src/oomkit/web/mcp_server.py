@@ -116,6 +116,10 @@ def build_server() -> Any:
         """Will it fit on this machine's GPUs (free memory), or on `vram` / `gpu`, or with `cpu_only` in this
         machine's RAM (or a host of `ram`, all of it free)? The verdict, the headroom and the largest context
         (`oomkit check --json`)."""
+        if not (model or "").strip() and not (command or "").strip():
+            # `oomkit check` without MODEL runs its built-in example (llama3.1:8b); a caller that left the model
+            # out would read a verdict on a model it never named, where `estimate` says none was given
+            raise ToolError(tool_words("no MODEL given (try: oomkit check llama3.1:8b)"))
         return _answer(lambda: api.check_fit(_fields(model=model, engine=engine, ctx=ctx, quant=quant,
                                                      kv_type=kv_type, parallel=parallel, vram=vram, gpu=gpu,
                                                      command=command, flags=flags, cpu_only=cpu_only, ram=ram),

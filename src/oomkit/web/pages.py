@@ -758,7 +758,10 @@ def diagnose_page(text: str | None, d: dict | None, error: str | None, said: str
             if d.get(k):
                 items.append((k.replace("_", " "), e(d[k])))
         if d.get("signature"):
-            items.append(("message", f'<a href="/errors/{quote(str(d["signature"]), safe="")}">{e(d["signature"])}</a>'))
+            # the id of the message in the error index (`oomkit diagnose` calls the log's line itself "message":
+            # here it is the evidence below)
+            items.append(("in the error index",
+                          f'<a href="/errors/{quote(str(d["signature"]), safe="")}">{e(d["signature"])}</a>'))
         if d.get("line"):
             items.append(("at line", e(d["line"])))
         if d.get("evidence"):
