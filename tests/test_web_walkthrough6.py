@@ -348,3 +348,24 @@ def test_the_index_id_is_not_called_the_message(client):
     assert f"<dt>in the error index</dt><dd><a href=\"/errors/{d['signature']}\">" in page
     assert "<dt>message</dt>" not in page
     assert f"<dt>evidence</dt><dd><code>{html.escape(line)}</code>" in page
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Each device's bar is an image to a screen reader (role=img), which hides its parts' titles: every bar read "memory
+# use" and nothing else. Its label now says the parts and what is free or over, as `oomkit estimate --json` has them.
+
+
+@pytest.mark.parametrize("gpu, flags", [("RTX 4060", ""), ("RTX 3050 4GB", "-fit off -ngl 99")])  # room; over
+def test_a_bar_says_its_parts_to_a_screen_reader(server, browser, gpu, flags):  # noqa: F811
+    from oomkit.web.svg import PARTS, gib  # the page's own GiB format
+
+    cli = _cli_json("estimate", "qwen3:8b", "--gpu", gpu, *flags.split(), "--json")
+    dev = cli["devices"][0]
+    used = sum(dev[k] for k, _, _ in PARTS)
+    said = [f"{label} {gib(dev[k])}" for k, label, _ in PARTS if dev[k] > 0]
+    said.append(f"free {gib(dev['memory_bytes'] - used)}" if dev["memory_bytes"] >= used
+                else f"{gib(used - dev['memory_bytes'])} over its memory")
+    with _page(browser, 390, server + "/?model=qwen3%3A8b&gpu=" + quote(gpu) + "&flags=" + quote(flags)) as page:
+        label = page.get_attribute(f".bar[data-device={dev['id']}] svg", "aria-label")
+    assert label == "memory use: " + ", ".join(said)
+    assert ("over its memory" in label) is (flags != "")

@@ -46,8 +46,13 @@ def stacked_bar(parts: dict[str, int], memory: int | None, scale_to: int = 0) ->
     if memory is not None and used > memory:
         m = 1000 * memory / scale
         rects.append(f'<line x1="{m:.2f}" x2="{m:.2f}" y1="-2" y2="28" stroke="#c0392b" stroke-width="4"/>')
+    # a role=img hides its parts' titles from a screen reader: the label says them (each bar read "memory use" alone)
+    said = [f"{label} {gib(parts[key])}" for key, label, _ in PARTS if parts.get(key, 0) > 0]
+    if memory is not None:
+        said.append(f"free {gib(memory - used)}" if memory >= used else f"{gib(used - memory)} over its memory")
     return (f'<svg viewBox="0 -2 1000 30" preserveAspectRatio="none" width="100%" height="26" role="img" '
-            f'aria-label="memory use">{"".join(rects)}</svg>')
+            f'aria-label="{escape("memory use: " + ", ".join(said) if said else "memory use: none")}">'
+            f'{"".join(rects)}</svg>')
 
 
 COLOURS = ("#2f5fd0", "#e07b00", "#1e8a4c", "#9c6fb6", "#c0392b", "#59a89c")
