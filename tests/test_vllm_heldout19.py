@@ -16,8 +16,8 @@ Limits: weights 3 % of the printed load; the KV budget 3 % of the GPU's memory (
 | | | | KV budget (75.15 - 15.41 - 5.24 - 0.80) | 53.70 GiB | 56.44 (+3.43 %) | same: strict xfail |
 | | | | verdict | starts | starts | same |
 | LlamaFactory#7658 | 0.8.2 | 2x 24 GB, R1-Distill-Qwen-32B-AWQ, TP 2, --enable-lora, util 0.7, 3,000 | engine | V0 | V1 | V0 |
-| | | | weights a rank | 9.28 GiB | 9.03 (-2.66 %) | same |
-| | | | KV budget | 6.66 GiB | 6.38 (-1.18 %) | 6.87 (+0.88 %) |
+| | | | weights a rank | 9.28 GiB | 9.03 (-2.66 %) | same; 9.19 (-0.95 %) with the adapter slots |
+| | | | KV budget | 6.66 GiB | 6.38 (-1.18 %) | 6.87 (+0.88 %); 6.71 (+0.21 %) with the slots |
 | | | | verdict | starts | starts | same |
 
 7 of 9 figures agree before, 8 after (the non-torch term of the LoRA run, not counted: printed 0.24 GiB, V1's
@@ -34,7 +34,9 @@ snapshot (worker.py init_device, self.init_gpu_memory) and the profile's end, le
 memory that the trainer's other actors on the same GPUs allocate in that window counts, and the log does not say
 what they held; no rule is written. The LoRA run's weights sit 0.25 GiB below
 the printed load, about the adapter slots vLLM allocates inside load_model (lora/layers.py create_lora_weights: rank
-16 A and B matrices of every adapted projection), which oomkit does not count (the estimate says so).
+16 A and B matrices of every adapted projection). Counted since (engines/vllm/lora.py): 64 layers x 1,335,296
+float16 elements, 0.159 GiB a rank, the load 9.19 GiB against the printed 9.28 (-0.95 %), the budget 6.71 against
+6.66 (+0.21 % of the GPU). The 0.09 GiB left is not placed (the punica index buffers are under 1 MiB here).
 
 Searched and not held (corpus "issues", uncited): verl-project/verl#2245 (Qwen2.5-7B at util 0.4, TP 2: "No
 available memory for the cache blocks" without the GPU or a memory line in the excerpt), huggingface/trl#3128 (V0
@@ -119,7 +121,7 @@ def test_lighteval_budget_of_the_printed_concurrency():
         assert abs(err) < KV_LIMIT, f"{err:+.2%}"  # recorded +0.29 / +0.30 %
 
 
-@pytest.mark.parametrize(("stem", "recorded"), [(ORZ, "+0.01 %"), (LORA, "-2.66 %")])
+@pytest.mark.parametrize(("stem", "recorded"), [(ORZ, "+0.01 %"), (LORA, "-0.95 %")])
 def test_weights(stem, recorded):
     est = estimate(stem)
     printed = fixture(stem)["printed"]["model_loading_gib"] * GiB
@@ -148,7 +150,18 @@ def test_lora_runs_on_v0_in_0_8_2():
 
 
 def test_lora_budget():
-    """The V0 budget: 23.53 x 0.7 less 9.03 GiB of weights, V0's non-torch and activation peak, 6.87 GiB against the
-    printed 6.66 (+0.88 % of the GPU; V1's was 6.38, -1.18 %)."""
+    """The V0 budget: 23.53 x 0.7 less 9.19 GiB of weights and adapter slots, V0's non-torch and activation peak,
+    6.71 GiB against the printed 6.66 (+0.21 % of the GPU; 6.87, +0.88 %, without the slots; V1's was 6.38)."""
     err = budget_error(LORA, fixture(LORA)["printed"]["available_kv_cache_gib"] * GiB)
-    assert abs(err) < KV_LIMIT, f"{err:+.2%}"  # recorded +0.88 %
+    assert abs(err) < KV_LIMIT, f"{err:+.2%}"  # recorded +0.21 %
+
+
+def test_lora_load():
+    """"Model loading took 9.2795 GB" (hiyouga/LlamaFactory#7658, 0.8.2, TP 2): the AWQ weights and the --enable-lora
+    slots (max_loras 1, rank 16, float16: 170,917,888 bytes a rank, tests/test_vllm_lora.py), 9.19 GiB, -0.95 %;
+    without the slots 9.03 GiB, -2.66 %."""
+    printed = fixture(LORA)["printed"]["model_loading_gib"] * GiB
+    with_slots = first(estimate(LORA).engine_view, "model_loading_bytes")
+    without = first(estimate(LORA, enable_lora=False).engine_view, "model_loading_bytes")
+    assert with_slots - without == 170_917_888
+    assert abs(with_slots - printed) / printed < 0.01, f"{(with_slots - printed) / printed:+.2%}"  # recorded -0.95 %

@@ -573,6 +573,8 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         _apply_hf_overrides(flag, value, opts)
     elif flag == "--async-scheduling":  # BooleanOptionalAction: --no-async-scheduling gives False
         opts["async_scheduling"] = bool(value)
+    elif flag in _LORA_FLAGS:
+        _apply_lora(flag, value, opts)
     elif flag in ("--speculative-config", "-sc"):
         cfg = _json_object(flag, value)
         if cfg.get("num_speculative_tokens") is not None:
@@ -595,6 +597,32 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
             typed = "" if isinstance(value, bool) or flag in _JSON_FLAGS else \
                 " " + (" ".join(value) if isinstance(value, list) else str(value))
             _unmodelled(opts, f"{flag}{typed} ({what})")
+
+
+# LoRAConfig's flags (engine/arg_utils.py; the adapter slots they size: lora.py). --max-lora-rank: config/lora.py
+# MaxLoRARanks (0.11+; 1 added there) and LoRAConfig.__post_init__'s possible_max_ranks before (0.6.5, 0.8.2).
+_LORA_FLAGS = ("--enable-lora", "--max-loras", "--max-lora-rank", "--lora-dtype", "--fully-sharded-loras",
+               "--enable-lora-bias")
+LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+
+
+def _apply_lora(flag: str, value: Any, opts: dict[str, Any]) -> None:
+    if flag == "--enable-lora":
+        opts["enable_lora"] = bool(value)
+    elif flag == "--max-loras":
+        opts["max_loras"] = _int(flag, value)
+    elif flag == "--max-lora-rank":
+        rank = _int(flag, value)
+        if rank not in LORA_RANKS:
+            raise SettingsError(f"{PROG}: error: argument {flag}: max_lora_rank ({rank}) must be one of "
+                                f"{LORA_RANKS}")
+        opts["max_lora_rank"] = rank
+    elif flag == "--lora-dtype":
+        opts["lora_dtype"] = _choice(flag, value, ("auto", "float16", "bfloat16", "float32"))
+    elif flag == "--fully-sharded-loras":
+        opts["fully_sharded_loras"] = bool(value)
+    else:
+        opts["enable_lora_bias"] = bool(value)
 
 
 def _apply_attention_config(flag: str, value: Any, opts: dict[str, Any]) -> None:
@@ -662,8 +690,8 @@ def _always(what: str):
     return lambda value: what if value is not False else None
 
 
-# Flags vLLM reads that change memory in a way oomkit does not count (the estimate says so, unmodelled_note): LoRA's
-# adapter slots (lora/worker_manager.py, max_loras x max_lora_rank per layer), a separate draft model (0.6-0.9's
+# Flags vLLM reads that change memory in a way oomkit does not count (the estimate says so, unmodelled_note): a
+# separate draft model (0.6-0.9's
 # --speculative-model; config/speculative.py), KV connectors and offloading (distributed/kv_transfer, v1/kv_offload),
 # pooling runners (config/pooler.py), the multimodal processor's limits that size the encoder's dummy input beyond the
 # Qwen-VL sizes encoder.py reads (mm_processor_kwargs num_crops ...), EPLB's redundant experts (distributed/eplb),
@@ -671,7 +699,6 @@ def _always(what: str):
 # off, per-layer KV dtypes, the weight offloader (model_executor/offloader), and loading the language model or the
 # encoder alone.
 _UNMODELLED = {
-    "--enable-lora": _always("LoRA adapter slots: max_loras x max_lora_rank in every adapted layer"),
     "--speculative-model": _always("the draft model's weights and KV cache"),
     "--spec-model": _always("the draft model's weights and KV cache"),
     "--kv-transfer-config": _always("the KV connector's buffers"),
@@ -848,6 +875,12 @@ OPTIONS = (
     Opt("hf_overrides", "--hf-overrides", aliases=("--rope-scaling",)),
     Opt("num_speculative_tokens", "--speculative-config", _speculative, aliases=("-sc",), edit=_edit_speculative),
     Opt("async_scheduling", "--async-scheduling", switch=("--async-scheduling", "--no-async-scheduling")),
+    Opt("enable_lora", "--enable-lora", switch=("--enable-lora", None), aliases=("--no-enable-lora",)),
+    Opt("max_loras", "--max-loras"),
+    Opt("max_lora_rank", "--max-lora-rank"),
+    Opt("lora_dtype", "--lora-dtype"),
+    Opt("fully_sharded_loras", "--fully-sharded-loras", switch=("--fully-sharded-loras", None),
+        aliases=("--no-fully-sharded-loras",)),
 )
 _DEFAULTS = defaults(VllmSettings)
 

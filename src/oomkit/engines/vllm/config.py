@@ -464,8 +464,7 @@ V1_LORA_DEFAULT = (0, 8, 3)
 
 def _v1_oracle_lora_falls_back(s: VllmSettings, version: Version) -> bool:
     """Whether the V1 oracle of this release sends an --enable-lora start to V0 (see V1_LORA_DEFAULT)."""
-    return ERAS["v1_default"] <= version < V1_LORA_DEFAULT and any(
-        u.startswith("--enable-lora") for u in s.unmodelled)
+    return ERAS["v1_default"] <= version < V1_LORA_DEFAULT and s.enable_lora
 
 
 # engine/arg_utils.py EngineArgs._is_v1_supported_oracle from 0.8.0 (V1 the default) to 0.10.2: `if not

@@ -28,6 +28,7 @@ from .kv import (
     raise_if_cache_size_invalid,
     v0_mamba_cache_bytes,
 )
+from .lora import slot_bytes as lora_slot_bytes
 from .phases import (
     Failure,
     capture_bytes,
@@ -53,7 +54,7 @@ from .profile import (
     runner_state_in_budget,
 )
 from .settings import ERAS, VllmSettings, format_gib, gib_str, parse_version
-from .weights import ep_rank_of, offload_ignored, offloaded_bytes, weights_by_global_rank
+from .weights import ep_rank_of, ep_size, offload_ignored, offloaded_bytes, weights_by_global_rank
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,9 @@ def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) ->
     if drafter is not None:
         extra = drafter_weight_bytes(drafter, spec, r)
         weights_rank = [w + extra if (g // r.tp) % r.pp == r.pp - 1 else w for g, w in enumerate(weights_rank)]
+    if s.enable_lora:  # the adapter slots of --enable-lora, built inside load_model (lora.py)
+        slots = [lora_slot_bytes(spec, s, r, part, ep_size(s, r)) for part in parts]
+        weights_rank = [w + slots[(g // r.tp) % r.pp] for g, w in enumerate(weights_rank)]
     offload = int(s.cpu_offload_gb * GiB)
     ranks = []
     for g, dev in enumerate(devs):

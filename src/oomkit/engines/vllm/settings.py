@@ -283,6 +283,7 @@ class VllmSettings:
         "max_cudagraph_capture_size": Limit(0, 1 << 20, "--max-cudagraph-capture-size"),
         "num_speculative_tokens": Limit(0, 1024, "--speculative-config num_speculative_tokens"),
         "optimization_level": Limit(0, 3, "-O"),  # config/vllm.py OptimizationLevel O0..O3
+        "max_loras": Limit(1, 1 << 16, "--max-loras"),  # config/lora.py max_loras: Field(ge=1)
     }
 
     max_model_len: int | None = None  # --max-model-len; None: the model's; -1: auto-fit (0.19+)
@@ -334,6 +335,15 @@ class VllmSettings:
     # --async-scheduling / --no-async-scheduling (config/scheduler.py SchedulerConfig.async_scheduling, a
     # BooleanOptionalAction); None: vLLM's own choice (VllmConfig.__post_init__)
     async_scheduling: bool | None = None
+    # --enable-lora and the LoRAConfig it builds (config/lora.py; lora.py counts the adapter slots): --max-loras,
+    # --max-lora-rank (one of 1 (0.11+), 8, 16, 32, 64, 128, 256, 320, 512), --lora-dtype (auto: the model's),
+    # --fully-sharded-loras, --enable-lora-bias (0.6.4.post1-0.11.0)
+    enable_lora: bool = False
+    max_loras: int = 1
+    max_lora_rank: int = 16
+    lora_dtype: str = "auto"
+    fully_sharded_loras: bool = False
+    enable_lora_bias: bool = False
     pooling_runner: bool = False  # --runner pooling, --convert embed/classify/..., --task embed/...
     # --limit-mm-per-prompt '{"image": 0, "video": 1}' as (modality, count) pairs; None: 999 each (encoder.py)
     limit_mm_per_prompt: tuple[tuple[str, int], ...] | None = None
