@@ -3676,20 +3676,31 @@ def vulkan_qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache
     """The compute buffer of the one ggml-vulkan device that runs a whole Qwen3.5 / Qwen3.5-MoE pp graph
     (sched_replay.qwen35_graph, the experts through _qwen_moe_ffn) in the order ggml_vk_graph_optimize gives the
     device's split before ggml-alloc places it (sched_replay.vk_device_nodes, compute_graphs.vk_graph_optimize,
-    from VK_PP_REORDER_BUILD), with flash attention and an F16 cache, one stream. Before ERAS outputs_max the
+    from VK_PP_REORDER_BUILD), with flash attention, before PR #23764 (ERAS kq_mask_f16) the mask's F32 input and its
+    cast to F16 on the device (qwen35_graph mask_cast: llama-graph.cpp build_attn_inp_kv_impl's ggml_cast, at
+    b9010; from that PR an F16 input), a quantized cache's
+    Hadamard rotations (_rotations) and the streams of -np without a unified cache. Before ERAS outputs_max the
     graph keeps a logits row per token of the ubatch, an output ggml-alloc never frees, allocated last: in Vulkan's
     order it lands above the tensors the last layers leave (the closed forms put it at the buffer's start). Before
     ERAS spec_mtp the last layer takes out_ids' rows before its residual and the final norm is result_norm itself
     (sched_replay.qwen35_graph last_layer_rows), which leaves the free tail higher.
     ggml-org/llama.cpp#21608 (Qwen3.5-35B-A3B on an Arrow Lake iGPU, b8770, -c 32768 -ub 512 -np 1): Vulkan0 574.02
-    MiB printed, the 248320 x 512 logits (485.00 MiB) 89.02 MiB above the start; replayed 578.02 (1.007; the closed
-    forms 493.00, 0.859; 531.02 with 0c1e57098's t_h_nextn graph and without the topk-MoE keep patterns, 530.02
-    with them, which a stand-in Vulkan device in the pinned binding prints too on that graph, 3787 nodes; the log
-    prints 3729, the replay's graph of that build 3788 less the 60 nodes ggml_l2_norm saves, one short). None
-    elsewhere (an MTP context's next-n view: no gated delta net layer; a layer or weight on the host, several
-    devices,
-    -nkvo, a quantized cache, no flash attention, a buffer over Vulkan's 1 GiB suballocation block, builds before
-    VK_FUSED_GDN_SEEN_BUILD) and when `rough`."""
+    MiB printed, the 248320 x 512 logits (485.00 MiB) 89.02 MiB above the start; replayed 574.02 (exact; 578.02
+    without the mask's cast, the closed forms 493.00, 0.859; 531.02 with 0c1e57098's t_h_nextn graph and without
+    the topk-MoE keep patterns, 530.02 with them, which a stand-in Vulkan device in the pinned binding prints too on
+    that graph, 3787 nodes; the log prints 3729, the replay's graph of that build 3789 less the 60 nodes
+    ggml_l2_norm saves).
+    The F32 mask's copy is placed at the device split's head, below everything the layers allocate, and lives until
+    the cast before the first attention layer's flash attention; in Vulkan's order the logits (485 MiB here), too
+    large for the hole it leaves, land above the layers' high-water mark: the buffer grows 2 KiB a cell, as
+    hogeheer499-commits/strix-halo-guide's b9010 Strix Halo logs (Qwen3.6-35B-A3B UD-Q4_K_M, -ub 512) print:
+    498.00 / 576.52 / 640.52 / 646.52 / 768.52 MiB at 4096 / 34048 / 66816 / 69888 / 132352 F16 cells, all five
+    replayed exactly (were 554.02 / 579.27 / 579.27 / 582.27 / 643.27 without the cast); -np 2 / 4 / 8 / 16 (4096
+    cells a stream) 498.00 / 501.00 / 501.00 / 557.02, exact (the closed forms 493.00); a q8_0 or q4_0 cache at
+    34048 / 66816 cells 555.78 / 619.78 against 563.78 / 627.78 (8 MiB short, 0.986; the graph's node count, 3849,
+    matches the log's). None elsewhere (an MTP context's next-n view: no gated delta net layer; a layer or weight
+    on the host, several devices, -nkvo, no flash attention, a buffer over Vulkan's 1 GiB suballocation block,
+    builds before VK_FUSED_GDN_SEEN_BUILD) and when `rough`."""
     d = placement.output_device
     trunk = spec.trunk_layers
     T = min(ctx.n_ctx, ctx.n_ubatch)
@@ -3697,8 +3708,8 @@ def vulkan_qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache
             or infer_backend(devices, s.backend).name != "vulkan" or ctx.build < max(VK_PP_REORDER_BUILD,
                                                                                      VK_FUSED_GDN_SEEN_BUILD) \
             or set(placement.layer_device) != {d} or s.no_kv_offload or not ctx.flash_attn \
-            or ctx.type_k.quantized or ctx.type_v.quantized or ctx.n_rs_seq or len(caches) != 1 \
-            or ctx.n_stream != 1 or T % max(1, ctx.n_seq_max) or _tensor_overrides(s) \
+            or ctx.n_rs_seq or len(caches) != 1 \
+            or T % max(1, ctx.n_seq_max) or _tensor_overrides(s) \
             or not trunk or trunk[-1].attention is None or not any(la.recurrent for la in trunk) \
             or any((la.attention is None) == (la.recurrent is None) for la in trunk) \
             or any(la.recurrent is not None and (la.recurrent.kind != "gated_delta_net" or not la.recurrent.n_group)
@@ -3709,16 +3720,19 @@ def vulkan_qwen35_device_bytes(spec: ModelSpec, ctx: Context, caches: list[Cache
         return None
     n_outputs = reserved_outputs(ctx, s)
     kt, vt = _cache_types(ctx)
+    k_rot, v_rot = _rotations(spec, ctx)
 
     last_rows = not ERAS.reached(ctx.build, "spec_mtp")  # out_ids' rows taken in the last layer, no t_h_nextn
+    cast = not ERAS.reached(ctx.build, "kq_mask_f16")  # the F32 mask cast to F16 on the device (PR #23764)
 
     def build(n_kv: int) -> sched_replay.Graph:
         return sched_replay.qwen35_graph(spec, T, n_outputs, n_kv, {}, set(), True, kt, vt,
-                                         n_seqs=max(1, ctx.n_seq_max), last_layer_rows=last_rows)
+                                         math.isqrt(k_rot // 4), math.isqrt(v_rot // 4), n_seqs=max(1, ctx.n_seq_max),
+                                         n_stream=ctx.n_stream, last_layer_rows=last_rows, mask_cast=cast)
 
     shape = (spec.architecture, spec.n_embd, spec.n_vocab,
              tuple((la.index, la.attention, la.recurrent, la.ffn) for la in trunk))
-    key = ("vulkan", shape, T, n_outputs, kt, vt, ctx.n_seq_max, last_rows)
+    key = ("vulkan", shape, T, n_outputs, kt, vt, k_rot, v_rot, ctx.n_seq_max, ctx.n_stream, last_rows, cast)
     peak = sched_replay.device_peak_by_kv(key, build, caches[0].cells, galloc.ALIGN, lower=sched_replay.vk_lowering)
     return peak if peak <= VK_MAX_BUFFER else None
 

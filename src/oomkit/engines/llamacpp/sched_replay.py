@@ -714,7 +714,7 @@ def output_head(g: Graph, w: Callable[[str, tuple[int, ...], int | None], T], sp
 def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int], host_layers: set[int],
                  flash_attn: bool = True, k_type: tuple[int, int] = (2, 1), v_type: tuple[int, int] = (2, 1),
                  k_rot: int = 0, v_rot: int = 0, host_caches: bool = False, fa_extra: int = 0, n_seqs: int = 1,
-                 n_stream: int = 1, last_layer_rows: bool = False) -> Graph:
+                 n_stream: int = 1, last_layer_rows: bool = False, mask_cast: bool = False) -> Graph:
     """Qwen3.5's pp graph (src/models/qwen35.cpp, n_seqs sequences of T_ / n_seqs tokens in n_stream KV streams;
     qwen35moe.cpp's and qwen3next.cpp's the same with build_layer_ffn's experts (_qwen_moe_ffn) where the layer has
     them, and for qwen3next its one ssm_ba projection (b and a views of it, each made contiguous: a's CONT feeds the
@@ -737,7 +737,12 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int],
     the residual, its FFN runs on those rows and the final norm is result_norm itself (t_embd, an output), with no
     GET_ROWS after it (qwen35moe.cpp llm_build_qwen35moe, `if (il == n_layer - 1 && inp_out_ids)`, as forks of
     that time keep it). Those builds also normalise q and k with ggml_l2_norm (one L2_NORM, a new tensor, where
-    build_gdn_l2_norm makes an RMS_NORM and a SCALE in place on it: the same bytes, not replayed)."""
+    build_gdn_l2_norm makes an RMS_NORM and a SCALE in place on it: the same bytes, not replayed).
+    mask_cast: the mask as llama-graph builds it for flash attention before PR #23764 (ERAS kq_mask_f16;
+    build_attn_inp_kv_impl at b9010: an F32 input, `self_kq_mask_cnv = ggml_cast(self_kq_mask, GGML_TYPE_F16)`), so the
+    device's split copies in the F32 mask (n_kv x T_ floats, an input at the split's head) and its CPY to F16 runs
+    where the first attention layer's FLASH_ATTN_EXT first reads it (ggml_visit_parents); without it the mask is
+    one F16 input (as from that PR; the CUDA replays keep it at every build)."""
     g, w, embd = _pp_graph_start(spec, T_, host, host_layers)
     f32 = 4
     n_embd = spec.n_embd
@@ -749,7 +754,9 @@ def qwen35_graph(spec, T_: int, n_outputs: int, n_kv: int, host: dict[str, int],
     out_ids = g.input((n_outputs,))
     hd_v = next(la.attention.head_dim_v * la.attention.n_kv_heads for la in spec.trunk_layers if la.attention)
     k_idxs, v_idxs = g.input((T_,), 8), g.input((T_ if flash_attn else T_ * hd_v,), 8)
-    mask = g.input((n_kv, nq, 1, n_stream), 2 if flash_attn else 4)  # build_attn_inp_kq_mask
+    mask = g.input((n_kv, nq, 1, n_stream), 2 if flash_attn and not mask_cast else 4)  # build_attn_inp_kq_mask
+    if flash_attn and mask_cast:  # build_attn_inp_kv_impl: self_kq_mask_cnv, ggml_cast to F16 (a CPY node)
+        mask = g.op("CPY", mask.ne, mask, es=2)
     k_rot = g.input((k_rot, k_rot)) if k_rot else None
     v_rot = g.input((v_rot, v_rot)) if v_rot else None
 
