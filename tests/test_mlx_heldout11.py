@@ -29,7 +29,8 @@ What mlx-lm does with the checkpoint, read at v0.31.3 (ml-explore/mlx-lm) and ch
 * Model.make_cache: a cache for the first num_hidden_layers - num_kv_shared_layers layers only (RotatingKVCache of
   sliding_window for sliding layers, KVCache for full ones); the shared layers read the K/V of the last earlier layer
   of their type (Gemma4TextModel previous_kvs), and sanitize drops their k/v projections and k norms (#1240,
-  df1d3f3c, 2026-05-05).
+  df1d3f3c, 2026-05-05). Gemma 3n (models/gemma3n.py) caches the same way but keeps the shared layers' k/v
+  projections: Gemma3nAttention builds them for every layer and sanitize drops only the towers.
 
 A known gap (strict xfail below): the printed peak grows 0.402 GB from the 382-token to the 1444-token run where
 oomkit grows 0.103 GB. Gemma 4's 256 and 512 head dims take the SDPA's unfused fallback (layout.py
@@ -131,3 +132,20 @@ def test_gemma_4_e2b_peak_grows_with_the_prompt_as_printed():
     printed = 3.389 - 2.987
     grown = _estimate_gb(1444, 24) - _estimate_gb(382, 17)
     assert 0.8 <= grown / printed <= 1.25, f"oomkit grows {grown:.3f} GB where {URL} grows {printed:.3f} GB"
+
+
+def test_gemma_3n_e4b_keeps_the_shared_layers_projections():
+    """gemma3n.py (v0.31.3) differs from gemma4_text.py: Gemma3nAttention builds k_proj / v_proj / k_norm for every
+    layer, the KV-shared ones included, and sanitize drops only the towers, so the checkpoint's projections of the
+    15 shared layers load and count; LanguageModel.make_cache caches the first 35 - 15 = 20 layers (RotatingKVCache of
+    512 for the sliding ones, KVCache for every fifth)."""
+    spec = spec_from_config(dict(catalog.lookup("gemma-3n-e4b-it").config), name="gemma-3n-e4b-it")
+    s = _settings(1444, 24)
+    r = mlx.resolve(spec, s)
+    caches, _ = mlx.layer_caches(spec, s, r)
+    kinds = [c.cls for c in caches]
+    assert kinds[:20].count("RotatingKVCache") == 16 and kinds[:20].count("KVCache") == 4
+    assert set(kinds[20:]) == {"none"}
+    shared_kv = [t for t, _ in mlx.tensor_bytes(spec, s, r)
+                 if t.layer is not None and t.layer >= 20 and t.name.endswith(("attn_k.weight", "attn_v.weight"))]
+    assert len(shared_kv) == 2 * 15
