@@ -369,3 +369,33 @@ def test_a_bar_says_its_parts_to_a_screen_reader(server, browser, gpu, flags):  
         label = page.get_attribute(f".bar[data-device={dev['id']}] svg", "aria-label")
     assert label == "memory use: " + ", ".join(said)
     assert ("over its memory" in label) is (flags != "")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Llama 3.3 70B on 2x H100 with vLLM and no -tp: the page said "Does not fit: 57.16 GiB short on the fullest GPU"
+# and nothing of why; that vLLM uses one of the two GPUs and refuses at the weights ("Use more GPUs
+# (--tensor-parallel-size ...)") stood among the notes at the foot of the page. `oomkit check` says it under its
+# verdict ("fails first at the weights: vllm refuses to start: ..."); the page now says the same line there.
+
+
+@pytest.mark.parametrize("model, engine, gpu", [("meta-llama/Llama-3.3-70B-Instruct", "vllm", "2x H100"),
+                                                ("qwen3:32b", "sglang", "RTX 4090")])
+def test_why_it_is_short_is_under_the_verdict(client, model, engine, gpu):
+    said = _cli("check", model, "--engine", engine, "--gpu", gpu)
+    assert said.returncode == 1, said.stderr
+    line = next(x.strip() for x in said.stdout.splitlines() if x.strip().startswith("fails first"))
+    page = client.get("/", params={"model": model, "engine": engine, "gpu": gpu}).text
+    m = re.search(r'<div class="verdict bad" id="verdict">Does not fit: .*? short on the fullest GPU'
+                  r'<br><small id="fails-first">(.*?)</small></div>', page)
+    assert m and html.unescape(m.group(1)) == line, line
+    if engine == "vllm":
+        assert "--tensor-parallel-size" in line
+
+
+def test_a_shortfall_without_the_engines_words_keeps_the_plain_verdict(client):
+    """llama.cpp names no failure of its own here (every layer on a 4 GB card, --fit off): `oomkit check` says
+    where it fails first in its own words, and the page, as before, only how far short it is."""
+    p = {"model": "qwen3:8b", "gpu": "RTX 3050 4GB", "flags": "-fit off -ngl 99"}
+    assert api.check_fit(p).obj.engine_failure is None
+    page = client.get("/", params=p).text
+    assert 'id="fails-first"' not in page and "short on the fullest GPU" in page

@@ -23,7 +23,7 @@ from ..errors import OomkitError
 from ..hardware.catalog import all_gpus, size_notes
 from ..memory import MemoryEstimate
 from ..model import catalog
-from ..report.check import refusal
+from ..report.check import _STAGE_NAME, refusal
 from ..report.plan import HEADERS as PLAN_HEADERS
 from ..report.plan import _header as plan_header
 from ..report.plan import fit_text, matrix_rows
@@ -318,7 +318,21 @@ def verdict(est: MemoryEstimate, req: Any = None) -> str:
         why = est.engine_view.get("error") or next((w for w in est.warnings if w not in sized), "")
         return (f'<div class="verdict bad" id="verdict">Does not fit: {_refuses(est.engine, kind, f"with {b(worst)} left on the fullest GPU")}'
                 f'{"<br><small>" + e(why) + "</small>" if why else ""}</div>')
-    return f'<div class="verdict bad" id="verdict">Does not fit: {b(-worst)} short on the fullest GPU</div>'
+    return (f'<div class="verdict bad" id="verdict">Does not fit: {b(-worst)} short on the fullest GPU'
+            f'{_fails_first(r)}</div>')
+
+
+def _fails_first(r: CheckResult) -> str:
+    """The line under `oomkit check`'s "short by" verdict (report/check.py): the engine's own words for what fails,
+    where its start-up model names it (vLLM on 2 GPUs without -tp: "Use more GPUs (--tensor-parallel-size ...)"),
+    which the page had only among its notes at the foot."""
+    why = r.engine_failure
+    if not why:
+        return ""
+    eng = r.estimate.engine
+    line = (f"fails first during {eng}'s start-up: {why}" if r.estimate.engine_view.get("failed_phase") else
+            f"fails first at {_STAGE_NAME.get(r.stage or '', 'start-up')}: {eng} refuses to start: {why}")
+    return f'<br><small id="fails-first">{e(page_note(line))}</small>'
 
 
 def _refuses(engine: str, kind: str, left: str) -> str:
@@ -343,7 +357,8 @@ def checked_verdict(r: CheckResult) -> str:
         return (f'<div class="verdict bad" id="verdict">Does not fit: '
                 f'{_refuses(r.estimate.engine, r.refusal_kind or "", f"with {b(m)} left (checked against {e(on)})")}'
                 f'{"<br><small>" + e(why) + "</small>" if (why := refusal(r.estimate, "")) else ""}</div>')
-    return f'<div class="verdict bad" id="verdict">Does not fit: {b(-m)} short (checked against {e(on)})</div>'
+    return (f'<div class="verdict bad" id="verdict">Does not fit: {b(-m)} short (checked against {e(on)})'
+            f'{_fails_first(r)}</div>')
 
 
 # The CLI's notes name its options; a page names its fields (what the note says is otherwise the CLI's, word for word)
