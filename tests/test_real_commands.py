@@ -48,6 +48,15 @@ def test_split_command_keeps_a_quoted_backslash_newline():
     assert split_command("a 'x\\\ny' \"p\\\nq\" \\\r\n b") == ["a", "x\\\ny", "pq", "b"]
 
 
+def test_split_command_keeps_a_command_substitution_one_word():
+    """A command typed alone gets the expansions a script's command gets (shell_words._expand): `$(...)` stays one
+    word, its `|` inside it, as bash runs it before splitting; `$((...))` of integers is computed."""
+    assert split_command("llama-server -m $(cat model.txt) -c 4096") == [
+        "llama-server", "-m", "$(cat model.txt)", "-c", "4096"]
+    assert split_command("vllm serve $(ls /models | head -1) --max-model-len $((8 * 1024))") == [
+        "vllm", "serve", "$(ls /models | head -1)", "--max-model-len", "8192"]
+
+
 @pytest.mark.parametrize("row", ROWS, ids=IDS)
 def test_parsed_as_the_engine_reads_it(row):
     expect = row["expect"]

@@ -280,8 +280,9 @@ def _after_preamble(text: str) -> str:
             exported[name] = values.get(name, "")
         k += 1
     end = k + 1 if loop else _command_end(parts, k)
-    if k == 0 and end == len(parts):  # the command's own lines, each without its comment (`... -c 8192 # my server`)
-        return "".join(_without_comment(seg) + sep for seg, sep in parts)
+    if k == 0 and end == len(parts):  # the command's own lines, each without its comment (`... -c 8192 # my server`),
+        # a command substitution kept one word as in a script's command (`-m $(cat model.txt)`)
+        return _expand("".join(_without_comment(seg) + sep for seg, sep in parts), {})
     # in a loop, the command it runs is all: what follows it is the loop's own (echo, sleep, done); after a script's
     # command, a line that starts no engine (`source deactivate`, vllm#10204) is a command of its own
     rest = "".join(_without_comment(seg) + (f" {sep} " if sep in (";", "&&") else sep) for seg, sep in parts[k:end])
