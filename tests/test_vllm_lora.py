@@ -17,11 +17,14 @@ from tests.startup_heldout import first, gpus
 from tests.sweep_harness import offline  # noqa: F401  (offline: autouse, no hub)
 
 
-def _load(model: str, argv: list[str], version: str, gpu: str = "H100", n: int = 1, **changes) -> int:
+def _run(model: str, argv: list[str], version: str, gpu: str = "H100", n: int = 1, **changes):
     _, _, s = parse_args(["serve", model, *argv])
     s = replace(s, engine_version=version, **changes)
-    est = ENGINE.estimate(resolve_model(ENGINE, model), gpus(gpu, n), s)
-    return first(est.engine_view, "model_loading_bytes")
+    return ENGINE.estimate(resolve_model(ENGINE, model), gpus(gpu, n), s)
+
+
+def _load(model: str, argv: list[str], version: str, gpu: str = "H100", n: int = 1, **changes) -> int:
+    return first(_run(model, argv, version, gpu, n, **changes).engine_view, "model_loading_bytes")
 
 
 def _slots(model: str, argv: list[str], version: str, **kw) -> int:
@@ -66,7 +69,7 @@ QWEN32_LAYER = (3 * 16 * 5120 + 16 * (2560 + 512 + 512) + 16 * 2560 + 5120 * 16
 QWEN32_TP2 = 64 * QWEN32_LAYER * 2  # 170,917,888 bytes
 
 
-@pytest.mark.parametrize("version", ["0.6.5", "0.8.2", "0.10.1", "0.11.2", "0.34.0"])
+@pytest.mark.parametrize("version", ["0.8.0", "0.8.2", "0.10.1", "0.11.2", "0.34.0"])
 def test_dense_slots_by_hand(version):
     got = _slots("Qwen/Qwen2.5-32B-Instruct", ["--dtype", "float16"], version, n=2,
                  tensor_parallel_size=2)
@@ -100,3 +103,27 @@ def test_fused_moe_experts_from_0_11_1():
     model = "Qwen/Qwen3-30B-A3B"
     assert _slots(model, [], "0.11.0") == 48 * attn * 2
     assert _slots(model, [], "0.11.2") == 48 * (attn + experts) * 2
+
+
+@pytest.mark.parametrize("version", ["0.6.5", "0.7.3"])
+def test_before_0_8_the_slots_are_outside_the_budget(version):
+    """0.6.5-0.7.3 (V0): create_lora_manager runs after load_model's DeviceMemoryProfiler block, and
+    memory_profiling's non_kv_cache_memory has no term for it (vllm#14450): the printed weights and the KV budget are
+    those of a start without LoRA, and the estimate says how much the GPU holds beyond them."""
+    model, kw = "Qwen/Qwen2.5-32B-Instruct", dict(n=2, tensor_parallel_size=2)
+    est = _run(model, ["--enable-lora", "--dtype", "float16"], version, **kw)
+    plain = _run(model, ["--dtype", "float16"], version, **kw)
+    for key in ("model_loading_bytes", "available_kv_cache_bytes"):
+        assert first(est.engine_view, key) == first(plain.engine_view, key), key
+    assert any("adapter slots (0.16 GiB a rank)" in w and "vllm#14450" in w for w in est.warnings), est.warnings
+
+
+def test_up_to_0_6_4_the_profile_peak_counts_them():
+    """0.6.1 (worker.py determine_num_available_blocks: init free memory less the free memory after the profile
+    run): the slots come off the budget, not through the printed weights."""
+    model, kw = "Qwen/Qwen2.5-32B-Instruct", dict(n=2, tensor_parallel_size=2)
+    est = _run(model, ["--enable-lora", "--dtype", "float16"], "0.6.1", **kw)
+    plain = _run(model, ["--dtype", "float16"], "0.6.1", **kw)
+    assert first(est.engine_view, "model_loading_bytes") == first(plain.engine_view, "model_loading_bytes")
+    drop = first(plain.engine_view, "available_kv_cache_bytes") - first(est.engine_view, "available_kv_cache_bytes")
+    assert drop == QWEN32_TP2

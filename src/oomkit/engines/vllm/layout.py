@@ -28,7 +28,9 @@ from .kv import (
     raise_if_cache_size_invalid,
     v0_mamba_cache_bytes,
 )
+from .lora import outside_budget_note as lora_outside_note
 from .lora import slot_bytes as lora_slot_bytes
+from .lora import where as lora_where
 from .phases import (
     Failure,
     capture_bytes,
@@ -134,9 +136,12 @@ def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) ->
     if drafter is not None:
         extra = drafter_weight_bytes(drafter, spec, r)
         weights_rank = [w + extra if (g // r.tp) % r.pp == r.pp - 1 else w for g, w in enumerate(weights_rank)]
-    if s.enable_lora:  # the adapter slots of --enable-lora, built inside load_model (lora.py)
-        slots = [lora_slot_bytes(spec, s, r, part, ep_size(s, r)) for part in parts]
+    # the adapter slots of --enable-lora (lora.py): in the weights from 0.8.0, in the profile's absolute peak up to
+    # 0.6.4, outside the budget between (a warning, _estimate)
+    slots = [lora_slot_bytes(spec, s, r, part, ep_size(s, r)) for part in parts]
+    if lora_where(r) == "weights":
         weights_rank = [w + slots[(g // r.tp) % r.pp] for g, w in enumerate(weights_rank)]
+    peak_slots = slots if lora_where(r) == "peak" else [0] * len(parts)
     offload = int(s.cpu_offload_gb * GiB)
     ranks = []
     for g, dev in enumerate(devs):
@@ -151,7 +156,8 @@ def _ranks(spec: ModelSpec, s: VllmSettings, r: Resolved, devs: list[Device]) ->
         kept += dsv4_workspace_bytes(spec, s, r, parts[stage])  # DeepSeek-V4's WorkspaceManager buffer
         memory = RankMemory(weights=weights_rank[g] - moved,
                             activation=activation_bytes(spec, s, r, last_stage=stage == r.pp - 1,
-                                                        driver=g % r.tp == 0, kept=kept) + mamba,
+                                                        driver=g % r.tp == 0, kept=kept) + mamba
+                            + peak_slots[stage],
                             non_torch=non_torch_bytes(r) + inside,
                             cudagraph=_graph_pool(spec, s, r, parts[stage][1] - parts[stage][0]
                                                   + drafter_graph_layers(s, r, stage == r.pp - 1), stage == 0,
@@ -270,6 +276,8 @@ def _estimate(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> 
                         "offloader before 0.28 (vllm#51396): --cpu-offload-gb is ignored and every weight loads on "
                         "the GPU; VLLM_USE_V2_MODEL_RUNNER=0 keeps the V1 runner, which offloads")
     ranks = _ranks(spec, s, r, _rank_devices(devices, r, warnings, s.nnodes))
+    if s.enable_lora and lora_where(r) == "outside":
+        warnings.append(lora_outside_note(r, lora_slot_bytes(spec, s, r, ranks[0].layers, ep_size(s, r))))
     known = all(rk.device.memory_bytes is not None for rk in ranks)
     error: str | None = None
     budgeted = []

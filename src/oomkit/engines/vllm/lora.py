@@ -19,6 +19,17 @@ row_parallel_linear.py, fused_moe.py (0.11.1, 0.11.2, 0.12.0, 0.19.0, 0.34.0), o
 - routed experts from 0.11.1 (FusedMoEWithLoRA, absent in 0.11.0's lora/layers): w1 and w3 A [experts, rank, hidden],
   B [experts, intermediate / tp, rank]; w2 A [experts, rank, intermediate / tp], B [experts, hidden, rank], the
   local experts of the rank under expert parallelism; before 0.11.1 a fused MoE layer gets no adapter.
+Where they count, by release (worker/model_runner.py load_model; worker/worker.py determine_num_available_blocks;
+utils.py memory_profiling), read in the 0.6.1, 0.6.5, 0.7.3, 0.8.0 and 0.8.2 sdists:
+- from 0.8.0 create_lora_manager (V0) and load_lora_model (V1; V1's already in 0.7.3's v1/worker/gpu_model_runner.py)
+  run inside load_model's DeviceMemoryProfiler block: in "Model loading took" and so off the KV budget (weights);
+- 0.6.5-0.7.3 (V0) it runs after the block ("Loading model weights took" excludes it), before the profile's
+  before_profile snapshot, and memory_profiling's non_kv_cache_memory (weights + the profile's torch peak increase +
+  non-torch increase) has no term for it: the slots sit outside the budget, the GPU holds that much beyond
+  gpu_memory_utilization (vllm#14450, "LoRA is not taken into account when determining the number of KV cache
+  blocks", answered "a bug"; said as a warning, outside_budget_note);
+- up to 0.6.4 the budget's peak is absolute (init free memory less free memory after the profile, 0.6.4 the torch
+  peak): the slots count there, not in the printed weights (added to the profiled peak).
 Which layers: 0.6.x the model class's supported_lora_modules (qkv_proj, o_proj, gate_up_proj, down_proj in the
 decoders); from 0.7 lora/utils.py get_supported_lora_modules: every LinearBase of the model, by suffix.
 
@@ -39,6 +50,8 @@ LORA_DTYPES = {"auto": 0, "float16": 2, "half": 2, "bfloat16": 2, "float32": 4, 
 # LoRAConfig.lora_dtype: None / "auto" -> the model's dtype; torch dtype names otherwise
 FUSED_MOE_LORA = (0, 11, 1)  # lora/layers/fused_moe.py FusedMoEWithLoRA: in 0.11.1, not in 0.11.0
 LORA_BIAS = ((0, 6, 4), (0, 11, 1))  # --enable-lora-bias: 0.6.4.post1 to 0.11.0 (engines/data/vllm_flags.json)
+IN_LOAD = (0, 8, 0)  # the slots inside load_model's DeviceMemoryProfiler block (V0 and V1)
+ABSOLUTE_PEAK_UNTIL = (0, 6, 5)  # settings.ERAS profile_increase: before it the budget's peak counts the slots
 ALL_LINEAR = (0, 7, 0)  # lora/utils.py get_supported_lora_modules (0.7+); before, supported_lora_modules
 
 
@@ -101,3 +114,16 @@ def slot_bytes(spec: ModelSpec, s: VllmSettings, r: Resolved, layers: tuple[int,
             n += experts * (2 * (a_rank * h + inter * rank) + rank * inter + out * rank)
     dtype = LORA_DTYPES.get(s.lora_dtype, 0) or r.dtype_bytes
     return s.max_loras * n * dtype
+
+
+def where(r: Resolved) -> str:
+    """Where a release counts the slots: "weights" (0.8.0+, V1), "peak" (up to 0.6.4), "outside" (V0 0.6.5-0.7.3)."""
+    if r.v1 or r.version[:3] >= IN_LOAD:
+        return "weights"
+    return "peak" if r.version[:3] < ABSOLUTE_PEAK_UNTIL else "outside"
+
+
+def outside_budget_note(r: Resolved, slots: int) -> str:
+    return (f"vLLM {'.'.join(map(str, r.version[:3]))} allocates the --enable-lora adapter slots ({slots / 2**30:.2f} "
+            "GiB a rank) after \"Loading model weights took\" and leaves them out of the KV cache budget (vllm#14450, "
+            "fixed in 0.8.0): each GPU holds that much beyond --gpu-memory-utilization")
