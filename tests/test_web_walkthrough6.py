@@ -399,3 +399,41 @@ def test_a_shortfall_without_the_engines_words_keeps_the_plain_verdict(client):
     assert api.check_fit(p).obj.engine_failure is None
     page = client.get("/", params=p).text
     assert 'id="fails-first"' not in page and "short on the fullest GPU" in page
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The plan tool's answer for Llama 3.3 70B on 2x H100 says "system RAM not checked for the offloaded options: ...
+# give --ram SIZE to keep only what fits it", and the tool took no `ram` (nor `reserve` / `headroom`, which the web
+# API's plan takes); the check tool took no `engine_version`, which estimate takes. Each now takes them, and
+# answers as the CLI does with the same options.
+
+
+def _tool_json(name: str, args: dict) -> dict:
+    pytest.importorskip("mcp")
+    from oomkit.web.mcp_server import build_server  # the mcp extra: only where it is installed
+
+    async def call() -> dict:
+        r = await build_server().call_tool(name, args)
+        content = r.content if hasattr(r, "content") else r  # mcp 2's CallToolResult, mcp 1's list
+        return json.loads("".join(c.text for c in content if getattr(c, "type", "") == "text"))
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, call()).result()
+
+
+def test_the_plan_tool_takes_the_ram_its_notes_ask_for():
+    model, gpu = "meta-llama/Llama-3.3-70B-Instruct", "2x H100 SXM"  # one size: no note of the size taken
+    unchecked = _tool_json("plan", {"model": model, "engine": "vllm", "gpu": gpu})
+    assert any("give --ram SIZE" in n for n in unchecked["plan"]["notes"])
+    for extra in ({"ram": "2GiB", "headroom": "128MiB"}, {"reserve": "1GiB"}):
+        got = _tool_json("plan", {"model": model, "engine": "vllm", "gpu": gpu, **extra})
+        flags = [x for k, v in extra.items() for x in (f"--{k}", v)]
+        assert got == _cli_json("plan", model, "--engine", "vllm", "--gpu", gpu, *flags, "--json"), extra
+    got = _tool_json("plan", {"model": model, "engine": "vllm", "gpu": gpu, "ram": "2GiB"})
+    assert len(got["plan"]["options"]) < len(unchecked["plan"]["options"])  # the option needing 4.3 GiB: gone
+
+
+def test_the_check_tool_takes_an_engine_version():
+    got = _tool_json("check", {"model": "qwen3:8b", "vram": "8GiB", "engine_version": "b6100"})
+    want = _cli_json("check", "qwen3:8b", "--vram", "8GiB", "--engine-version", "b6100", "--json")
+    assert got == want and got["estimate"]["settings"]["engine_version"] == "b6100"

@@ -112,7 +112,7 @@ def build_server() -> Any:
     def check(model: str | None = None, engine: str | None = None, ctx: StrictInt | None = None,
               quant: str | None = None, kv_type: str | None = None, parallel: StrictInt | None = None, vram: str | None = None,
               gpu: str | None = None, command: str | None = None, flags: str | None = None,
-              cpu_only: bool | None = None, ram: str | None = None) -> str:
+              cpu_only: bool | None = None, ram: str | None = None, engine_version: str | None = None) -> str:
         """Will it fit on this machine's GPUs (free memory), or on `vram` / `gpu`, or with `cpu_only` in this
         machine's RAM (or a host of `ram`, all of it free)? The verdict, the headroom and the largest context
         (`oomkit check --json`)."""
@@ -122,7 +122,8 @@ def build_server() -> Any:
             raise ToolError(tool_words("no MODEL given (try: oomkit check llama3.1:8b)"))
         return _answer(lambda: api.check_fit(_fields(model=model, engine=engine, ctx=ctx, quant=quant,
                                                      kv_type=kv_type, parallel=parallel, vram=vram, gpu=gpu,
-                                                     command=command, flags=flags, cpu_only=cpu_only, ram=ram),
+                                                     command=command, flags=flags, cpu_only=cpu_only, ram=ram,
+                                                     engine_version=engine_version),
                                              local=True))
 
     @server.tool(structured_output=False)
@@ -136,12 +137,16 @@ def build_server() -> Any:
     @server.tool(structured_output=False)
     def plan(model: str, engine: str | None = None, gpu: str | None = None, vram: str | None = None,
              min_ctx: StrictInt | None = None, concurrency: StrictInt | None = None, quant: str | None = None,
-             limit: StrictInt | None = None) -> str:
+             limit: StrictInt | None = None, ram: str | None = None, reserve: str | None = None,
+             headroom: str | None = None) -> str:
         """The settings that fit, best first, each with its launch command, memory, headroom, decode speed bound
-        and published quality cost (`oomkit plan MODEL --json`)."""
+        and published quality cost (`oomkit plan MODEL --json`). ram: the system RAM the options that keep part of
+        the model there may fill ("64GiB"; unchecked with gpu / vram unless given: the answer's notes say what
+        they need); reserve: memory other programs hold on each GPU; headroom: memory to keep free on each."""
         return _answer(lambda: api.plan_options(_fields(model=model, engine=engine, gpu=gpu, vram=vram,
                                                         min_ctx=min_ctx, concurrency=concurrency, quant=quant,
-                                                        limit=limit), local=True), takes_command=False)
+                                                        limit=limit, ram=ram, reserve=reserve, headroom=headroom),
+                                                local=True), takes_command=False)
 
     @server.tool(structured_output=False)
     def diagnose(text: str) -> str:
