@@ -313,9 +313,13 @@ def test_11702_20b_32k_then_60k():
 
 
 def test_11702_fit_on_0112_keeps_at_least_the_32k_that_ran():
+    # 0.11.2's estimate over-counts the graph; Ollama passes a num_gpu it is given to the runner as is, so every
+    # layer on the card keeps all 61,440 tokens (as 0.11.3 ran them): at least as good as the 32k that ran
     command, gpu = R11702["small"]
     f = _fit(gpu, "0.11.2", command.format(ctx=61440))
-    assert f["tier"] == 1 and 32768 <= _changes(f)["num_ctx"][1] < 61440, f["changes"]
+    ch = _changes(f)
+    assert f["tier"] == 1 and (32768 <= ch.get("num_ctx", (0, 0))[1] < 61440
+                               or (set(ch) == {"num_gpu"} and ch["num_gpu"][1] == 25)), f["changes"]
     assert _check(gpu, "0.11.2", f["command"])["fits"] is True
 
 

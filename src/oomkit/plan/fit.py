@@ -328,12 +328,17 @@ class _Turns:
             (1 if r and self._set_by_user(r[0]) and not _within_typed_budget(self.user, r, self.named_first) else 0)
         e, args = self.eng, (self.devs, self.limits, self.goals, self.user_ctx)
         tries = [""] if extra == 0 else ["context", "offload"] if allow_offload else ["context"]
+        if extra == 1 and not allow_offload and self.offload_scan and self.offload \
+                and not self._set_by_user(self.offload[0]):
+            tries.append("layers")
         out = []
         for what in tries:
             if what == "":
                 cand = _try(e, cspec, settings, *args)
             elif what == "context":
                 cand = _shorter(e, cspec, settings, *args)
+            elif what == "layers":
+                cand = _all_layers(e, cspec, settings, self.offload[0], *args)
             else:
                 cand = _offloaded(e, cspec, settings, self.offload, *args, scan=self.offload_scan)
             if cand is not None:
@@ -483,6 +488,24 @@ def _shorter(eng: EngineModule, spec: ModelSpec, settings: Any, devs: tuple[Devi
     return _Candidate(s, spec, None, None, frozenset(), 0, n, 1, eng.estimate(spec, devs, s))
 
 
+def _all_layers(eng: EngineModule, spec: ModelSpec, settings: Any, name: str, devs: tuple[Device, ...],
+                limits: dict[str, int | None], goals: Goals, ctx: int) -> _Candidate | None:
+    """Every layer on the GPUs, typed, for an engine that splits layers off by itself (Ollama's num_gpu). Where
+    llm/memory.go EstimateGPULayers decides (to v0.12.10) Ollama replaces num_gpu by its estimate's count only when
+    it is -1 (llm/server.go NewLlamaServer, v0.9.3: `case opts.NumGPU < 0 && estimate.Layers > 0`; llamaServer.Load
+    from v0.11.5, the same switch) and passes an explicit count to the runner as given; from v0.11.5's new
+    estimates and v0.12.11 createLayout lays out the count it is given (findBestFit: "pretend we have almost
+    infinite VRAM"). So where Ollama's estimate is above what the runner allocates, num_gpu = all the layers keeps
+    the whole model on the GPUs at the context asked: a fix on the GPUs, as users make it (a Modelfile's PARAMETER
+    num_gpu, Open WebUI's num_gpu). The estimate (engines/ollama layout) tells whether the runner's allocation at
+    that count fits the GPUs; none where it does not."""
+    s = replace(settings, **{name: spec.n_trunk_layers + 1})  # the repeating layers and the output layer
+    est = _at(eng, spec, s, devs, limits, goals, None)  # fits as check has it: the layers all on the GPUs
+    if est is None:
+        return None
+    return _Candidate(s, spec, None, None, frozenset(), 0, ctx, 1, est, offload=(name, spec.n_trunk_layers + 1))
+
+
 def _offloaded(eng: EngineModule, spec: ModelSpec, settings: Any, offload: tuple[str, tuple[Any, ...]] | None,
                devs: tuple[Device, ...], limits: dict[str, int | None], goals: Goals, ctx: int,
                scan: bool = False) -> _Candidate | None:
@@ -512,6 +535,8 @@ _WHY = {
     "context": "the largest context that fits",
     "weights": "a smaller weight format",
     "offload": "part of the model stays in system RAM (slower decode)",
+    "layers": "every layer on the GPU: the engine's own estimate places fewer, but it passes a count it is given "
+              "to the runner as is, and the runner's allocation holds them all",
 }
 
 _TP = "tensor parallel: each layer's weights and its KV cache split over {n} GPUs"
@@ -579,7 +604,7 @@ def _changes(eng: EngineModule, old: Any, new: Any, before: MemoryEstimate, afte
         elif f.name == eng.context_field:
             why = _WHY["context"]
         elif best.offload is not None and f.name == best.offload[0]:
-            why = _WHY["offload"]
+            why = _WHY["layers" if "layers" in best.knobs else "offload"]
         elif f.name in FIELD_WHY and f.name not in eng.kv_fields:
             why = explain(f.name, after.settings.get(f.name, b)) or _WHY["weights"]
         elif "kv" in best.knobs and f.name not in best.weight_fields:

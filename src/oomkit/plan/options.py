@@ -226,6 +226,18 @@ def evaluate(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devic
         n = largest_fitting(measure(choice.settings, False), top, STEP) if largest else want
     if n is not None and n >= want:
         return _option(eng, spec, choice, ref, devs, limits, choice.settings, n, tier=1, goals=goals, want=want)
+    if choice.offload is None:
+        # an engine that splits by itself (Ollama) places the layers its own estimate holds; where that estimate is
+        # above what the runner allocates, every layer typed (num_gpu: passed to the runner as given, llm/server.go
+        # NewLlamaServer; plan/fit.py _all_layers) keeps the model on the GPUs
+        scan = eng.fit_offload(spec, devs, choice.settings)
+        if scan is not None and getattr(choice.settings, scan[0]) < 0:
+            s = replace(choice.settings, **{scan[0]: spec.n_trunk_layers + 1})
+            at_all = measure(s, False)(want)
+            if at_all is not None and at_all >= 0:
+                n = largest_fitting(measure(s, False), top, STEP) if largest else want
+                if n is not None and n >= want:
+                    return _option(eng, spec, choice, ref, devs, limits, s, n, tier=1, goals=goals, want=want)
     # the second tier: at the asked context, the least offload that fits
     if choice.offload is not None:
         if not offload:

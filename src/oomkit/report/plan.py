@@ -171,6 +171,13 @@ def fit_text(f: Fit) -> str:
                 lines.append(f"tier 3: it fits on {h.count} × {h.gpu}: {h.option.command}")
         return "\n".join(lines)
     lines += [f"note: {n}" for n in f.notes]
+    if not f.changes and f.tier == 2:
+        # the engine's own split is the answer (Ollama places what its estimate holds): it runs, but not all on the
+        # GPUs, and no knob of this command changes that
+        lines.append("it runs as it is, part of the model in system RAM (the engine's own split): no change to this "
+                     "command keeps it all on the GPUs")
+        lines.append(shell_join(f.command))
+        return "\n".join(lines)
     if not f.changes:
         lines.append("it fits as it is: nothing to change")
         lines.append(shell_join(f.command))
