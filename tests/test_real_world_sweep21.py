@@ -15,7 +15,7 @@ Each expectation comes from the thread or page (the model it names, the hardware
 startup", "starting mlx runner subprocess"), not from oomkit's output.
 
 Measured (2026-12-07), each input as posted and offline, against the tree before this sweep's changes: right 20 (13
-read as the source shows, 7 refused in one line as they should be), wrong 10, crashed 0. Fixed 7:
+read as the source shows, 7 refused in one line as they should be), wrong 10, crashed 0. Fixed 8:
 - ollama#17986's qwen3.8:27b-mlx was "unknown model" (with "did you mean qwen3.8:27b"), its qwen3.8:27b-mxfp8 "unknown
   quant tag 'mxfp8'" with a list of 86 names, and ollama#17246's qwen3.6:35b-a3b-coding-nvfp4 "a Hugging Face
   checkpoint format, and this engine loads GGUF files": all three are tags of Ollama's MLX builds (x/create quantizes
@@ -31,8 +31,10 @@ read as the source shows, 7 refused in one line as they should be), wrong 10, cr
   file, its type (model/names.py canonical_ref);
 - the dev.to post's "GTX 1650 Ti Mobile" was an unknown GPU: now in hardware/gpus.json (4 GB GDDR6, a laptop part only),
   and gemma4:e2b at Ollama 0.23.1 on it is placed 35 of 36 layers on the GPU, as the post measured.
-Still wrong 3 (strict xfails): omlx#1281's mlx-community/Qwen3.6-35B-A3B-mxfp8 (the name is read, but
-quant/hf_formats.py refuses MLX's mxfp8 mode), and the Nemotron-3-Super NVFP4 at vLLM's default 0.92 on a DGX Spark,
+- omlx#1281's mlx-community/Qwen3.6-35B-A3B-mxfp8: the name was read, but quant/hf_formats.py refused MLX's mxfp8
+  mode; mx.quantize's mxfp8 (e4m3 values, a ue8m0 scale per 32) and nvfp4 (e2m1, an e4m3 scale per 16) are now sized
+  beside mxfp4 (33.29 GiB of weights against 34.30 for the 8-bit affine build).
+Still wrong 2 (strict xfails): the Nemotron-3-Super NVFP4 at vLLM's default 0.92 on a DGX Spark,
 which OOMs at startup (recipes#632) where oomkit plans the GB10 as a card with all its memory free, and ollama#17246's
 "model requires 20.4 GiB but only 11.3 GiB are available (after 512.0 MiB overhead)" (x/mlxrunner/client.go), which
 `diagnose` does not recognise.
@@ -211,11 +213,11 @@ CASES_AND_ENGINES = [
           # x/mlxrunner/client.go: the weights do not fit the memory the MLX runner may use
           ('reads', {'engine': 'ollama', 'stage': 'weights'})), None),
     # ---- MLX ----
-    (Case('omlx1281', GH + 'jundot/omlx/issues/1281', 'model', 'M1 Max 64GB', None, STILL,
+    (Case('omlx1281', GH + 'jundot/omlx/issues/1281', 'model', 'M1 Max 64GB', None, FIXED,
           'mlx-community/Qwen3.6-35B-A3B-mxfp8',
           # "oMLX v0.3.8 ... serving mlx-community/Qwen3.6-35B-A3B-mxfp8 ... Mac Studio M1, 64GB": it loads and
           # serves (the crash is under a long prefill)
-          ('reads', {'engine': 'mlx', 'model': 'Qwen3.6 35B-A3B', 'format': 'mxfp8'})), 'mlx'),
+          ('reads', {'engine': 'mlx', 'model': 'Qwen3.6-35B-A3B', 'format': 'mxfp8'})), 'mlx'),
     (Case('mlxserve64', GH + 'ddalcu/mlx-serve/issues/64', 'model', None, None, RIGHT,
           'ddalcu/Qwen3.6-27B-4bit-MTP-MLX-Serve',
           # "try this one https://huggingface.co/ddalcu/Qwen3.6-27B-4bit-MTP-MLX-Serve It has MTP heads": a build
@@ -241,9 +243,6 @@ STILL_WRONG: dict[str, str] = {
                   "Spark's OS holds to plan with)",
     'o17246log': "Ollama's MLX runner's refusal 'model requires 20.4 GiB but only 11.3 GiB are available (after 512.0 "
                  "MiB overhead)' (x/mlxrunner/client.go) is read by diagnose as engine None, stage unknown",
-    'omlx1281': "mlx-community/Qwen3.6-35B-A3B-mxfp8 is read by name as MLX mxfp8 (group 32, e8m0 scales), but "
-                "quant/hf_formats.py refuses the mode ('MLX quantization mode 'mxfp8' is not supported; known: "
-                "affine, mxfp4'), which mlx_lm.convert --q-mode writes",
 }
 
 
@@ -260,7 +259,7 @@ test_a_real_input_answers_as_the_thread_shows, test_every_form_of_a_real_command
 
 def test_the_sweep_counts():
     assert len(CASES) == 30 and len({c.id for c in CASES}) == 30
-    assert sum(c.status == STILL for c in CASES) == 3 and sum(c.status == FIXED for c in CASES) == 7
+    assert sum(c.status == STILL for c in CASES) == 2 and sum(c.status == FIXED for c in CASES) == 8
     assert sum(c.status == RIGHT for c in CASES) == 20
     assert set(STILL_WRONG) == {c.id for c in CASES if c.status == STILL}
 
@@ -328,3 +327,15 @@ def test_the_gtx_1650_ti_is_a_4_gb_card(name):
     assert rc in (0, 1), err
     assert [(d["name"], d["memory_bytes"] // 2**20) for d in json.loads(out)["devices"]] == [
         ("NVIDIA GeForce GTX 1650 Ti", 4096)]
+
+
+# ---- MLX's floating-point modes (quant/hf_formats.py _MLX_FP_MODES) ----
+
+@pytest.mark.parametrize("mode,bits_per_value", [("mxfp4", 4 + 8 / 32), ("mxfp8", 8 + 8 / 32), ("nvfp4", 4 + 8 / 16)])
+def test_mlx_fp_modes_store_one_byte_scale_per_group(mode, bits_per_value):
+    """mx.quantize's mxfp4 / mxfp8 / nvfp4 (mlx/backend/cuda/quantized dispatch_quant_types: e2m1 or e4m3 values, a
+    ue8m0 scale per 32 or an e4m3 scale per 16, no biases): a 4096 x 4096 matrix holds bits_per_value x 2^24 / 8."""
+    from oomkit.quant.hf_formats import linear_weight_bytes, parse_quantization_config
+
+    fmt = parse_quantization_config({"quant_method": "mlx", "group_size": 32, "bits": 4, "mode": mode}, "bfloat16")
+    assert linear_weight_bytes(fmt, 4096, 4096) == 4096 * 4096 * bits_per_value / 8

@@ -150,9 +150,11 @@ def linear_weight_bytes(fmt: QuantFormat, out_features: int, in_features: int) -
         # mlx python/mlx/nn/layers/quantized.py QuantizedLinear (mx.quantize, mode "affine"): weight uint32
         # [o, i*bits/32], scales and biases [o, i/group] in the model dtype
         return o * _cdiv(i * fmt.bits, 32) * 4 + 2 * o * _cdiv(i, fmt.group_size) * dtype_bytes(fmt.scale_dtype)
-    if name == "mlx-mxfp4":
-        # mx.quantize mode "mxfp4": weight uint32 [o, i*4/32], one uint8 e8m0 scale per 32 values, no biases
-        return o * _cdiv(i * 4, 32) * 4 + o * _cdiv(i, 32)
+    if name in ("mlx-mxfp4", "mlx-mxfp8", "mlx-nvfp4"):
+        # mx.quantize's floating-point modes (mlx/backend/cuda/quantized dispatch_quant_types: mxfp4 e2m1 with a
+        # ue8m0 scale per 32, mxfp8 e4m3 with a ue8m0 scale per 32, nvfp4 e2m1 with an e4m3 scale per 16): weight
+        # uint32 [o, i*bits/32], one uint8 scale per group, no biases
+        return o * _cdiv(i * fmt.bits, 32) * 4 + o * _cdiv(i, fmt.group_size)
     if name == "bnb-int8":
         # bitsandbytes nn/modules.py:Linear8bitLt._save_to_state_dict: int8 weight, SCB fp32 [o],
         # weight_format uint8 scalar
@@ -512,15 +514,21 @@ def _compressed_tensors(c: Mapping[str, Any], dtype: str) -> QuantFormat:
                       "float-quantized, naive-quantized, pack-quantized, nvfp4-pack-quantized, mxfp4-pack-quantized")
 
 
+# (bits, group size) of mx.quantize's floating-point modes, fixed by the mode (the group_size in config.json is
+# the same; mlx/backend/cuda/quantized dispatch_quant_types)
+_MLX_FP_MODES = {"mxfp4": (4, 32), "mxfp8": (8, 32), "nvfp4": (4, 16)}
+
+
 def _mlx(c: Mapping[str, Any], dtype: str) -> QuantFormat:
     # mlx-lm's config.json "quantization" block ({"group_size": 64, "bits": 4[, "mode": ...]}, mlx_lm/utils.py
     # quantize_model); every Linear and Embedding with a whole number of groups is quantized, lm_head included.
     mode = str(c.get("mode", "affine")).lower()
-    if mode == "mxfp4":
-        return QuantFormat("mlx-mxfp4", 4, group_size=32, dtype=dtype, strategy="group", scale_dtype="uint8",
+    if mode in _MLX_FP_MODES:  # mlx/quantization_mode.h QuantizationMode: Affine, Mxfp4, Mxfp8, Nvfp4
+        bits, group = _MLX_FP_MODES[mode]
+        return QuantFormat(f"mlx-{mode}", bits, group_size=group, dtype=dtype, strategy="group", scale_dtype="uint8",
                            method="mlx")
     if mode != "affine":
-        raise OomkitError(f"MLX quantization mode {mode!r} is not supported; known: affine, mxfp4")
+        raise OomkitError(f"MLX quantization mode {mode!r} is not supported; known: affine, mxfp4, mxfp8, nvfp4")
     bits = _whole(c, "bits", 4, hi=64)
     if not 2 <= bits <= 8:
         raise OomkitError(f"MLX quantization with {bits} bits: mlx quantizes to 2-8 bits")

@@ -22,7 +22,7 @@ _SANITIZED_HEAD = {"gemma3": "gemma3_tied_head"}
 
 # The stored formats mlx_lm/utils.py load_model makes quantized layers of, which quantize_model then leaves as they
 # are: MLX's own ("quantization" in config.json), quant_method "mxfp4" and AutoAWQ / GPTQ (_transform_awq_weights).
-_LOADED_QUANTIZED = frozenset({"mlx-affine", "mlx-mxfp4", "mxfp4", "awq", "gptq"})
+_LOADED_QUANTIZED = frozenset({"mlx-affine", "mlx-mxfp4", "mlx-mxfp8", "mlx-nvfp4", "mxfp4", "awq", "gptq"})
 
 
 def is_plain_dtype(name: str) -> bool:
