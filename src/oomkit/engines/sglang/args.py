@@ -23,6 +23,7 @@ from ..release_flags import (
     varies,
     why_not,
 )
+from .lora import normalized_targets as normalized_lora_targets
 from .settings import (
     DTYPE_CHOICES,
     KV_CACHE_DTYPES,
@@ -57,6 +58,9 @@ _APPLY: dict[str, tuple[str, Any]] = {
     "--dp-size": ("dp_size", int), "--data-parallel-size": ("dp_size", int),
     "--attn-dp-size": ("attn_dp_size", int),  # 0.5.22: --dp-size N --enable-dp-attention (parse_args below)
     "--pp-size": ("pp_size", int), "--pipeline-parallel-size": ("pp_size", int),
+    # LoRA's pool (lora.py); --lora-paths turns it on as --enable-lora does (server_args.py check_lora_server_args)
+    "--enable-lora": ("enable_lora", bool), "--max-loras-per-batch": ("max_loras_per_batch", int),
+    "--max-lora-rank": ("max_lora_rank", int), "--lora-target-modules": ("lora_target_modules", tuple),
     "--enable-dp-attention": ("enable_dp_attention", bool),
     "--enable-flashinfer-allreduce-fusion": ("enable_flashinfer_allreduce_fusion", bool),
     "--flashinfer-allreduce-fusion-backend": ("flashinfer_allreduce_fusion_backend", str),
@@ -301,6 +305,13 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
                 raise OomkitError(f"--attn-dp-size {attn_dp} with --dp-size {opts['dp_size']}: replicas of "
                                   "attention-DP groups are not modelled by oomkit (give one of the two)")
             opts["dp_size"], opts["enable_dp_attention"] = attn_dp, True
+    if any(u.startswith("--lora-paths") for u in opts.get("unmodelled", ())):
+        opts["enable_lora"] = True
+    if opts.get("max_lora_rank") and normalized_lora_targets(opts.get("lora_target_modules", ())):
+        # the pool's size is the command's (lora.py): counted, no note (a model whose layers lora.py does not size
+        # says so in the estimate)
+        opts["unmodelled"] = tuple(u for u in opts.get("unmodelled", ())
+                                   if not u.startswith(("--enable-lora", "--lora-paths")))
     draft = opts.get("speculative_draft_model_path")
     if draft is not None and draft == opts.get("model_path"):  # the model's own next-n layers: sized (draft.py)
         opts["unmodelled"] = tuple(u for u in opts.get("unmodelled", ()) if not u.startswith("--speculative-draft"))
@@ -395,6 +406,10 @@ OPTIONS = (
     Opt("mamba_full_memory_ratio", "--mamba-full-memory-ratio"),
     Opt("max_mamba_cache_size", "--max-mamba-cache-size"),
     Opt("mamba_ssm_dtype", "--mamba-ssm-dtype"),
+    Opt("enable_lora", "--enable-lora", switch=("--enable-lora", None), moot=True),  # before 0.4.10: --lora-paths
+    Opt("max_loras_per_batch", "--max-loras-per-batch"),
+    Opt("max_lora_rank", "--max-lora-rank"),
+    Opt("lora_target_modules", "--lora-target-modules", lambda v: list(v) if v else None, multi=True),
     Opt("speculative_algorithm", "--speculative-algorithm"),
     Opt("speculative_num_draft_tokens", "--speculative-num-draft-tokens"),
     Opt("speculative_num_steps", "--speculative-num-steps"),

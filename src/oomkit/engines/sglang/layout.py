@@ -62,6 +62,8 @@ from .kv import (
     swa_window,
     token_charge_swa,
 )
+from .lora import pool_bytes as lora_pool_bytes
+from .lora import sized as lora_sized
 from .phases import (
     PREFILL_GRAPH_OFF_ARCHS,
     after_prefill_capture,
@@ -338,7 +340,11 @@ def init_memory_pool(spec: ModelSpec, s: SGLangSettings, stages: tuple[Stage, ..
                 p = size_pool(spec, s, kv_budget=s.kv_cache_memory_bytes, gpu_mib=gpu_mib, lay=st.pool_lay,
                               draft_layers=draft_layers)
             elif pre_free is not None:
-                p = size_pool(spec, s, avail_after_load=pre_free - st.weights_bytes - draft_w, pre_load_free=pre_free,
+                # the LoRA pool (lora.py): allocated between load_model and the profile, off the free memory
+                lora = lora_pool_bytes(spec, s.max_loras_per_batch, s.max_lora_rank, s.lora_target_modules,
+                                       s.tp_size, st.pool_lay.model_dtype) if s.enable_lora else 0
+                p = size_pool(spec, s, avail_after_load=pre_free - st.weights_bytes - draft_w - lora,
+                              pre_load_free=pre_free,
                               gpu_mib=gpu_mib, lay=st.pool_lay, draft_layers=draft_layers,
                               context_len=derive_context_length(spec, s))
             else:
@@ -944,6 +950,10 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
     if algo and draft is None and spec.n_nextn_layers > 0 and s.speculative_draft_model_path in (None, s.model_path):
         warnings.append("the next-n draft worker is not sized for this model or layout (sliding-window or hybrid "
                         "layers, or pipeline parallelism): its weights and KV pool are not counted")
+    if s.enable_lora and s.max_lora_rank and s.lora_target_modules and not lora_sized(
+            spec, s.max_lora_rank, s.lora_target_modules):
+        warnings.append("the LoRA memory pool is not sized for this model (MoE or MLA layers) or these "
+                        "--lora-target-modules: its buffers are not counted")
     pools, error = init_memory_pool(spec, s, stages, pre_free, gpu_mib, draft)
     pool = pools[0] if error is None and all(p is not None for p in pools) else None
     draft_tokens = draft_k = draft_v = 0

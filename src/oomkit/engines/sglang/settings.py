@@ -460,6 +460,7 @@ class SGLangSettings:
         "nnodes": Limit(1, 1024, "--nnodes"),
         "ep_num_redundant_experts": Limit(0, 1 << 16, "--ep-num-redundant-experts"),
         "mem_fraction_static": Limit(0, 1, "--mem-fraction-static", open_lo=True),
+        "max_loras_per_batch": Limit(1, 1 << 16, "--max-loras-per-batch"),  # server_args.py: "must be positive"
         "context_length": Limit(1, INT32_MAX, "--context-length"),
         # oomkit's ceiling: SGLang captures a prefill CUDA graph every 512 tokens up to it (prefill_graph_sizes)
         "chunked_prefill_size": Limit(1, 1 << 20, "--chunked-prefill-size", special=(-1,)),
@@ -556,6 +557,12 @@ class SGLangSettings:
     # `nvidia-smi --query-gpu=memory.total` with no -i and returns min() over every line (the 0.4.3.post4,
     # 0.5.2 and 0.5.10 wheels read: srt/utils.py, later srt/utils/common.py). None: the machine holds only the GPUs given (their smallest is used, as before)
     machine_gpu_mib: int | None = None
+    # LoRA (server_args.py; the pool: lora.py): --enable-lora or --lora-paths, --max-loras-per-batch (8),
+    # --max-lora-rank and --lora-target-modules (None / (): the adapters' own, from their adapter_config.json)
+    enable_lora: bool = False
+    max_loras_per_batch: int = 8
+    max_lora_rank: int | None = None
+    lora_target_modules: tuple[str, ...] = ()
     # flags of the command that change memory in a way oomkit does not count, each with what it changes: said in
     # the estimate's warnings (engines/base.py unmodelled_note), never dropped
     unmodelled: tuple[str, ...] = ()
