@@ -128,6 +128,54 @@ def pre_load_overhead(devices: tuple[Device, ...], world: int) -> int:
     return PRE_LOAD_OVERHEAD + (DIST_INIT_OVERHEAD_NVLINK if nvlink else DIST_INIT_OVERHEAD_PCIE)
 
 
+def free_before_load(d: Device, overhead: int) -> int | None:
+    """What one rank finds free before the weights ("Load weight begin. avail mem"): model_runner.py
+    init_torch_distributed takes it from get_available_gpu_memory, torch.cuda.mem_get_info's free bytes after the
+    CUDA context and the distributed init (min_per_gpu_memory 0.4.0-0.5.6, pre_model_load_memory 0.5.7-0.5.10;
+    distributed/bootstrap.py measure_pre_model_load_memory 0.5.18), and profile_max_num_token takes that free memory
+    as its total_gpu_memory, the least over the ranks (distributed=True all-reduces a MIN). Memory another process
+    holds on the GPU when SGLang starts (a trainer colocated with the rollout engine, another server: the device's
+    free_bytes below its memory_bytes) is not in it, so it shrinks the pool and its (1 - mem_fraction_static)
+    reserve alike; server_args.py's GPU-size defaults read the card's capacity instead (capacity_mib)."""
+    if d.memory_bytes is None:
+        return None
+    free = d.memory_bytes if d.free_bytes is None else min(d.free_bytes, d.memory_bytes)
+    return free - overhead
+
+
+def tp_memory_balance(frees: list[int | None], s: SGLangSettings, v: Version) -> str | None:
+    """model_runner.py init_torch_distributed, "Check memory for tensor parallelism" (0.4.0-0.5.10; distributed/
+    bootstrap.py _check_tp_memory_balance in 0.5.18): with --tp-size over 1, a rank whose own free memory times 0.9
+    exceeds the least free memory of the ranks (min_per_gpu_memory < local_gpu_memory * 0.9) stops the start-up
+    before the weights load: "The memory capacity is unbalanced. Some GPUs may be occupied by other processes."
+    (ValueError to 0.5.6, RuntimeError from 0.5.7). GPUs of different sizes in one TP group, or another process on
+    some of them (a colocated trainer's share, a Ray head), set it off. Each data-parallel replica checks its own
+    tp x pp ranks (the draft worker is exempt from 0.5.x, not modelled here). The error, None when balanced.
+    The environment variable that turns it into a warning: SGL_DISABLE_TP_MEMORY_INBALANCE_CHECK=1 (0.4.6-0.5.6),
+    SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK=0 (0.5.7+); none before 0.4.6 (settings.py ERAS)."""
+    if s.tp_size <= 1:
+        return None
+    group = s.tp_size * s.pp_size
+    for start in range(0, len(frees), group):
+        ranks = [f for f in frees[start:start + group] if f is not None]
+        if not ranks:
+            continue
+        least, local = min(ranks), max(ranks)
+        if least < local * 0.9:
+            if reached(v, "tp_balance_env_enable"):
+                escape = "SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK=0 makes it a warning"
+            elif reached(v, "tp_balance_env_disable"):
+                escape = "SGL_DISABLE_TP_MEMORY_INBALANCE_CHECK=1 makes it a warning"
+            else:
+                escape = "this release has no switch for it (0.4.6+ read one from the environment)"
+            return ("The memory capacity is unbalanced. Some GPUs may be occupied by other processes. "
+                          f"min_per_gpu_memory={least / GiB:.2f} GB, local_gpu_memory={local / GiB:.2f} GB, "
+                          f"local_gpu_memory * 0.9={local * 0.9 / GiB:.2f} GB (model_runner.py "
+                          f"init_torch_distributed; {escape}; free the memory other processes hold, or use GPUs "
+                          "of one size)")
+    return None
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Before the weights: settings, context length, pipeline stages, GPUs
 
@@ -940,7 +988,8 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
         s = replace(s, speculative_num_draft_tokens=speculative_params(spec, s, v)[2])
     world = s.tp_size * s.pp_size
     overhead = pre_load_overhead(devs, world)
-    pre_free = min(sizes) - overhead if known else None
+    frees = [free_before_load(d, overhead) for d in devs]
+    pre_free = min(frees) if known else None
 
     ccs = [d.compute_capability for d in devs]
     stages = load_model(spec, s, layer_stages, min(ccs) if ccs and None not in ccs else None, _is_hip(devs[0]))
@@ -954,7 +1003,11 @@ def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: SGLangSettings, fi
             spec, s.max_lora_rank, s.lora_target_modules):
         warnings.append("the LoRA memory pool is not sized for this model (MoE or MLA layers) or these "
                         "--lora-target-modules: its buffers are not counted")
-    pools, error = init_memory_pool(spec, s, stages, pre_free, gpu_mib, draft)
+    unbalanced = tp_memory_balance(frees, s, v) if known else None
+    if unbalanced is not None:  # SGLang stops at the distributed init, before the weights
+        pools, error = [None] * len(stages), unbalanced
+    else:
+        pools, error = init_memory_pool(spec, s, stages, pre_free, gpu_mib, draft)
     pool = pools[0] if error is None and all(p is not None for p in pools) else None
     draft_tokens = draft_k = draft_v = 0
     if draft is not None and pool is not None:

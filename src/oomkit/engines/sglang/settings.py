@@ -18,6 +18,13 @@ NEWEST = "0.5.23"
 OLDEST = (0, 4, 0)
 
 ERAS = Eras({
+    # model_runner.py init_torch_distributed (distributed/bootstrap.py _check_tp_memory_balance in 0.5.18): the TP
+    # memory-balance check raises in every release read (0.4.0-0.5.18); the variable that turns it into a warning is
+    # SGL_DISABLE_TP_MEMORY_INBALANCE_CHECK=1 from 0.4.6 (sglang PR #5426, merged 2025-04-15: in 0.4.6.post5, absent
+    # from 0.4.5.post1), SGLANG_ENABLE_TP_MEMORY_INBALANCE_CHECK=0 from 0.5.7 (environ.py, EnvBool(True); 0.5.6 reads
+    # the old name): see layout.py tp_memory_balance
+    "tp_balance_env_disable": (0, 4, 6),
+    "tp_balance_env_enable": (0, 5, 7),
     # layers/rotary_embedding.py RotaryEmbedding.__init__: "cache needs to be in FP32 for numerical stability" (the
     # cos_sin_cache left float32 on CUDA, `if not _is_cuda: cache = cache.to(dtype)`): from 0.4.3 (0.4.2's own
     # RotaryEmbedding, the first SGLang release with one, casts it to the model dtype), read to 0.5.23
