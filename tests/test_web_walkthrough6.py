@@ -437,3 +437,21 @@ def test_the_check_tool_takes_an_engine_version():
     got = _tool_json("check", {"model": "qwen3:8b", "vram": "8GiB", "engine_version": "b6100"})
     want = _cli_json("check", "qwen3:8b", "--vram", "8GiB", "--engine-version", "b6100", "--json")
     assert got == want and got["estimate"]["settings"]["engine_version"] == "b6100"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A phone (375 px): the hard-limits table's label "planned: NVIDIA GeForce RTX 4060 (8.00 GiB)" did not wrap, and held
+# every figure past the screen's edge: the table showed its VRAM column only. The label now wraps; the planned GPU's
+# largest context with the first KV type is on screen, the figure of `oomkit table --json`.
+
+
+def test_the_planned_gpus_limit_is_on_a_phones_screen(server, browser):  # noqa: F811
+    data = _cli_json("table", "qwen3:8b", "--gpu", "RTX 4060", "--json")
+    planned = next(r for r in data["limits"] if r["target"].startswith("planned: "))
+    first = data["kv_types"][0]
+    with _page(browser, 375, server + "/limits?model=qwen3%3A8b&gpu=RTX+4060") as page:
+        cell = page.locator("#limits tr:last-child td:nth-child(2)")
+        assert cell.inner_text().replace(",", "") == str(planned["max_context"][first])
+        box = cell.bounding_box()
+        assert box["x"] + box["width"] <= 375, box
+        assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 1

@@ -574,8 +574,10 @@ def _kv_table(ident: str, title: str, first: str, heads: str, rows: Iterable[tup
     """A card's table with a column per KV type: the row's label on the left, then its cells (the card left open
     for what follows the table). raw_labels: the labels are html already."""
     return (f'<div class="card"><h2>{title}</h2><div class="scroll"><table id="{ident}"><tr><th class="l">{first}</th>'
-            + heads + "</tr>" + "".join(f'<tr><td class="l">{label if raw_labels else e(label)}</td>{cells}</tr>'
-                                        for label, cells in rows)
+            # a label wraps (raw ones: a planned GPU set, "planned: NVIDIA GeForce RTX 4060 (8.00 GiB)", held the
+            # figures past a phone's edge, the table showing only its VRAM column)
+            + heads + "</tr>" + "".join(f'<tr><td class="l{" wrap" if raw_labels else ""}">'
+                                        f'{label if raw_labels else e(label)}</td>{cells}</tr>' for label, cells in rows)
             + "</table></div>")
 
 

@@ -44,8 +44,8 @@ table{border-collapse:collapse;width:100%;font-size:.9rem}
 th,td{padding:.32rem .55rem;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
 th{font-weight:600;color:var(--mut);font-size:.8rem;text-transform:none}
 td.l,th.l{text-align:left}
-td.wrap{white-space:normal}
-tr.no td{color:#9aa1ae}
+td.wrap{white-space:normal}#limits td.wrap{min-width:7.5rem}
+tr.no td{color:var(--mut)}
 td.yes{color:var(--ok)}td.nofit{color:var(--mut)}
 pre,code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85rem}
 pre.view{font-size:.75rem;margin:0}
