@@ -1,0 +1,191 @@
+"""Ollama's MLX runner (x/mlxrunner): the library tags of MLX builds ("qwen3.6:35b-a3b-coding-nvfp4",
+"qwen3.8:27b-mxfp8") and the one memory check it makes before it starts.
+
+Read at ollama/ollama fb3076099 (2026-08-21); x/mlxrunner first shipped in v0.16.0 (44bdd9a2e, "Add MLX runner with
+GLM4-MoE-Lite model support", 2026-02-10), its load check in v0.18.2 (bbbad9768, "sched: Model eviction for MLX").
+
+- x/mlxrunner/client.go NewClient: the runner's size is the manifest's TotalTensorSize (x/imagegen/manifest
+  manifest.go: the bytes of every "application/vnd.ollama.image.tensor" layer, each a safetensors blob).
+  checkPlatformSupport: macOS on arm64 only; Linux and Windows pass (an MLX CUDA library must be present: "MLX not
+  available: failed to load MLX dynamic library", ollama#16340).
+- client.go Load: the first GPU only. available = FreeMemory - (MinimumMemory() + OLLAMA_GPU_OVERHEAD) (0 when the
+  overhead is larger; ml/device.go MinimumMemory: 512 MiB on Metal, 457 MiB elsewhere); modelSize > available is
+  refused "model requires X but only Y are available (after Z overhead)", each figure format.HumanBytes2. Nothing
+  else is checked: the KV cache is not in modelSize.
+- After load (runner.go configureWiredMemory, v0.33 era): the wired limit is min(active, recommendedMaxWorkingSet),
+  and server.go reports status.Memory = mlx.ActiveMemory() + mlx.CacheMemory(), which `ollama ps` shows as the size.
+- The KV cache grows as tokens arrive (x/mlxrunner/cache/kvcache.go KVCache: step 256, buffers (1, H, steps*256, D)
+  in the activations' dtype; rotating.go RotatingKVCache: step 256 up to maxSize; recurrent.go RecurrentCache: the
+  conv tail in the input dtype and the delta state in float32), as mlx-lm's cache.py does.
+
+What x/create writes for `ollama create --quantize Q` (x/create/create.go GetTensorQuantization, x/quant/quant.go):
+see tensor_quantization and QUANT.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...model.spec import LayerKind, ModelSpec, TensorSpec
+from ...units import MiB, round_up
+from ..mlx.kv import kv_dims
+from .memory import human_bytes2
+
+# x/quant/quant.go byType: (group size, bits, mode)
+QUANT = {
+    "nvfp4": (16, 4, "nvfp4"),
+    "mxfp4": (32, 4, "mxfp4"),
+    "int4": (64, 4, "affine"),
+    "mxfp8": (32, 8, "mxfp8"),
+    "int8": (64, 8, "affine"),
+}
+
+# The quantizations a library tag's last word names: x/create/client/create.go --quantize (quant.Canonical: int4,
+# int8, nvfp4, mxfp4, mxfp8). "-mlx" is an MLX checkpoint imported as it was quantized (its config.json's own
+# "quantization", ollama#17050), which the tag does not say: not sized here.
+TAG_QUANT = {"nvfp4": "nvfp4", "mxfp4": "mxfp4", "mxfp8": "mxfp8", "int4": "int4", "int8": "int8"}
+
+# ml/device.go DeviceInfo.MinimumMemory
+MINIMUM_MEMORY_METAL = 512 * MiB
+MINIMUM_MEMORY_OTHER = 457 * MiB
+
+# x/mlxrunner/cache/kvcache.go NewKVCache / rotating.go NewRotatingKVCache: step 256
+KV_STEP = 256
+
+# x/create/qwen35.go: architectures whose import keeps the gated-delta net's low-rank in_proj_a / in_proj_b at source
+# precision (create.go's registry: Qwen3_5ForCausalLM, Qwen3_5ForConditionalGeneration, Qwen3_5Moe*)
+_QWEN35 = frozenset({"qwen35", "qwen35moe"})
+
+
+def tag_quantization(tag: str) -> str | None:
+    """The x/create quantization an Ollama library tag's last word names ("35b-a3b-coding-nvfp4" -> "nvfp4");
+    None for "-mlx" (imported as quantized) and any other tag."""
+    return TAG_QUANT.get(tag.rsplit("-", 1)[-1].lower())
+
+
+def _eight_bit(base: str) -> str:
+    """x/create/quantpolicy.go eightBit: int8 for the affine family, mxfp8 for the fp4 family."""
+    return "int8" if base in ("int4", "int8") else "mxfp8"
+
+
+def _aligned(t: TensorSpec, q: str) -> bool:
+    """create.go isAligned: the last dimension (GGUF ne0) divisible by the group size (16 nvfp4, 64 int4/int8, 32
+    else)."""
+    return t.shape[0] % QUANT[q][0] == 0
+
+
+def tensor_quantization(t: TensorSpec, quantize: str, architecture: str) -> str:
+    """The type x/create gives one tensor ("" = source precision), named the GGUF way, for --quantize `quantize`.
+
+    create.go GetTensorQuantization (fb3076099; the lm_head rule from 83d4311ff, v0.32.4): ShouldQuantize skips
+    embeddings, norms and biases; only 2-D weights and stacked experts (3-D) of >= 1024 elements; routing gates
+    (mlp.gate, shared_expert_gate) at source; lm_head at the 8-bit type of the family (int8 / mxfp8) where aligned,
+    else source; vision towers at source; a tensor whose last dimension the group size does not divide at source;
+    k_proj, v_proj and down_proj promoted to the 8-bit type for int4 (experts too) and nvfp4 / mxfp4 (not experts:
+    "fp4 skips experts since their kernels take a single mode"). qwen35.go keeps in_proj_a / in_proj_b at source."""
+    name = t.name
+    if name == "output.weight":
+        e = _eight_bit(quantize)
+        return e if _aligned(t, e) else ""
+    if "embd" in name or "norm" in name or not name.endswith(".weight"):
+        return ""
+    if len(t.shape) < 2 or t.n_elements < 1024:
+        return ""
+    # the conv1d of a gated-delta net / Mamba is 3-D in the checkpoint; ffn_gate_inp(_shexp) are the routing gates
+    if "ssm_conv1d" in name or "ffn_gate_inp" in name:
+        return ""
+    if architecture in _QWEN35 and ("ssm_alpha" in name or "ssm_beta" in name):
+        return ""
+    if not _aligned(t, quantize):
+        return ""
+    stacked = "_exps" in name
+    if quantize == "int4" or (quantize in ("nvfp4", "mxfp4") and not stacked):
+        if ".attn_k." in name or ".attn_v." in name or ".ffn_down" in name:
+            e = _eight_bit(quantize)
+            if _aligned(t, e):
+                return e
+    return quantize
+
+
+def quantized_bytes(n_elements: int, q: str, source_bytes: int = 2) -> int:
+    """Bytes of one tensor after mx.quantize in mode q (what x/create saves: weight, scale, bias): packed values of
+    `bits` each; a scale per group, e4m3 (nvfp4) or e8m0 (mxfp4, mxfp8) one byte, affine a scale and a bias in the
+    source dtype."""
+    group, bits, mode = QUANT[q]
+    per_group = 2 * source_bytes if mode == "affine" else 1
+    return n_elements * bits // 8 + (n_elements // group) * per_group
+
+
+@dataclass(frozen=True)
+class TensorSize:
+    total: int  # TotalTensorSize: every tensor layer of the manifest
+    text: int  # the decoder's tensors (the MTP / nextn layer included: the import keeps it, the runner frees it)
+    towers: int  # vision / audio towers, at source precision
+    by_type: dict[str, int]
+
+
+def total_tensor_size(spec: ModelSpec, quantize: str, source_bytes: int = 2) -> TensorSize:
+    """The manifest's TotalTensorSize of `ollama create --quantize <quantize>` from the model's bf16 checkpoint:
+    each tensor as tensor_quantization types it, the towers (isVision / isAudioTower) at source precision. The
+    safetensors headers of the blobs (a few hundred bytes a tensor) are left out."""
+    if quantize not in QUANT:
+        raise ValueError(f"unknown MLX quantization {quantize!r}: one of {', '.join(QUANT)}")
+    by_type: dict[str, int] = {}
+    text = 0
+    for t in spec.weights.tensors:
+        q = tensor_quantization(t, quantize, spec.architecture)
+        b = t.n_elements * source_bytes if q == "" else quantized_bytes(t.n_elements, q, source_bytes)
+        by_type[q or "source"] = by_type.get(q or "source", 0) + b
+        text += b
+    towers = sum(tw.params for tw in spec.towers) * source_bytes
+    return TensorSize(text + towers, text, towers, by_type)
+
+
+@dataclass(frozen=True)
+class LoadCheck:
+    model_size: int
+    free: int
+    overhead: int
+    available: int
+
+    @property
+    def fits(self) -> bool:
+        return self.model_size <= self.available
+
+    @property
+    def error(self) -> str | None:
+        """client.go Load's refusal, as Ollama prints it; None when it loads."""
+        if self.fits:
+            return None
+        return (f"model requires {human_bytes2(self.model_size)} but only {human_bytes2(self.available)} are "
+                f"available (after {human_bytes2(self.overhead)} overhead)")
+
+
+def load_check(model_size: int, free: int, metal: bool, gpu_overhead: int = 0) -> LoadCheck:
+    """x/mlxrunner/client.go Load (v0.18.2+): the first GPU's free memory less MinimumMemory() + OLLAMA_GPU_OVERHEAD
+    against TotalTensorSize."""
+    overhead = (MINIMUM_MEMORY_METAL if metal else MINIMUM_MEMORY_OTHER) + gpu_overhead
+    available = free - overhead if free > overhead else 0
+    return LoadCheck(model_size, free, overhead, available)
+
+
+def kv_cache_bytes(spec: ModelSpec, tokens: int, dtype_bytes: int = 2) -> int:
+    """The runner's caches after `tokens` tokens of one sequence: full-attention layers a KVCache of
+    round_up(tokens, 256) slots (kvcache.go appendKV grows by whole steps), sliding layers a RotatingKVCache of
+    min(round_up(tokens, 256), window), recurrent layers the conv tail (input dtype) and the delta state (float32;
+    recurrent.go Get). The MTP layer's cache is left out (a draft cache exists only with a draft model)."""
+    total = 0
+    for layer in spec.trunk_layers:
+        if layer.kind is LayerKind.NONE or layer.kv_source is not None:
+            continue
+        if layer.attention is None:
+            st = layer.recurrent
+            if st is not None:
+                total += (st.d_conv - 1) * (st.d_inner + 2 * st.n_group * st.d_state) * dtype_bytes + st.ssm * 4
+            continue
+        heads, kw, vw = kv_dims(layer)
+        slots = round_up(max(tokens, 1), KV_STEP)
+        if layer.kind is LayerKind.SLIDING and layer.attention.window:
+            slots = min(slots, layer.attention.window)
+        total += heads * (kw + vw) * slots * dtype_bytes
+    return total

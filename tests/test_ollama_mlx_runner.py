@@ -1,0 +1,89 @@
+"""Ollama's MLX runner (engines/ollama/mlx_runner.py) against the figures Ollama printed for an MLX library tag.
+
+ollama/ollama#17246 (https://github.com/ollama/ollama/issues/17246, macOS, Apple GPU, Ollama 0.32.1):
+
+    ollama run qwen3.6:35b-a3b-coding-nvfp4
+    Error: 500 Internal Server Error: model requires 20.4 GiB but only 11.3 GiB are available (after 512.0 MiB overhead)
+
+"model requires" is x/mlxrunner/client.go Load's modelSize, the manifest's TotalTensorSize: the bytes x/create wrote
+for Qwen3.6-35B-A3B at --quantize nvfp4; "512.0 MiB" is Metal's MinimumMemory with OLLAMA_GPU_OVERHEAD unset.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from oomkit.engines.ollama.memory import human_bytes2
+from oomkit.engines.ollama.mlx_runner import (
+    QUANT,
+    load_check,
+    quantized_bytes,
+    tag_quantization,
+    tensor_quantization,
+    total_tensor_size,
+)
+from oomkit.model.resolve import resolve
+from oomkit.model.spec import TensorSpec
+from oomkit.units import GiB, MiB
+
+O17246 = "https://github.com/ollama/ollama/issues/17246"
+O17246_ERROR = ("model requires 20.4 GiB but only 11.3 GiB are available (after 512.0 MiB overhead)")
+
+
+@pytest.fixture(scope="module")
+def qwen36_35b():
+    # the GGUF tag of the same model: the library name without "-coding-nvfp4" (its checkpoint's architecture)
+    return resolve("qwen3.6:35b-a3b", "bf16", None)
+
+
+def test_total_tensor_size_of_the_nvfp4_build_is_what_the_runner_printed(qwen36_35b):
+    # O17246: "model requires 20.4 GiB"
+    size = total_tensor_size(qwen36_35b, "nvfp4")
+    assert human_bytes2(size.total) == "20.4 GiB"
+
+
+def test_the_load_check_refuses_as_the_thread_shows(qwen36_35b):
+    # O17246: 11.3 GiB left after Metal's 512 MiB; the free memory is what that leaves plus the overhead
+    size = total_tensor_size(qwen36_35b, "nvfp4").total
+    check = load_check(size, free=int(11.3 * GiB) + 512 * MiB, metal=True)
+    assert not check.fits
+    assert check.error == O17246_ERROR
+
+
+def test_the_check_passes_where_the_tensors_fit_and_counts_ollama_gpu_overhead():
+    # client.go Load: modelSize > available refuses, equal loads; OLLAMA_GPU_OVERHEAD adds to MinimumMemory
+    assert load_check(10 * GiB, 10 * GiB + 512 * MiB, metal=True).fits
+    assert not load_check(10 * GiB, 10 * GiB + 512 * MiB, metal=True, gpu_overhead=1).fits
+    other = load_check(10 * GiB, 10 * GiB, metal=False)
+    assert other.overhead == 457 * MiB and not other.fits
+    assert load_check(1, 100 * MiB, metal=True).available == 0  # free below the overhead: nothing available
+
+
+def test_tag_words_name_x_create_quantizations():
+    # x/quant/quant.go byType; x/create/client/create.go --quantize; "-mlx" is an import as quantized
+    assert tag_quantization("35b-a3b-coding-nvfp4") == "nvfp4"
+    assert tag_quantization("27b-mxfp8") == "mxfp8"
+    assert tag_quantization("27b-coding-int4") == "int4"
+    assert tag_quantization("27b-mlx") is None
+    assert QUANT["nvfp4"] == (16, 4, "nvfp4") and QUANT["int4"] == (64, 4, "affine")
+
+
+def test_the_quantization_policy_of_x_create():
+    # create.go GetTensorQuantization: fp4 promotes k/v/down of dense layers to mxfp8, never the experts' down_exps;
+    # int4 promotes both; lm_head at the family's 8-bit type; routing gates, norms, embeddings at source
+    def t(name, shape):
+        n = 1
+        for d in shape:
+            n *= d
+        return TensorSpec(name, shape, "bf16", 2 * n)
+    assert tensor_quantization(t("blk.3.attn_v.weight", (2048, 512)), "nvfp4", "qwen35moe") == "mxfp8"
+    assert tensor_quantization(t("blk.3.ffn_down_exps.weight", (512, 2048, 256)), "nvfp4", "qwen35moe") == "nvfp4"
+    assert tensor_quantization(t("blk.3.ffn_down_exps.weight", (512, 2048, 256)), "int4", "qwen35moe") == "int8"
+    assert tensor_quantization(t("blk.3.attn_q.weight", (2048, 8192)), "nvfp4", "qwen35moe") == "nvfp4"
+    assert tensor_quantization(t("output.weight", (2048, 248320)), "nvfp4", "qwen35moe") == "mxfp8"
+    assert tensor_quantization(t("blk.3.ffn_gate_inp.weight", (2048, 256)), "nvfp4", "qwen35moe") == ""
+    assert tensor_quantization(t("token_embd.weight", (2048, 248320)), "nvfp4", "qwen35moe") == ""
+    assert tensor_quantization(t("blk.0.ssm_alpha.weight", (2048, 32)), "int8", "qwen35moe") == ""
+    # mx.quantize nvfp4: 4-bit values and an e4m3 scale per 16; affine int4: a bf16 scale and bias per 64
+    assert quantized_bytes(1024, "nvfp4") == 512 + 64
+    assert quantized_bytes(1024, "int4") == 512 + 16 * 4
