@@ -11,8 +11,11 @@ for Qwen3.6-35B-A3B at --quantize nvfp4; "512.0 MiB" is Metal's MinimumMemory wi
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from oomkit.engines.ollama import ENGINE, OllamaSettings
 from oomkit.engines.ollama.memory import human_bytes2
 from oomkit.engines.ollama.mlx_runner import (
     QUANT,
@@ -22,6 +25,7 @@ from oomkit.engines.ollama.mlx_runner import (
     tensor_quantization,
     total_tensor_size,
 )
+from oomkit.memory import Device
 from oomkit.model.resolve import resolve
 from oomkit.model.spec import TensorSpec
 from oomkit.units import GiB, MiB
@@ -87,3 +91,14 @@ def test_the_quantization_policy_of_x_create():
     # mx.quantize nvfp4: 4-bit values and an e4m3 scale per 16; affine int4: a bf16 scale and bias per 64
     assert quantized_bytes(1024, "nvfp4") == 512 + 64
     assert quantized_bytes(1024, "int4") == 512 + 16 * 4
+
+
+def test_the_engine_estimates_an_mlx_build_with_the_runners_check(qwen36_35b):
+    # engines/ollama/layout.py estimate: a spec whose weights are an MLX build goes to x/mlxrunner's model; the
+    # refusal is Ollama's own text (O17246) where the free memory leaves 11.3 GiB after Metal's 512 MiB
+    spec = replace(qwen36_35b, weights=replace(qwen36_35b.weights, format="ollama-mlx-nvfp4"))
+    gpu = Device("MTL0", "Apple GPU", memory_bytes=16 * GiB, free_bytes=int(11.3 * GiB) + 512 * MiB)
+    est = ENGINE.estimate_fn(spec, (gpu,), OllamaSettings())
+    assert est.engine_view["load_check"]["fits"] is False
+    assert est.warnings == (f"Ollama refuses to load it (x/mlxrunner/client.go Load): {O17246_ERROR}",)
+    assert human_bytes2(est.engine_view["total_tensor_size"]) == "20.4 GiB"

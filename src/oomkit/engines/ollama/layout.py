@@ -61,6 +61,7 @@ from .memory import (
     layout_era_c,
     predict_server_vram,
 )
+from .mlx_runner import estimate_mlx, format_quantization
 from .projector import (
     Projector,
     catalog_vision_config,
@@ -489,6 +490,9 @@ def _fit_llama_server_once(spec: ModelSpec, devs: tuple[Device, ...], ls: LlamaC
 
 
 def estimate(spec: ModelSpec, devices: tuple[Device, ...], s: OllamaSettings) -> MemoryEstimate:
+    if (mlx_quant := format_quantization(spec.weights.format)) is not None:
+        # an MLX library tag ("-nvfp4", "-mxfp8"): server/sched.go starts x/mlxrunner, not a GGUF runner
+        return estimate_mlx(spec, devices, s, mlx_quant)
     spec = ollama_gguf(spec)
     g = gguf_view(spec)
     # discover/gpu_darwin.go: an Apple GPU's memory is Metal's recommendedMaxWorkingSetSize, not the RAM

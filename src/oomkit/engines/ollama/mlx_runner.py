@@ -24,12 +24,18 @@ see tensor_quantization and QUANT.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
+from ...errors import OomkitError
+from ...memory import Device, MemoryEstimate, Usage
 from ...model.spec import LayerKind, ModelSpec, TensorSpec
 from ...units import MiB, round_up
+from ..llamacpp.backends import is_metal, metal_devices
 from ..mlx.kv import kv_dims
+from .launch import default_num_ctx
 from .memory import human_bytes2
+from .settings import OllamaSettings, env_uint, parse_version
 
 # x/quant/quant.go byType: (group size, bits, mode)
 QUANT = {
@@ -189,3 +195,89 @@ def kv_cache_bytes(spec: ModelSpec, tokens: int, dtype_bytes: int = 2) -> int:
             slots = min(slots, layer.attention.window)
         total += heads * (kw + vw) * slots * dtype_bytes
     return total
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The estimate of an MLX library tag: the runner's tensors, its check, and its caches at num_ctx
+
+# the releases: x/mlxrunner first in v0.16.0 (44bdd9a2e), client.go Load's check from v0.18.2 (bbbad9768)
+V_MLX_RUNNER = (0, 16, 0)
+V_LOAD_CHECK = (0, 18, 2)
+
+# the weights format a spec carries for an Ollama MLX library tag: "ollama-mlx-nvfp4", ...
+FORMAT_PREFIX = "ollama-mlx-"
+
+
+def mlx_format(quantize: str) -> str:
+    return FORMAT_PREFIX + quantize
+
+
+def format_quantization(weights_format: str) -> str | None:
+    """"ollama-mlx-nvfp4" -> "nvfp4"; None for any other format."""
+    if weights_format.lower().startswith(FORMAT_PREFIX):
+        q = weights_format[len(FORMAT_PREFIX):].lower()
+        return q if q in QUANT else None
+    return None
+
+
+def estimate_mlx(spec: ModelSpec, devices: tuple[Device, ...], s: OllamaSettings, quantize: str) -> MemoryEstimate:
+    """An MLX library tag under Ollama: server/sched.go load starts mlxrunner.NewClient for a model with no GGUF;
+    client.go Load checks TotalTensorSize against the first GPU (load_check); the runner then holds the tensors
+    (the MTP layer's freed: x/models/qwen3_5 LoadWeights freeTensorKeys "mtp.") and grows its caches as the
+    conversation does, up to num_ctx (kv_cache_bytes), which no check covers."""
+    v = parse_version(s.engine_version)
+    if v < V_MLX_RUNNER:
+        raise OomkitError(f"Ollama {s.engine_version} has no MLX runner (x/mlxrunner, first in v0.16.0): an MLX "
+                          "library tag does not load")
+    devices = metal_devices(devices)
+    gpu = devices[0] if devices else None
+    metal = gpu is not None and is_metal(gpu)
+    size = total_tensor_size(spec, quantize)
+    overhead_env = s.gpu_overhead if s.gpu_overhead >= 0 else (env_uint(dict(s.env), "OLLAMA_GPU_OVERHEAD") or 0)
+    num_ctx = s.num_ctx or (env_uint(dict(s.env), "OLLAMA_CONTEXT_LENGTH") or 0)
+    labels: list[str] = []
+    if not num_ctx:
+        num_ctx, why = default_num_ctx(v, devices, overhead_env)
+        if why:
+            labels.append(why)
+    if spec.n_ctx_train:
+        num_ctx = min(num_ctx, spec.n_ctx_train)
+    kv = kv_cache_bytes(spec, num_ctx)
+    mtp_size = sum(_one_size(t, quantize, spec.architecture) for t in spec.weights.tensors
+                   if t.layer is not None and t.layer >= spec.n_trunk_layers)
+    held = size.total - mtp_size
+    warnings: list[str] = []
+    view: dict[str, Any] = {"runner": "mlx", "quantization": quantize, "total_tensor_size": size.total,
+                            "tensor_bytes_by_type": size.by_type, "tower_bytes": size.towers, "num_ctx": num_ctx,
+                            "n_ctx": num_ctx}
+    if gpu is not None and v >= V_LOAD_CHECK:
+        free = gpu.free_bytes if gpu.free_bytes is not None else gpu.memory_bytes
+        if free is not None:
+            check = load_check(size.total, free, metal, overhead_env)
+            view["load_check"] = {"model_size": check.model_size, "free": free, "overhead": check.overhead,
+                                  "available": check.available, "fits": check.fits}
+            if check.error:
+                warnings.append(f"Ollama refuses to load it (x/mlxrunner/client.go Load): {check.error}")
+    if gpu is not None and not metal:
+        warnings.append("Ollama's MLX runner outside macOS needs Ollama's MLX CUDA library (\"MLX not available: "
+                        "failed to load MLX dynamic library\", ollama#16340), and ollama.com may refuse the pull "
+                        "(\"412: this model requires macOS\", ollama#16056)")
+    labels.append(f"an MLX build: x/create --quantize {quantize} of the model's bf16 checkpoint, "
+                  f"TotalTensorSize {human_bytes2(size.total)}; the KV cache grows 256 tokens at a time up to "
+                  f"num_ctx {num_ctx} (x/mlxrunner/cache)")
+    per_token = kv_cache_bytes(spec, KV_STEP * 2) - kv_cache_bytes(spec, KV_STEP)
+    state = kv_cache_bytes(spec, KV_STEP) - per_token
+    dev = Usage(id=gpu.id if gpu else "host", name=gpu.name if gpu else "host",
+                memory_bytes=gpu.memory_bytes if gpu else None, weights_bytes=held,
+                kv_cache_bytes=kv - state, recurrent_state_bytes=state,
+                overhead_bytes=(MINIMUM_MEMORY_METAL if metal else MINIMUM_MEMORY_OTHER) if gpu else 0)
+    host = Usage(id="host", name="host")
+    return MemoryEstimate(model=spec, engine="ollama", settings={**s.to_dict(), "num_ctx": num_ctx},
+                          devices=(dev,) if gpu else (), host=host if gpu else replace(dev, id="host"),
+                          engine_view=view, kv_bytes_per_token=per_token // KV_STEP,
+                          warnings=tuple(warnings), notes=tuple(labels))
+
+
+def _one_size(t: TensorSpec, quantize: str, architecture: str) -> int:
+    q = tensor_quantization(t, quantize, architecture)
+    return t.n_elements * 2 if q == "" else quantized_bytes(t.n_elements, q)
