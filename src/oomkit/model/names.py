@@ -817,7 +817,10 @@ def ollama_cloud(name: str) -> str | None:
 # nvfp4, mxfp4 or mxfp8 (x/create/client/create.go) and its MLX runner loads (x/mlxrunner; "starting mlx runner
 # subprocess model=qwen3.8:27b-mlx", ollama#17986; integration/reg_release_test.go pulls "qwen3.5:2b-nvfp4" and
 # "gemma4:e2b-nvfp4"), not the GGUF its llama.cpp-based runners load
-_OLLAMA_MLX_TAGS = {"mlx": "in MLX's own format", "nvfp4": "quantized to NVFP4", "mxfp8": "quantized to MXFP8"}
+# ("-mxfp4" is left out: "gpt-oss:20b-mxfp4" is the GGUF's own MXFP4); int4 / int8 are x/create's affine 4 / 8-bit
+# (x/quant/quant.go: group 64), as "lapo/qwen3.6:35b-a3b-coding-int4" (ollama#16340) was made
+_OLLAMA_MLX_TAGS = {"mlx": "in MLX's own format", "nvfp4": "quantized to NVFP4", "mxfp8": "quantized to MXFP8",
+                    "int4": "quantized to 4-bit affine (int4)", "int8": "quantized to 8-bit affine (int8)"}
 
 
 def ollama_mlx_tag(name: str) -> str | None:

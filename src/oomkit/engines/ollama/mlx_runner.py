@@ -272,7 +272,7 @@ def estimate_mlx(spec: ModelSpec, devices: tuple[Device, ...], s: OllamaSettings
                 kv_cache_bytes=kv - state, recurrent_state_bytes=state,
                 overhead_bytes=(MINIMUM_MEMORY_METAL if metal else MINIMUM_MEMORY_OTHER) if gpu else 0)
     host = Usage(id="host", name="host")
-    return MemoryEstimate(model=spec, engine="ollama", settings={**s.to_dict(), "num_ctx": num_ctx},
+    return MemoryEstimate(model=spec, engine="ollama", settings={**s.to_dict(), "num_ctx": num_ctx, "num_parallel": 1},
                           devices=(dev,) if gpu else (), host=host if gpu else replace(dev, id="host"),
                           engine_view=view, kv_bytes_per_token=per_token // KV_STEP,
                           warnings=tuple(warnings), notes=tuple(labels))
