@@ -12,7 +12,7 @@ GLM4-MoE-Lite model support", 2026-02-10), its load check in v0.18.2 (bbbad9768,
   overhead is larger; ml/device.go MinimumMemory: 512 MiB on Metal, 457 MiB elsewhere); modelSize > available is
   refused "model requires X but only Y are available (after Z overhead)", each figure format.HumanBytes2. Nothing
   else is checked: the KV cache is not in modelSize.
-- After load (runner.go configureWiredMemory, v0.33 era): the wired limit is min(active, recommendedMaxWorkingSet),
+- After load (runner.go configureWiredMemory, v0.32.4+, 9eef4a719): the wired limit is min(active, recommendedMaxWorkingSet),
   and server.go reports status.Memory = mlx.ActiveMemory() + mlx.CacheMemory(), which `ollama ps` shows as the size.
 - The KV cache grows as tokens arrive (x/mlxrunner/cache/kvcache.go KVCache: step 256, buffers (1, H, steps*256, D)
   in the activations' dtype; rotating.go RotatingKVCache: step 256 up to maxSize; recurrent.go RecurrentCache: the
@@ -83,7 +83,10 @@ def _aligned(t: TensorSpec, q: str) -> bool:
 def tensor_quantization(t: TensorSpec, quantize: str, architecture: str) -> str:
     """The type x/create gives one tensor ("" = source precision), named the GGUF way, for --quantize `quantize`.
 
-    create.go GetTensorQuantization (fb3076099; the lm_head rule from 83d4311ff, v0.32.4): ShouldQuantize skips
+    create.go GetTensorQuantization (fb3076099; the lm_head rule from 83d4311ff, v0.32.4 -- before it nvfp4 /
+    mxfp4 / mxfp8 kept lm_head at source, but the library's qwen3.6:35b-a3b-coding-nvfp4 printed 20.4 GiB on
+    0.32.1, which the 8-bit head gives and a bf16 head (20.9 GiB) does not; vision towers at source in qwen35.go
+    through v0.32.6, in every policy from 8713570d3, v0.32.7): ShouldQuantize skips
     embeddings, norms and biases; only 2-D weights and stacked experts (3-D) of >= 1024 elements; routing gates
     (mlp.gate, shared_expert_gate) at source; lm_head at the 8-bit type of the family (int8 / mxfp8) where aligned,
     else source; vision towers at source; a tensor whose last dimension the group size does not divide at source;
