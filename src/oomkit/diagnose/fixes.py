@@ -132,7 +132,12 @@ def fixes_for(d: Diagnosis, sig: Signature, predict: bool = True) -> tuple[Fix, 
               if not any(drops(t, d, computed, runner) for _, drops in _CANNED_DROPS)]
     if runner == "koboldcpp" and d.engine == "llama.cpp":
         # KoboldCpp takes most of llama.cpp's flags as aliases, but no -ub, -ctk / -ctv or -fa (koboldcpp.py)
-        computed, canned = as_koboldcpp(computed), as_koboldcpp(canned)
+        # (1.10x takes -b as an alias of --batchsize; a log whose command or Namespace spells --blasbatchsize is of
+        # a version whose batch flag is that name alone: koboldcpp.py argparse to 1.7x)
+        legacy = d.settings.get("koboldcpp_batch_flag") == "blasbatchsize"
+        computed, canned = as_koboldcpp(computed, legacy), as_koboldcpp(canned, legacy)
+    if runner == "llama.cpp" and _fa_is_switch(d):
+        computed, canned = _fa_switch(computed), _fa_switch(canned)
     if runner == "vllm" and d.settings.get("llamafactory"):
         # LLaMA-Factory's CLI takes its own names for vLLM's settings (llamafactory.py)
         computed, canned = as_llamafactory(computed), as_llamafactory(canned)
@@ -2268,6 +2273,49 @@ def _ollama_held(d: Diagnosis) -> list[Fix]:
             Fix(summary="num_gpu lower (fewer layers on the GPU)")]
 
 
+def _fa_is_switch(d: Diagnosis) -> bool:
+    """-fa without a value: llama.cpp's common/arg.cpp before PR #15434 (b6325, 2025-08-30; engines/versions.py)
+    read -fa / --flash-attn as a switch (params.flash_attn = true), and llamafile's fork of that code keeps it
+    (llamafile 0.8.x-0.9.x llama.cpp/common.cpp: `if (arg == "-fa" || arg == "--flash-attn")` sets it on)."""
+    if d.settings.get("llamafile_version"):
+        return True
+    build = str(d.settings.get("llama_cpp_build") or "")
+    return build.isdigit() and int(build) < 6325
+
+
+def _fa_switch(fixes: list[Fix]) -> list[Fix]:
+    out = []
+    for f in fixes:
+        flags = list(f.flags)
+        for i in range(len(flags) - 1):
+            if flags[i] == "-fa" and flags[i + 1] == "on":
+                del flags[i + 1]
+                break
+        out.append(dataclasses.replace(f, summary=re.sub(r"(?<![\w-])-fa on\b", "-fa", f.summary),
+                                       flags=tuple(flags)))
+    return out
+
+
+def _scratch_pool(d: Diagnosis) -> list[Fix]:
+    """llama.cpp's scratch buffer before the graph allocator (signatures.py ggml_scratch_pool): sized at load from
+    the context for a 512-token batch (llama.cpp MEM_REQ_SCRATCH0(n_ctx), mid-2023; KoboldCpp 1.36), so a batch over
+    512 overflows it. KoboldCpp 1.43+ (otherarch/llama_v3.cpp) multiplies the pool by get_blas_batch_mul3 (x2 over
+    512, x4 over 1024), and llama.cpp's graph allocator (ggml-alloc, from July 2023) measures the graph instead."""
+    nb = d.settings.get("n_batch")
+    need, pool = d.numbers.get("requested_bytes"), d.numbers.get("max_buffer_bytes")
+    figures = f" ({_m(need)} needed, {_m(pool)} in the pool)" if need and pool else ""
+    if isinstance(nb, int) and nb > 512:
+        out = [Fix(summary=f"-b 512 (from {nb}): the scratch pool was sized at load for a 512-token batch{figures}; "
+                           "a larger batch overflows it", flags=("-b", "512"))]
+    else:
+        out = [Fix(summary=f"-b smaller: the scratch pool holds one batch's intermediate tensors{figures}")]
+    out.append(Fix(summary="-c smaller: the pool is sized from the context, and so is the attention part of what "
+                           "it holds"))
+    out.append(Fix(summary="a newer build: KoboldCpp 1.43+ sizes this pool by the batch, and llama.cpp from the graph "
+                           "allocator (ggml-alloc, July 2023) measures the graph instead"))
+    return out
+
+
 def _radv(d: Diagnosis) -> list[Fix]:
     """An AMD driver's refused command submission (radv_cs_enomem): the kernel makes every buffer the submission
     uses resident at once (weights, KV cache, compute), so at any stage the weights on the device are the largest
@@ -2352,6 +2400,7 @@ _BY_SIGNATURE = {
     "exllama_insufficient": _exllama,
     "omlx_preflight_guard": _omlx_guard,
     "radv_cs_enomem": _radv,
+    "ggml_scratch_pool": _scratch_pool,
     "lmstudio_failed_load_json": _lmstudio,
 }
 def _torch_weights(d: Diagnosis) -> list[Fix]:

@@ -6,7 +6,9 @@ What KoboldCpp takes (koboldcpp.py argparse, 1.10x): -c / --contextsize, -ngl / 
 spells them; `--batchsize / -b` with choices -1, 16, 32 ... 4096 and no micro-batch of its own
 (gpttype_adapter.cpp gpttype_load_model: kcpp_data->n_ubatch = kcpp_data->n_batch); `--quantkv` with one level for
 both K and V (type=int, choices 0 = f16, 1 = q8, 2 = q4; 1.102); `--flashattention` (also spelled -fa, a switch
-that takes no value). No -ub or -ctk / -ctv."""
+that takes no value). No -ub or -ctk / -ctv. To 1.7x the batch flag is `--blasbatchsize` alone (koboldcpp.py v1.36:
+choices -1, 32 ... 1024; v1.76: ... 2048), a name 1.10x keeps as an alias of --batchsize: a log that spells it
+(its command line, or the Namespace it prints) gets that name."""
 
 from __future__ import annotations
 
@@ -33,14 +35,26 @@ def _level(kv_type: str) -> str:
     return _LEVELS.get(kv_type, "2")
 
 
-def _words(s: str) -> str:
+# koboldcpp.py v1.36 argparse: --blasbatchsize, --contextsize, --gpulayers, --tensor_split, no short aliases
+_LEGACY = {"-b": "--blasbatchsize", "-c": "--contextsize", "-ngl": "--gpulayers", "-ts": "--tensor_split"}
+_SHORT = re.compile(r"(?<![\w-])(-b|-c|-ngl|-ts)(?= (?:\d|smaller|fewer)| / |$)")
+
+
+def _words(s: str, legacy: bool = False) -> str:
     s = _UB_N.sub(lambda m: f"-b {_batch(int(m.group(1)))}" + (f" (from {m.group(3)})" if m.group(3) else ""), s)
     s = _UB.sub("-b smaller (KoboldCpp sets the micro-batch to the batch)", s)
     s = _KV.sub(lambda m: f"--quantkv {_level(m.group(1))}", s)
+    if legacy:
+        s = _SHORT.sub(lambda m: _LEGACY[m.group(1)], s)
     return _FA.sub("--flashattention", s)
 
 
-def _flags(flags: tuple[str, ...]) -> tuple[str, ...]:
+def _flags(flags: tuple[str, ...], legacy: bool = False) -> tuple[str, ...]:
+    out = _flags_new(flags)
+    return tuple(_LEGACY.get(f, f) for f in out) if legacy else out
+
+
+def _flags_new(flags: tuple[str, ...]) -> tuple[str, ...]:
     out: list[str] = []
     i = 0
     while i < len(flags):
@@ -60,13 +74,13 @@ def _flags(flags: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def as_koboldcpp(fixes: list[Fix]) -> list[Fix]:
-    """The fixes of a llama.cpp failure under KoboldCpp with KoboldCpp's flags; a fix for another program (an
-    environment variable) is kept as it is."""
+def as_koboldcpp(fixes: list[Fix], legacy: bool = False) -> list[Fix]:
+    """The fixes of a llama.cpp failure under KoboldCpp with KoboldCpp's flags (`legacy`: the batch as
+    --blasbatchsize); a fix for another program (an environment variable) is kept as it is."""
     out: list[Fix] = []
     seen: set[str] = set()
     for f in fixes:
-        fx = dataclasses.replace(f, summary=_words(f.summary), flags=_flags(f.flags))
+        fx = dataclasses.replace(f, summary=_words(f.summary, legacy), flags=_flags(f.flags, legacy))
         if fx.summary not in seen:
             seen.add(fx.summary)
             out.append(fx)

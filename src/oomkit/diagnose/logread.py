@@ -28,6 +28,14 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("kv_size = ", r"\bkv_size = ([0-9]{1,20})", "kv_size", "int"),
     ("n_batch", r"\bn_batch\s{0,12}=\s{0,4}([0-9]{1,20})", "n_batch", "int"),
     ("n_ubatch", r"\bn_ubatch\s{0,12}=\s{0,4}([0-9]{1,20})", "n_ubatch", "int"),
+    # KoboldCpp's batch as koboldcpp.py takes it: "--blasbatchsize 1024" on its command line or "blasbatchsize=1024"
+    # in the Namespace it prints (argparse, to 1.7x; 1.10x prints batchsize= and takes --batchsize / -b, keeping
+    # --blasbatchsize as an alias): the tokens one prompt-processing batch evaluates; the spelling is kept, so the
+    # fix names the flag that version takes
+    ("blasbatchsize", r"\bblasbatchsize(?:=| )(-?[0-9]{1,5})\b", "n_batch", "int"),
+    ("blasbatchsize", r"\b(blasbatchsize)(?:=| )-?[0-9]{1,5}\b", "koboldcpp_batch_flag", "str"),
+    # llamafile's executable as run ("./llamafile-0.8.14 -ngl 999 ..."): a llama.cpp fork whose -fa is a switch
+    ("llamafile-", r"\bllamafile-([0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3})\b", "llamafile_version", "str"),
     ("flash_attn", r"\bflash_attn\s{0,12}=\s{0,4}(\w{1,64})", "flash_attn", "str"),
     # ggml-cuda's flash-attention op (ggml/src/ggml-cuda/fattn.cu ggml_cuda_flash_attn_ext and its kernels, CUDA and
     # HIP builds) in a backtrace, mangled or not: the graph runs GGML_OP_FLASH_ATTN_EXT, so flash attention is on
@@ -744,6 +752,9 @@ HOSTS: tuple[tuple[str, str], ...] = (
     ("gpttype_load_model", "koboldcpp"), ("Welcome to KoboldCpp", "koboldcpp"), ("koboldcpp_cublas", "koboldcpp"),
     ("koboldcpp_vulkan", "koboldcpp"), ("koboldcpp_hipblas", "koboldcpp"), ("koboldcpp.exe", "koboldcpp"),
     ("koboldcpp.py", "koboldcpp"),
+    # gpttype_adapter.cpp's progress line while it evaluates a prompt (printf "\rProcessing Prompt%s (%d / %zu
+    # tokens)", " [BLAS]" in batched mode): KoboldCpp's own, often the only line before a CUDA error mid-prompt
+    ("Processing Prompt [BLAS] (", "koboldcpp"),
     # gpttype_adapter.cpp gpttype_load_model's RoPE note (printf "Automatic RoPE Scaling: Using (scale:%.3f,
     # base:%.1f)." / "Using model internal value."): KoboldCpp's loader, before llama.cpp's context lines
     ("Automatic RoPE Scaling: Using", "koboldcpp"),

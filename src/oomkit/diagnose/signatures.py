@@ -813,6 +813,24 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("-ngl fewer layers on the GPU (Ollama: num_gpu lower; llama-cpp-python and text-generation-webui: "
                "n_gpu_layers)", "-c smaller (Ollama: num_ctx; llama-cpp-python: n_ctx)", "-ub smaller")),
     Signature(
+        # the Kompute backend's allocator (GPT4All's llama.cpp fork, Oct 2023+, and llama.cpp's ggml-kompute.cpp from
+        # PR #4456, Jan 2024, until its removal): ggml_vk_allocate_device_memory prints "Error allocating memory
+        # <vk::Result>" and throws "Error allocating vulkan memory." (the loader then prints it after "error loading
+        # model: "). Not ggml-vulkan: GGML_VK_FORCE_MAX_ALLOCATION_SIZE and the -ub / -b of ggml-vulkan's compute
+        # buffers do not apply; what Kompute holds is the offloaded layers (GPT4All: GPT4All(..., ngl=N, device=...)
+        # in gpt4all-bindings/python gpt4all.py, the app's GPU Layers and Device settings)
+        "kompute_alloc", "llama.cpp", ("Error allocating vulkan memory", "Error allocating memory "),
+        r"Error allocating vulkan memory|Error allocating memory (?:ErrorOutOfDeviceMemory|ErrorOutOfHostMemory)",
+        backend="Kompute", priority=4, stage="weights",
+        message="Error allocating memory ErrorOutOfDeviceMemory / error loading model: Error allocating vulkan memory.",
+        versions="GPT4All (Kompute, 2.5+ and its Python bindings), llama.cpp GGML_KOMPUTE builds (2024)",
+        causes=("the Kompute backend could not allocate Vulkan device memory for the layers it offloads: the "
+                "model's offloaded part does not fit the device it picked",),
+        fixes=("fewer layers on the GPU (GPT4All: ngl=N in GPT4All(...) or the app's GPU Layers; llama.cpp: -ngl)",
+               "a smaller model or quantization, or the CPU (GPT4All: device='cpu')",
+               "the GPU by name where another Vulkan device (a display adapter, an integrated GPU) was picked "
+               "(GPT4All: device='<the GPU's name>')")),
+    Signature(
         "ggml_vulkan_alloc", "llama.cpp", ("ggml_vulkan: Device memory allocation of size",
                                            "ErrorOutOfDeviceMemory", "VK_ERROR_OUT_OF_DEVICE_MEMORY"),
         r"Device memory allocation of size [0-9]{1,20} failed|ErrorOutOfDeviceMemory|VK_ERROR_OUT_OF_DEVICE_MEMORY",
@@ -1097,6 +1115,39 @@ SIGNATURES: tuple[Signature, ...] = (
                 "allocated",),
         fixes=("-sm tensor (the build's replacement for -sm row: weights and KV split across the GPUs)",
                "-sm layer (the default: whole layers per GPU)")),
+    Signature(
+        # llama.cpp before the graph allocator (ggml.c ggml_new_tensor_impl with a scratch buffer set, mid-2023;
+        # KoboldCpp keeps that code as otherarch/ggml_v3.c for its GGML-v3 models): "not enough space in the scratch
+        # memory pool (needed N, available M)". The scratch buffer is sized once, at load, from the context alone
+        # (llama.cpp MEM_REQ_SCRATCH0(n_ctx), 13B: n_ctx/12 + 460 MiB; KoboldCpp 1.36's llama.cpp the same), while
+        # the intermediate tensors it holds grow with the batch evaluated: a batch over the 512 it was sized for
+        # (KoboldCpp --blasbatchsize 1024) overflows it (KoboldCpp 1.43+ otherarch/llama_v3.cpp scales the pool
+        # by get_blas_batch_mul3: x2 over 512, x4 over 1024)
+        # (the pattern from "scratch memory pool (needed": a paste re-wrapped at 80 columns breaks the line before it)
+        "ggml_scratch_pool", "llama.cpp", ("scratch memory pool",),
+        r"scratch memory pool \(needed [0-9]", stage="compute", priority=5,
+        fields=(Field("requested_bytes", r"scratch memory pool \(needed ([0-9]{1,20})", "bytes"),
+                Field("max_buffer_bytes", r"scratch memory pool \(needed [0-9]{1,20}, available ([0-9]{1,20})",
+                      "bytes")),
+        message="ggml_new_tensor_impl: not enough space in the scratch memory pool (needed N, available M)",
+        versions="llama.cpp before ggml-alloc (2023); KoboldCpp's GGML-v3 path (otherarch/ggml_v3.c)",
+        causes=("the scratch buffer, sized at load for the context at a 512-token batch, is too small for the batch "
+                "being evaluated: the prompt is processed in larger batches than the pool was sized for",)),
+    Signature(
+        # ggml-alloc.c of August 2023 (the first graph allocator; KoboldCpp 1.38's copy): ggml_allocr_free_tensor
+        # keeps the holes it frees in a fixed array, `struct free_block free_blocks[MAX_FREE_BLOCKS]` with
+        # MAX_FREE_BLOCKS 128, and asserts GGML_ASSERT(alloc->n_free_blocks < MAX_FREE_BLOCKS && "out of free
+        # blocks") when one more would not fit: the buffer is fragmented into more holes than the list holds, which
+        # a larger batch's graph does (KoboldCpp --blasbatchsize 1024 where 512 runs); no allocation failed. The
+        # list holds 256 from KoboldCpp 1.43's ggml-alloc.c (and ggml/src/ggml-alloc.c to date)
+        "ggml_alloc_free_blocks", "llama.cpp", ("out of free blocks",),
+        r"MAX_FREE_BLOCKS[^\n]{0,40}out of free blocks", role="not_oom", priority=5,
+        message='GGML_ASSERT: ggml-alloc.c:216: alloc->n_free_blocks < MAX_FREE_BLOCKS && "out of free blocks"',
+        versions="ggml-alloc.c, August 2023 (llama.cpp's first graph allocator; KoboldCpp 1.38)",
+        causes=("the graph allocator's list of free holes (128 entries) is full: the compute buffer is split into "
+                "more holes than that build tracks, not a shortage of device or host memory",),
+        fixes=("a batch of 512 or less (llama.cpp -b; KoboldCpp --blasbatchsize 512): a smaller graph frees into "
+               "fewer holes", "a later build: the list holds 256 from KoboldCpp 1.43's ggml-alloc.c on")),
     Signature(
         # ggml/src/ggml.c ggml_new_object: a ggml context's metadata pool (tensor headers, sized by the caller at
         # ggml_init) is full, then GGML_ABORT: the caller counted too few tensor objects (llama.cpp PR #22616
