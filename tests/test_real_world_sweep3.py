@@ -213,8 +213,8 @@ UNMODELLED = [
      "--mm-processor-kwargs num_crops (the multimodal processor's other arguments"),
     ("https://github.com/vllm-project/vllm/issues/12308",
      ["vllm", "serve", "Qwen/Qwen3-8B", "--task", "embedding"], "--task embedding (a pooling model"),
-    ("(vLLM LoRA serving)", ["vllm", "serve", "Qwen/Qwen3-8B", "--enable-lora", "--max-loras", "4"],
-     "--enable-lora (LoRA adapter slots"),
+    ("(vLLM EPLB)", ["vllm", "serve", "Qwen/Qwen3-30B-A3B", "--enable-expert-parallel", "--enable-eplb"],
+     "--enable-eplb (EPLB's redundant experts"),
     ("https://github.com/sgl-project/sglang/issues/6296",
      ["python", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B", "--speculative-algorithm", "EAGLE",
       "--speculative-draft-model-path", "Tengyunw/qwen3_8b_eagle3"],
@@ -265,9 +265,9 @@ def test_the_note_reaches_the_web_api(monkeypatch):
     from oomkit.web.app import create_app
 
     with TestClient(create_app()) as c:
-        r = c.get("/api/check", params={"command": "vllm serve Qwen/Qwen3-8B --enable-lora", "gpu": "H100"})
+        r = c.get("/api/check", params={"command": "vllm serve Qwen/Qwen3-8B --kv-offloading-size 8", "gpu": "H100"})
         assert r.status_code == 200, r.text
-        assert any("--enable-lora (LoRA" in w for w in r.json()["estimate"]["warnings"]), r.text
+        assert any("--kv-offloading-size 8 (the offloaded" in w for w in r.json()["estimate"]["warnings"]), r.text
         # and the forms this sweep added read the same there
         r = c.post("/api/fit", json={"command": "python -u -m vllm.entrypoints.openai.api_server --model "
                                                 "Qwen/Qwen3-8B", "gpu": "4090"})
@@ -509,11 +509,11 @@ def test_a_path_with_spaces_is_still_a_path(tmp_path):
 
 def test_plan_of_a_command_with_an_unmodelled_flag_says_so(tmp_path):
     # was: the plan's launch commands dropped --enable-lora, with no word of it
-    r = _run("plan", "--gpu", "4090", "--limit", "2", "--json", "--", "vllm", "serve", "Qwen/Qwen3-8B", "--enable-lora",
-             cwd=tmp_path)
+    r = _run("plan", "--gpu", "4090", "--limit", "2", "--json", "--", "vllm", "serve", "Qwen/Qwen3-8B",
+             "--kv-offloading-size", "8", cwd=tmp_path)
     assert r.returncode == 0, r.stderr.decode()
     notes = json.loads(r.stdout)["plan"]["notes"]
-    assert any("--enable-lora (LoRA" in n and "written without them" in n for n in notes), notes
+    assert any("--kv-offloading-size 8 (the offloaded" in n and "written without them" in n for n in notes), notes
 
 
 # ---- a flag only older releases parse: --rope-scaling / --rope-theta, removed in vLLM 0.11.1 (was: accepted for the
