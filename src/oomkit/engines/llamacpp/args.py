@@ -337,7 +337,7 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
         if name not in flags and name in ik_flags_table():
             value = None
             if ik_flags_table()[name]:
-                value, i = flag_value(args, i, None, f"error: {name} expects a value")
+                value, i = flag_value(args, i, None, f"llama.cpp stops: {name} expects a value")
             _ik_flag(name, value, opts)
             i += 1
             continue
@@ -376,7 +376,7 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
                                        else "")
             value = "on" if value is None else value
         elif flags[name]:
-            value, i = flag_value(args, i, None, f"error: {name} expects a value")
+            value, i = flag_value(args, i, None, f"llama.cpp stops: {name} expects a value")
         i += 1
         if value is not None:
             _ik_value(name, value)
@@ -430,7 +430,7 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
             # the names before PR #22964 (b9131) are read as they were renamed, and refused from that build on
             # (settings.check_build)
             if bad := [x for x in given if x not in SPEC_TYPES and x not in SPEC_TYPE_OLD_NAMES]:
-                raise OomkitError(f"error: unknown speculative decoding type: {bad[0]} (one of {', '.join(SPEC_TYPES)})")
+                raise OomkitError(f"llama.cpp stops: unknown speculative decoding type: {bad[0]} (one of {', '.join(SPEC_TYPES)})")
             opts["spec_type"] = tuple(SPEC_TYPE_OLD_NAMES.get(x, x) for x in given)
             opts["spec_type_old_names"] = tuple(x for x in given if x in SPEC_TYPE_OLD_NAMES)
         elif name in ("-ts", "--tensor-split"):
@@ -449,7 +449,7 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
             for part in value.split(","):
                 pat, sep, buft = part.partition("=")  # common/arg.cpp: split at the first '='
                 if not sep or not pat:
-                    raise OomkitError(f"error: invalid {name} {part!r}: expected PATTERN=BUFFER_TYPE")
+                    raise OomkitError(f"llama.cpp stops: invalid {name} {part!r}: expected PATTERN=BUFFER_TYPE")
                 (overrides if name in ("-ot", "--override-tensor") else overrides_draft).append((pat, buft))
         elif name in ("-mm", "--mmproj"):
             opts["mmproj"] = value
@@ -458,23 +458,23 @@ def parse_args(args: list[str], program: str = "llama-server", defaults: dict[st
         elif name in ("-fit", "--fit"):
             mode = _BOOL_VALUES.get(value.lower())
             if mode not in ("on", "off"):
-                raise OomkitError(f"error: unknown value for --fit: '{value}'")
+                raise OomkitError(f"llama.cpp stops: unknown value for --fit: '{value}'")
             opts["fit"] = mode == "on"
         elif name in ("-fitt", "--fit-target"):
             # common/arg.cpp --fit-target: MiB per device, comma-separated; one value serves every device
             opts["fit_target"] = tuple(_int(name, x) for x in value.split(","))
             if any(t < 0 for t in opts["fit_target"]):
-                raise OomkitError(f"error: {name} takes MiB of free memory per device (0 or more), got {value!r}")
+                raise OomkitError(f"llama.cpp stops: {name} takes MiB of free memory per device (0 or more), got {value!r}")
         elif name in ("-fitc", "--fit-ctx"):
             opts["fit_ctx"] = _int(name, value)
             if opts["fit_ctx"] < 0:
-                raise OomkitError(f"error: {name} takes a context size (0 or more), got {value!r}")
+                raise OomkitError(f"llama.cpp stops: {name} takes a context size (0 or more), got {value!r}")
         elif name in ("--rpc",):
             opts["rpc"] = tuple(x.strip() for x in value.split(",") if x.strip())
             for ep in opts["rpc"]:  # ggml-rpc.cpp parse_endpoint: host:port
                 host, colon, port = ep.rpartition(":")
                 if not colon or not host or not port.isdigit():
-                    raise OomkitError(f"error: --rpc {ep!r}: expected host:port")
+                    raise OomkitError(f"llama.cpp stops: --rpc {ep!r}: expected host:port")
         elif name in ("-dev", "--device"):
             opts["device"] = tuple(x.strip() for x in value.split(",") if x.strip())
         elif name in ("-hfd", "-hfrd", "--hf-repo-draft", "--spec-draft-hf"):
