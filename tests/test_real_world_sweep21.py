@@ -20,8 +20,10 @@ read as the source shows, 7 refused in one line as they should be), wrong 10, cr
   quant tag 'mxfp8'" with a list of 86 names, and ollama#17246's qwen3.6:35b-a3b-coding-nvfp4 "a Hugging Face
   checkpoint format, and this engine loads GGUF files": all three are tags of Ollama's MLX builds (x/create quantizes
   to int4, int8, nvfp4, mxfp4, mxfp8; x/mlxrunner loads them; integration/reg_release_test.go pulls
-  qwen3.5:2b-nvfp4). Each is now refused as such, naming the GGUF tag of the same model where the catalog holds it
-  (model/names.py ollama_mlx_tag);
+  qwen3.5:2b-nvfp4). qwen3.8:27b-mxfp8 is now sized as that runner loads it (engines/ollama/mlx_runner.py: x/create's
+  quantization of the BF16 checkpoint, client.go Load's check) and refused by other engines; the -mlx import, and a
+  build whose base the catalog does not hold (qwen3.6:35b-a3b-coding), are refused as MLX builds, naming the GGUF
+  tag of the same model where the catalog holds it (model/names.py ollama_mlx_tag / ollama_mlx_build);
 - the vllm.md guide's `--model <model-path> <additional flags>` was "unknown model 'flags>'": a guide's placeholder
   (<...>, {{...}}, or a word of one a shell split) is now refused as one (model/resolve.py);
 - the mmproj-F16.gguf of a hub-cache snapshot (unsloth#6682's --mmproj path) was read as the model itself, Gemma 4 E2B
@@ -195,8 +197,9 @@ CASES_AND_ENGINES = [
           # arch=Qwen3_5ForConditionalGeneration"
           ('refuses', 'qwen3.8:27b is the GGUF build')), 'ollama'),
     (Case('o17986b', GH + 'ollama/ollama/issues/17986', 'model', None, None, FIXED, 'qwen3.8:27b-mxfp8',
-          # "I also initially reproduced a similar failure with: qwen3.8:27b-mxfp8"
-          ('refuses', 'quantized to MXFP8')), 'ollama'),
+          # "I also initially reproduced a similar failure with: qwen3.8:27b-mxfp8": x/create's mxfp8 of the BF16
+          # checkpoint, sized as Ollama's MLX runner loads it (engines/ollama/mlx_runner.py)
+          ('reads', {'engine': 'ollama', 'model': 'Qwen3.8 27B', 'format': 'ollama-mlx-mxfp8'})), 'ollama'),
     (Case('zed56511', GH + 'zed-industries/zed/issues/56511', 'model', None, None, RIGHT, 'qwen3.6:35b',
           # "Qwen3.6 (qwen3.6:35b) gives memory error but it works fine in ollama terminal"
           ('reads', {'engine': 'ollama', 'model': 'Qwen3.6 35B-A3B'})), 'ollama'),
@@ -266,15 +269,22 @@ def test_the_sweep_counts():
 
 # ---- Ollama's MLX builds (model/names.py ollama_mlx_tag) ----
 
-@pytest.mark.parametrize("tag,gguf", [("qwen3.8:27b-mlx", "qwen3.8:27b"), ("qwen3.5:2b-nvfp4", "qwen3.5:2b"),
-                                      ("gemma4:e2b-nvfp4", "gemma4:e2b"), ("qwen3.8:27b-mxfp8", "qwen3.8:27b")])
-def test_an_ollama_mlx_tag_is_refused_for_its_runner_naming_the_gguf_tag(tag, gguf):
-    """The tags integration/reg_release_test.go and ollama#17986 pull: Ollama's MLX runner loads them, and the GGUF
-    tag of the same model is sized."""
-    rc, _, err = run_cli("check", tag, "--engine", "ollama", "--vram", "24GiB")
-    assert rc == 2 and "an Ollama tag of an MLX build" in err and f"{gguf} is the GGUF build" in err, err
-    rc, out, err = run_cli("check", gguf, "--engine", "ollama", "--vram", "24GiB", "--json")
+def test_an_ollama_mlx_import_is_refused_naming_the_gguf_tag():
+    """"-mlx" is an import whose quantization the tag does not say (ollama#17050): refused, the GGUF tag named."""
+    rc, _, err = run_cli("check", "qwen3.8:27b-mlx", "--engine", "ollama", "--vram", "24GiB")
+    assert rc == 2 and "an Ollama tag of an MLX build" in err and "qwen3.8:27b is the GGUF build" in err, err
+
+
+@pytest.mark.parametrize("tag,gguf", [("qwen3.5:2b-nvfp4", "qwen3.5:2b"), ("gemma4:e2b-nvfp4", "gemma4:e2b"),
+                                      ("qwen3.8:27b-mxfp8", "qwen3.8:27b")])
+def test_an_ollama_mlx_build_is_sized_for_its_runner_and_refused_elsewhere(tag, gguf):
+    """The tags integration/reg_release_test.go and ollama#17986 pull: x/create's quantization of the BF16
+    checkpoint, sized by Ollama's MLX runner (request.py refuses it to any other engine, naming --engine ollama)."""
+    rc, out, err = run_cli("check", tag, "--engine", "ollama", "--gpu", "M4 Max 64GB", "--json")
     assert rc in (0, 1), err
+    assert json.loads(out)["estimate"]["model"]["weights_format"] == "ollama-mlx-" + tag.rsplit("-", 1)[1]
+    rc, _, err = run_cli("check", tag, "--engine", "llama.cpp", "--vram", "24GiB")
+    assert rc == 2 and "only Ollama's MLX runner loads" in err and "--engine ollama" in err, err
 
 
 @pytest.mark.parametrize("tag", ["qwen3:8b-q8_0", "gpt-oss:20b", "gemma3:12b-it-qat", "qwen3:30b-a3b-thinking-2507"])

@@ -18,6 +18,7 @@ from .engines.base import EngineModule
 from .errors import HardwareError, ModelError, SettingsError
 from .hardware.visible import device_prefix, hides_any_count, renumbered, select
 from .memory import Device
+from .model.names import OLLAMA_MLX_FORMAT
 from .model.resolve import resolve, split_quant
 from .model.spec import ModelSpec
 from .units import GiB, MiB, parse_size, parse_sizes
@@ -44,6 +45,12 @@ def resolve_model(eng: EngineModule, ref: str | ModelSpec, quant: str | None = N
         # quant/hf_formats.py _mlx: an mlx_lm.convert checkpoint, whose packed weights only mlx-lm reads
         raise ModelError(f"{ref} is an MLX conversion ({spec.weights.format}, mlx_lm.convert): {eng.name} does not "
                          "load MLX weights; name the model it was converted from, or run it with --engine mlx")
+    if spec.weights.format.startswith(OLLAMA_MLX_FORMAT) and eng.name != "ollama":
+        # an Ollama library tag of an MLX build (model/names.py ollama_mlx_build): only Ollama's MLX runner loads it
+        gguf = ref.strip().rsplit("-", 1)[0]
+        raise ModelError(f"{ref} is an Ollama MLX build ({spec.weights.format[len(OLLAMA_MLX_FORMAT):]}, quantized by "
+                         f"`ollama create`), which only Ollama's MLX runner loads: run it with --engine ollama; "
+                         f"{eng.name} loads {gguf}'s own weights")
     return spec
 
 

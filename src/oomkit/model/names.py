@@ -819,6 +819,8 @@ def ollama_cloud(name: str) -> str | None:
 # "gemma4:e2b-nvfp4"), not the GGUF its llama.cpp-based runners load
 # ("-mxfp4" is left out: "gpt-oss:20b-mxfp4" is the GGUF's own MXFP4); int4 / int8 are x/create's affine 4 / 8-bit
 # (x/quant/quant.go: group 64), as "lapo/qwen3.6:35b-a3b-coding-int4" (ollama#16340) was made
+# the weights format of such a build's spec ("ollama-mlx-nvfp4"), read by engines/ollama/mlx_runner.py
+OLLAMA_MLX_FORMAT = "ollama-mlx-"
 _OLLAMA_MLX_TAGS = {"mlx": "in MLX's own format", "nvfp4": "quantized to NVFP4", "mxfp8": "quantized to MXFP8",
                     "int4": "quantized to 4-bit affine (int4)", "int8": "quantized to 8-bit affine (int8)"}
 
@@ -840,6 +842,21 @@ def ollama_mlx_tag(name: str) -> str | None:
     if not known:
         return f"unknown model {name.strip()!r}: {what}, and the catalog holds no {gguf}"
     return f"{name.strip()}: {what}; {gguf} is the GGUF build of the same model, which it does size"
+
+
+def ollama_mlx_build(name: str) -> tuple[str, str] | None:
+    """An Ollama library tag of an MLX build that x/create quantized ("qwen3.8:27b-nvfp4") -> (the GGUF tag of the
+    same model, the quantization: "qwen3.8:27b", "nvfp4"); None for "-mlx" (an import whose quantization the tag
+    does not say, ollama#17050), other names, and a model the catalog does not hold."""
+    key = catalog.normalize(name)
+    if "/" in key or ":" not in key:
+        return None
+    lib, tag = key.split(":", 1)
+    base, _, end = tag.rpartition("-")
+    if not base or end not in _OLLAMA_MLX_TAGS or end == "mlx":
+        return None
+    gguf = f"{lib}:{base}"
+    return (gguf, end) if catalog.lookup(gguf) is not None or ollama_tag(gguf) is not None else None
 
 
 def ollama_namespaced(name: str) -> tuple[str, tuple[str, ...]] | None:

@@ -217,7 +217,15 @@ def resolve(ref: str, weight_format: str | None = None, default_format=None, tag
             f"{ref} is not on this machine: read as {cached}, the repo and file type its download path names (its header "
             "was not read)",))
     if (mlx_tag := names.ollama_mlx_tag(ref)) is not None:  # before split_quant reads "-nvfp4" as a quant
-        raise ModelError(mlx_tag)
+        if (built := names.ollama_mlx_build(ref)) is None:
+            raise ModelError(mlx_tag)
+        # x/create quantizes the model's BF16 safetensors; the weights format tells the Ollama engine to size them
+        # as its MLX runner loads them (engines/ollama/mlx_runner.py), and any other engine that it cannot load them
+        gguf, quant = built
+        spec = resolve(gguf, "BF16", default_format, tag_formats)
+        return replace(spec, weights=replace(spec.weights, format=f"{names.OLLAMA_MLX_FORMAT}{quant}"),
+                       labels=spec.labels + (f"{ref}: an Ollama MLX build of {gguf}, the BF16 checkpoint quantized "
+                                             f"to {quant} by `ollama create` (x/create), run by Ollama's MLX runner",))
     name, suffix = split_quant(ref)
     if not name.strip():
         raise ModelError(f"no model given before ':{suffix or ref.rsplit(':', 1)[-1]}': name one, e.g. "

@@ -29,6 +29,7 @@ from typing import Any
 
 from ...errors import OomkitError
 from ...memory import Device, MemoryEstimate, Usage
+from ...model.names import OLLAMA_MLX_FORMAT
 from ...model.spec import LayerKind, ModelSpec, TensorSpec
 from ...units import MiB, round_up
 from ..llamacpp.backends import is_metal, metal_devices
@@ -207,8 +208,8 @@ def kv_cache_bytes(spec: ModelSpec, tokens: int, dtype_bytes: int = 2) -> int:
 V_MLX_RUNNER = (0, 16, 0)
 V_LOAD_CHECK = (0, 18, 2)
 
-# the weights format a spec carries for an Ollama MLX library tag: "ollama-mlx-nvfp4", ...
-FORMAT_PREFIX = "ollama-mlx-"
+# the weights format a spec carries for an Ollama MLX library tag: "ollama-mlx-nvfp4", ... (model/names.py)
+FORMAT_PREFIX = OLLAMA_MLX_FORMAT
 
 
 def mlx_format(quantize: str) -> str:
