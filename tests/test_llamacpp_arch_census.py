@@ -3,10 +3,10 @@ src/llama-arch.cpp LLM_ARCH_NAMES, read from the string table of its libllama.so
 "(unknown)" left out), run through oomkit's llama.cpp estimate on a synthetic GGUF of that architecture.
 
 Census (-c 8192, f16 K/V, flash attention on, 1 sequence): 150 sized, 3 refused in one line, 0 crashes. The three
-refused are the names llama.cpp itself does not run as a model: clip (src/llama-model.cpp: a CLIP file is a
-projector for --mmproj: "CLIP cannot be used as main model, use it with --mmproj instead"), gptj (no llama_model class in this build) and gemma4-assistant (its context needs the
-target's). The newest mainline list stored here (ngxson/llama.cpp@3f545bec, b10587) has 147 names, all in the list
-below.
+refused are the names llama.cpp itself does not run as a model: clip (src/llama-model.cpp: "CLIP cannot be used as
+main model, use it with --mmproj instead"), gptj (no llama_model class in this build) and gemma4-assistant (its
+context needs the target's). The newest mainline list stored here (ngxson/llama.cpp@3f545bec, b10587) has 147
+names, all in the list below.
 
 The 42 architectures that tests/test_llamacpp_archs.py holds on its two-row sweep only (tests/ggufs.py SWEEP: one
 generic Llama-2-7B-like shape each) are held here on three more settings, one per knob the sweep leaves at its
