@@ -155,8 +155,8 @@ def test_an_unknown_gpu_points_at_the_pages_field(client):
     assert offered and all(h.startswith("/?model=qwen3%3A8b&gpu=") for h in offered)
     fit = client.get("/plan", params={"fit_command": "ollama run llama3.3:70b", "fit_gpu": "Unknown GPU 9000"})
     assert fit.status_code == 400 and "VRAM field" in _alert(fit.text)
-    assert "--vram SIZE" in client.get("/api/estimate", params={"model": "qwen3:8b", "gpu": "Unknown GPU 9000"}
-                                       ).json()["error"]  # the API keeps the CLI's words
+    assert 'give its memory in vram (e.g. "8GiB")' in client.get(
+        "/api/estimate", params={"model": "qwen3:8b", "gpu": "Unknown GPU 9000"}).json()["error"]  # the API's field
 
 
 def test_a_size_without_a_unit_names_the_pages_field(client):
@@ -166,7 +166,7 @@ def test_a_size_without_a_unit_names_the_pages_field(client):
     said = _alert(client.get("/", params={"model": "qwen3:8b", "cpu_only": "1", "ram": "64"}).text)
     assert said.startswith("Cannot answer: host memory 64: 64 what?")
     assert client.get("/api/estimate", params={"model": "qwen3:8b", "vram": "24"}).json()["error"].startswith(
-        "--vram 24: 24 what?")
+        "vram 24: 24 what?")
     said = _alert(client.get("/limits", params={"model": "qwen3:8b", "sizes": "abc"}).text)
     assert said.startswith("Cannot answer: VRAM sizes: cannot read 'abc' as a size")
 

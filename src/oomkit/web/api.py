@@ -68,6 +68,35 @@ TABLE_OPTIONS = {"--kind": True, "--markdown": False, "--csv": False, "--plot": 
 MODEL_KINDS = ("full", "sliding", "chunked", "latent", "recurrent", "moe")
 
 
+# The CLI's messages name its options and its MODEL argument ("--vram 24: 24 what?", "give its memory with --vram
+# SIZE", "no MODEL given (try: oomkit estimate ...)"); an API caller sends fields and an MCP caller passes a tool's
+# arguments, under the same names (vram, gpu, min_ctx ...), so the message they get names those (caller_words).
+# Only oomkit's own options: an engine's flags in a message (--max-model-len, llama-server's --parallel, llama.cpp's
+# --fit) stay, and so does a flag the caller typed into a pasted command (the one "invalid argument" quotes).
+_CLI_PHRASES = (("give its memory with --vram SIZE", 'give its memory in vram (e.g. "8GiB")'),
+                ("give either MODEL with options, or an engine command after --, not both",
+                 "give either model with options, or command, not both"),
+                ("oomkit's own options go before the --", "oomkit's own settings are fields of their own (vram, gpu "
+                                                          "...), not flags of the command"))
+_NO_MODEL = re.compile(r"no MODEL given \(try: oomkit \w+ [^)]*\)")
+_CLI_OPTION = re.compile(r"(?<![\w-])--(vram|gpu|ram|cpu-only|engine-version|kv-types|kv-type|min-ctx|concurrency|quant|"
+                         r"reserve|headroom|sizes|kind|nodes|limit|family)(?![\w-])")
+_INVALID_ARG = re.compile(r"^invalid argument: \S+ ")  # engines/llamacpp/args.py: the flag as the caller typed it
+
+
+def caller_words(text: str, takes_command: bool = True) -> str:
+    """A CLI message in the words of an API request's fields or an MCP tool's arguments (the same names), in one
+    line. takes_command: the operation also takes `command` (a whole engine command line)."""
+    text = " ".join(str(text).split())
+    for cli, own in _CLI_PHRASES:
+        text = text.replace(cli, own)
+    text = _NO_MODEL.sub("no model given: give model (a catalog name, an Ollama tag or an HF id, e.g. qwen3:8b)"
+                         + (" or command (a whole engine command line)" if takes_command else ""), text)
+    if _INVALID_ARG.match(text):  # the option named is the caller's own flag, quoted as typed
+        return text
+    return _CLI_OPTION.sub(lambda m: m.group(1).replace("-", "_"), text)
+
+
 class InputError(OomkitError):
     """A request field out of its range or too large: answered with this HTTP status and the one-line message."""
 

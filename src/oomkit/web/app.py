@@ -289,7 +289,10 @@ def _add_error_handlers(app: FastAPI, error_text: Callable[[BaseException], str]
     """Every failure answered in one line of JSON (or the hub's page for a mistyped page address)."""
     @app.exception_handler(OomkitError)
     async def _oomkit_error(request: Request, exc: OomkitError) -> JSONResponse:
-        return JSONResponse({"error": error_text(exc)}, status_code=getattr(exc, "status", 400))
+        text = error_text(exc)
+        if request.url.path.startswith("/api/"):  # the caller sent fields: the message names them, not the CLI's
+            text = api.caller_words(text)
+        return JSONResponse({"error": text}, status_code=getattr(exc, "status", 400))
 
     @app.exception_handler(RecursionError)
     async def _too_deep(request: Request, exc: RecursionError) -> JSONResponse:

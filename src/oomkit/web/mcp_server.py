@@ -8,7 +8,6 @@ The server runs as the machine's own user over stdio, so model files may be name
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -32,31 +31,16 @@ INSTRUCTIONS = ("oomkit: exactly how much GPU memory an LLM takes with an engine
                 "Sizes in the answers are integers in bytes.")
 
 
-# The CLI's messages name its options and its MODEL argument ("--vram 24: 24 what?", "give its memory with --vram
-# SIZE", "no MODEL given (try: oomkit estimate ...)"); a tool's caller passes arguments, so a message names those.
-# Only oomkit's own options: an engine's flags in a message (--max-model-len, llama-server's --parallel) stay.
-_CLI_PHRASES = (("give its memory with --vram SIZE", 'give its memory in vram (e.g. "8GiB")'),
-                ("give either MODEL with options, or an engine command after --, not both",
-                 "give either model with options, or command, not both"))
-_NO_MODEL = re.compile(r"no MODEL given \(try: oomkit \w+ [^)]*\)")
-_CLI_OPTION = re.compile(r"(?<![\w-])--(vram|gpu|ram|cpu-only|engine-version|kv-type|min-ctx|concurrency|quant|reserve|"
-                         r"headroom)(?![\w-])")
-
-
 def tool_words(text: str, takes_command: bool = True) -> str:
-    """A CLI message in the words of a tool's arguments."""
-    for cli, tool in _CLI_PHRASES:
-        text = text.replace(cli, tool)
-    text = _NO_MODEL.sub("no model given: give model (a catalog name, an Ollama tag or an HF id, e.g. qwen3:8b)"
-                         + (" or command (a whole engine command line)" if takes_command else ""), text)
-    return _CLI_OPTION.sub(lambda m: m.group(1).replace("-", "_"), text)
+    """A CLI message in the words of a tool's arguments (the web API's fields: the same names, the same table)."""
+    return api.caller_words(text, takes_command)
 
 
 def _answer(fn: Callable[[], api.Answer], takes_command: bool = True) -> str:
     try:
         return fn().json
     except OomkitError as e:
-        raise ToolError(tool_words(" ".join(str(e).split()), takes_command)) from None
+        raise ToolError(tool_words(str(e), takes_command)) from None
     except RecursionError:
         raise ToolError("the input is nested too deeply to read") from None
 
