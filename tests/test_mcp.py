@@ -78,6 +78,10 @@ def answers():
         out["bad"] = (_is_error(r), _text(r))
         r = await session.call_tool("check", {"model": "qwen3:8b", "gpu": "RTX 4060", "context": 40960})
         out["unknown"] = (_is_error(r), _text(r))
+        out["words"] = []
+        for name, args, _ in WORDS:
+            r = await session.call_tool(name, args)
+            out["words"].append((_is_error(r), _text(r)))
         return out
 
     return _session_run(go)
@@ -112,6 +116,23 @@ def test_diagnose_tool(answers, capsys, monkeypatch):
     is_error, text = answers["diagnose"]
     assert not is_error and json.loads(text) == want
     assert want["engine"] == "pytorch" and want["numbers"]["requested_bytes"] == 2 * 1024**3
+
+
+# the CLI's message in the words of the tool's arguments (web/api.py caller_words, the web API's table)
+WORDS = [
+    ("plan", {"model": "qwen3:8b", "gpu": "RTX 4060", "reserve": "2"}, "reserve 2: 2 what? write 2GiB"),
+    ("fit", {"command": "llama-server -m qwen3:8b", "vram": "24GiB", "gpu": "RTX 4090"},
+     "vram 24GiB and gpu RTX 4090 both say the hardware"),
+    ("check", {"gpu": "RTX 4060"}, "no model given: give model (a catalog name, an Ollama tag or an HF id, e.g. "
+                                   "qwen3:8b) or command (a whole engine command line)"),
+    ("estimate", {"model": "qwen3:8b", "gpu": "Foo 9000"}, 'give its memory in vram (e.g. "8GiB")'),
+]
+
+
+@pytest.mark.parametrize("i", range(len(WORDS)))
+def test_errors_name_the_tools_arguments(answers, i):
+    is_error, text = answers["words"][i]
+    assert is_error and WORDS[i][2] in text and "--" not in text, text
 
 
 def test_bad_input_is_a_tool_error_in_one_line(answers):
