@@ -5,6 +5,8 @@ Qwen2-VL, Qwen3-VL, Qwen3.5, Llama 4, Mistral Small 3.1 (Pixtral), LLaVA (CLIP),
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from oomkit.model import catalog
@@ -28,6 +30,8 @@ def _n(module) -> int:
 
 
 def _transformers_count(config: dict) -> int:
+    config = copy.deepcopy(config)  # transformers' configs write into the dicts they are given (rope_scaling gains
+    # rope_theta), and the catalog's entries are shared between lookups
     vc = dict(config["vision_config"])
     with torch.device("meta"):
         if vc.get("model_type") == "mllama_vision_model":
