@@ -414,7 +414,7 @@ def _tool(name: str, args) -> tuple[bool, str]:
     ("estimate", {"model": "llama3.1:8b", "ctx": True, "vram": "24GiB"}, r"^estimate: ctx: .*integer"),
     ("plan", {"model": "qwen3:8b", "gpu": "RTX 4090", "min_ctx": False}, r"^plan: min_ctx: .*integer"),
     # was: "Error executing tool estimate" and nothing more
-    ("estimate", None, r"no MODEL given"),
+    ("estimate", None, r"no model given: give model"),
 ])
 def test_mcp_bad_arguments_are_one_line(name, args, words):
     failed, text = _tool(name, args)
