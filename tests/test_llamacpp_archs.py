@@ -123,16 +123,12 @@ def test_output_layer_on_cpu_in_older_builds_maps_its_own_bytes():
 
 
 # The sweep (tests/ggufs.py SWEEP): one generic shape per architecture, two settings each. KV, model and output
-# buffers exact. The compute buffer is held to the band measured today: with a 32000-token vocabulary the
-# logits no longer dominate and the FFN workspace sets the peak (compute.py feed_forward_phases); the ungated
-# MLPs and a few other graphs are not modelled in it and stay low by up to 25% with flash attention on.
+# buffers exact; the compute buffer within 10% of llama.cpp's on both rows, every architecture. Measured ratios
+# (oomkit / llama.cpp's printed compute buffer) on SWEEP_GRID: 0.9075-1.0828 across the 42 architectures. Lowest:
+# bloom, codeshell, jais2, mpt, nemotron, qwen at 8K with flash attention on (78.50 vs 86.50 MiB printed); highest:
+# cogvlm, openelm, plamo3 at 8K (1.0828 of 96.51 MiB) and muse-glimmer (1.079 of 101.02 MiB), where oomkit's FFN
+# workspace sits one hidden-state row above these graphs'.
 SWEEP_GRID = [dict(BASE, n_ctx=8192), dict(BASE, n_ctx=8192, flash_attn="off", n_seq_max=2)]
-SWEEP_COMPUTE = {"llada-moe": (0.98, 4.0),
-                 "rnd1": (0.98, 4.0), "exaone-moe": (0.66, 1.0), "granite_swa": (0.7, 1.0),
-                 "spark2_5": (0.7, 1.0), "step35": (0.7, 1.0),
-                 "cohere2moe": (0.68, 1.0),
-                 # the FFN workspace one hidden-state row above these graphs' (1.055-1.083 measured)
-                 "cogvlm": (0.9, 1.1), "openelm": (0.9, 1.1), "muse-glimmer": (0.9, 1.1), "plamo3": (0.9, 1.1)}
 
 
 @needs_llama_cpp
@@ -141,7 +137,8 @@ def test_sweep_architectures_equal_llama_cpp(arch):
     path = synth.synth_path(ggufs.sweep_model(arch), "f16")
     spec = read_gguf_spec(path)
     rows = h.compare(arch, spec, SWEEP_GRID, g.llamacpp_run.measure_many(path, SWEEP_GRID), failures="error")
-    h.assert_compute(arch, rows, *SWEEP_COMPUTE.get(arch, (0.73, 1.1)))  # above: the 10% the issue sets
+    assert len(rows) == len(SWEEP_GRID)
+    h.assert_compute(arch, rows, 0.9, 1.1)  # the 10% the issue sets
 
 
 # Whole models at their published depth and long contexts, sized by llama.cpp's dry run (no_alloc: buffers are
