@@ -130,7 +130,7 @@ def cache_layout(spec: ModelSpec, s: SGLangSettings, layers: tuple[LayerSpec, ..
     """The pools `layers` (default: the trunk; next-n / MTP layers belong to the draft worker) go into."""
     refuse_llamacpp_only_caches(spec, "SGLang")
     if s.kv_cache_dtype not in KV_CACHE_DTYPES:
-        raise OomkitError(f"error: argument --kv-cache-dtype: invalid choice: {s.kv_cache_dtype!r} (choose from "
+        raise OomkitError(f"launch_server.py: error: argument --kv-cache-dtype: invalid choice: {s.kv_cache_dtype!r} (choose from "
                           + ", ".join(repr(k) for k in KV_CACHE_DTYPES) + ")")
     dtype = model_dtype(spec, s)
     kv_reason = ""
@@ -253,7 +253,7 @@ def fp4_kv_layout(s: SGLangSettings, v: Version, *, mla: bool, full: tuple[Layer
             name == "fp4_e2m1" and reached(v, "kv4_e2m1_dropped")):
         first = "0.5.5" if name == "fp4_e2m1" else "0.5.16"
         last = ", up to 0.5.20" if name == "fp4_e2m1" else ""
-        raise OomkitError(f"error: argument --kv-cache-dtype: invalid choice: {name!r} in SGLang {s.engine_version} "
+        raise OomkitError(f"launch_server.py: error: argument --kv-cache-dtype: invalid choice: {name!r} in SGLang {s.engine_version} "
                           f"(the choice exists from {first}{last})")
     if name == "fp4_e2m1" and recipes:
         raise OomkitError("ValueError: --kv-cache-dtype=fp4_e2m1 is deprecated. Use --kv-cache-dtype=fp4_mx_block16. "

@@ -626,7 +626,7 @@ def model_dtype(spec: ModelSpec, s: SGLangSettings) -> str:
     """configs/model_config.py _get_and_verify_dtype: auto = the config's dtype, float32 -> float16 (Gemma:
     bfloat16)."""
     if s.dtype not in DTYPE_CHOICES:
-        raise OomkitError(f"error: argument --dtype: invalid choice: {s.dtype!r} (choose from "
+        raise OomkitError(f"launch_server.py: error: argument --dtype: invalid choice: {s.dtype!r} (choose from "
                           + ", ".join(repr(k) for k in DTYPE_CHOICES) + ")")
     if s.dtype != "auto":
         return canonical(s.dtype)

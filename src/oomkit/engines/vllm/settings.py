@@ -246,8 +246,9 @@ def parse_version(version: str | None) -> Version:
         raise OomkitError(f"cannot read vLLM version {version!r}: expected {_VERSION_EXAMPLE}")
     if version and _GPTOSS_BUILD.search(version.strip()):
         return GPTOSS_BUILD_VERSION
-    # anything may follow the release numbers (re.match, not fullmatch)
-    return parse_release(version, NEWEST, "vLLM", _VERSION_EXAMPLE, tail=r"(?s:.*)")
+    # what follows the release numbers is a version's own suffix (rc2, .post1, .dev5+g1234abcd, +cu126, a docker
+    # tag's -cu130): letters, digits and . + - _, no space or shell text ("v0.8.5; rm -rf /" is no version)
+    return parse_release(version, NEWEST, "vLLM", _VERSION_EXAMPLE, tail=r"[\w.+\-]*")
 
 
 # The gpt-oss launch build (vllm#22259's branch, 2025-08-05): the vllm/vllm-openai:gptoss image and the 0.10.1+gptoss
