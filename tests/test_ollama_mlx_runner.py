@@ -102,3 +102,61 @@ def test_the_engine_estimates_an_mlx_build_with_the_runners_check(qwen36_35b):
     assert est.engine_view["load_check"]["fits"] is False
     assert est.warnings == (f"Ollama refuses to load it (x/mlxrunner/client.go Load): {O17246_ERROR}",)
     assert human_bytes2(est.engine_view["total_tensor_size"]) == "20.4 GiB"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The runner's compute, its KV cache types and the vision tower (ollama/ollama fb3076099, MLX_VERSION 27fec909a)
+
+def test_prefill_runs_2048_tokens_a_forward_leaving_one_for_decode():
+    # x/mlxrunner/pipeline.go prefillChunkSize: 2 << 10; prefill: `for total-processed > 1`, n = min(chunk, ...)
+    from oomkit.engines.ollama.mlx_runner import PREFILL_CHUNK, prefill_chunks
+    assert PREFILL_CHUNK == 2048
+    assert prefill_chunks(8192) == [2048, 2048, 2048, 2047]
+    assert prefill_chunks(2049) == [2048]
+
+
+def test_compute_holds_the_unfused_attention_scores_of_the_last_chunk(qwen36_35b):
+    # Qwen3.6-35B-A3B: 16 query heads of 256 (config.json num_attention_heads, head_dim). MLX 27fec909a
+    # scaled_dot_product_attention.cpp use_fallback: a query of > 8 tokens with head dim 256 runs unfused; fast.cpp's
+    # fallback holds scores = matmul(q, k^T) of 16 x S x L bf16 and the S x L bool causal mask. The largest S x L of
+    # an 8,192 prompt is its last chunk: 2,047 queries against 8,191 keys.
+    from oomkit.engines.ollama.mlx_runner import compute_bytes
+    scores = 16 * 2047 * 8191 * 2 + 2047 * 8191
+    c = compute_bytes(qwen36_35b, 8192)
+    assert scores < c < scores + 128 * MiB
+    # no vocab x chunk logits: prefill discards the forward's hidden state, decode unembeds one token
+    assert compute_bytes(qwen36_35b, 2) < 128 * MiB
+
+
+def test_the_estimate_carries_the_compute(qwen36_35b):
+    spec = replace(qwen36_35b, weights=replace(qwen36_35b.weights, format="ollama-mlx-nvfp4"))
+    gpu = Device("MTL0", "Apple GPU", memory_bytes=64 * GiB)
+    est = ENGINE.estimate_fn(spec, (gpu,), OllamaSettings(num_ctx=8192))
+    assert est.devices[0].compute_bytes > 16 * 2047 * 8191 * 2
+
+
+def test_the_mlx_runner_has_no_kv_cache_type(qwen36_35b):
+    # OLLAMA_KV_CACHE_TYPE is read by no file under x/ (envconfig.KvCacheType; llm/server.go only); kvcache.go
+    # appendKV allocates mlx.Zeros(keys.DType(), ...): the check lists f16 alone
+    from oomkit.check import check
+    from oomkit.errors import OomkitError
+    spec = replace(qwen36_35b, weights=replace(qwen36_35b.weights, format="ollama-mlx-nvfp4"))
+    gpu = Device("MTL0", "Apple GPU", memory_bytes=64 * GiB)
+    with pytest.raises(OomkitError, match="OLLAMA_KV_CACHE_TYPE=q8_0 is not read by x/mlxrunner"):
+        ENGINE.estimate_fn(spec, (gpu,), OllamaSettings(kv_cache_type="q8_0"))
+    assert ENGINE.estimate_fn(spec, (gpu,), OllamaSettings(kv_cache_type="f16")).devices
+    r = check(spec, "ollama", vram="48GiB", num_ctx=8192)
+    assert list(r.max_context_by_kv) == ["f16"]
+
+
+def test_the_vision_tower_is_in_the_builds_safetensors(qwen36_35b):
+    # x/create keeps the tower in the build's safetensors (no mmproj); x/models/qwen3_5/vision.go loadVisionWeights
+    # (1e85fe8e9) builds it from v0.32.7
+    spec = replace(qwen36_35b, weights=replace(qwen36_35b.weights, format="ollama-mlx-nvfp4"))
+    assert spec.towers
+    gpu = Device("MTL0", "Apple GPU", memory_bytes=64 * GiB)
+    new = ENGINE.estimate_fn(spec, (gpu,), OllamaSettings(engine_version="0.32.7")).model.labels
+    old = ENGINE.estimate_fn(spec, (gpu,), OllamaSettings(engine_version="0.32.6")).model.labels
+    assert not any("mmproj" in lb and "load it from the mmproj file" in lb for lb in new)
+    assert any("inside the MLX build's safetensors" in lb and "runner loads it" in lb for lb in new)
+    assert any("takes no image input" in lb for lb in old)

@@ -34,6 +34,7 @@ from ...model.spec import LayerKind, ModelSpec, TensorSpec
 from ...units import MiB, round_up
 from ..llamacpp.backends import is_metal, metal_devices
 from ..mlx.kv import kv_dims
+from ..mlx.layout import _scores_bytes, _scores_tokens
 from .launch import default_num_ctx
 from .memory import human_bytes2
 from .settings import OllamaSettings, env_uint, parse_version
@@ -58,6 +59,14 @@ MINIMUM_MEMORY_OTHER = 457 * MiB
 
 # x/mlxrunner/cache/kvcache.go NewKVCache / rotating.go NewRotatingKVCache: step 256
 KV_STEP = 256
+
+# x/mlxrunner/pipeline.go prefillChunkSize: the prompt is run 2 << 10 tokens a forward (read at fb3076099)
+PREFILL_CHUNK = 2 << 10
+
+# The KV cache types the runner offers: none. OLLAMA_KV_CACHE_TYPE (envconfig.KvCacheType) is read by no file under
+# x/ (fb3076099: llm/server.go's GGUF runners only); kvcache.go appendKV allocates mlx.Zeros(keys.DType(), ...), the
+# activations' dtype. "" and "f16" are the setting's default, which the GGUF runners also read as f16.
+KV_TYPES_ACCEPTED = ("", "f16")
 
 # x/create/qwen35.go: architectures whose import keeps the gated-delta net's low-rank in_proj_a / in_proj_b at source
 # precision (create.go's registry: Qwen3_5ForCausalLM, Qwen3_5ForConditionalGeneration, Qwen3_5Moe*)
@@ -201,6 +210,60 @@ def kv_cache_bytes(spec: ModelSpec, tokens: int, dtype_bytes: int = 2) -> int:
     return total
 
 
+def prefill_chunks(num_ctx: int) -> list[int]:
+    """The forwards of a prompt that fills num_ctx: pipeline.go prefill runs `total - 1` tokens (one is left for
+    decode to seed from) min(prefillChunkSize, remaining) at a time."""
+    n = max(num_ctx - 1, 1)
+    full, rest = divmod(n, PREFILL_CHUNK)
+    return [PREFILL_CHUNK] * full + ([rest] if rest else [])
+
+
+def compute_bytes(spec: ModelSpec, num_ctx: int, dtype_bytes: int = 2) -> int:
+    """What one prompt forward holds beyond the weights and caches, at its largest (the runner calls mlx.ClearCache()
+    after every chunk, pipeline.go prefill, so MLX's buffer cache does not carry one chunk's buffers to the next).
+
+    - A layer's working set at S = PREFILL_CHUNK tokens: two hidden rows and the larger of attention (Q, K, V and
+      its output) and the MLP (gate, up and their product; the routed experts' of S tokens for MoE), as MLX's own
+      engine counts it (engines/mlx/layout.py compute_bytes).
+    - The attention scores where the fast SDPA takes its unfused fallback (x/models/nn/sdpa.go
+      ScaledDotProductAttention calls mlx.FastScaledDotProductAttention; MLX at Ollama's MLX_VERSION 27fec909a,
+      backend/metal/scaled_dot_product_attention.cpp use_fallback: a query of more than 8 tokens runs unfused for
+      head dims 192 and 256, and for any head dim without a fused kernel): one n_heads x S x L array of the dtype
+      and the S x L bool causal mask (engines/mlx/layout.py _scores_bytes), L the keys after the chunk.
+    - The growing cache: kvcache.go appendKV concatenates the old keys and values with the next steps of zeros
+      (c.keys.Concatenate(2, newKeys)), so the old buffers are alive beside the new ones: one layer's K and V at the
+      slots before the last chunk, the largest layer's.
+    - No logits over the chunk: prefill discards the forward's hidden state (`_, auxHidden := r.Model.Forward`);
+      decode unembeds the last token only (pipeline.go: logits := r.Model.Unembed(hidden)), vocab logits of the
+      dtype and their float32 copy for the sampler."""
+    chunks = prefill_chunks(num_ctx)
+    S = max(chunks)
+    dt = dtype_bytes
+    resid = S * spec.n_embd * dt
+    memo: dict[int | None, int] = {}
+    work = 0
+    grow = 0
+    before_last = round_up(max(sum(chunks) - chunks[-1], 1), KV_STEP)
+    for layer in spec.trunk_layers:
+        a = layer.attention
+        attn = 0
+        if a is not None and layer.kind is not LayerKind.NONE and layer.kv_source is None:
+            heads, kw, vw = kv_dims(layer)
+            slots = before_last if layer.kind is not LayerKind.SLIDING or not a.window else min(before_last, a.window)
+            grow = max(grow, heads * (kw + vw) * slots * dt)
+            attn = S * (a.n_heads + a.n_kv_heads) * (a.head_dim_k + a.head_dim_v) * dt
+            window = a.window if layer.kind is LayerKind.SLIDING and a.window else None
+            if window not in memo:
+                memo[window] = _scores_tokens(chunks, window, None)[0]
+            attn += _scores_bytes(a, 1, memo[window], 0, dt, latent=False)
+        f = layer.ffn
+        mlp = 0
+        if f is not None:
+            mlp = 3 * S * (f.n_ff_expert * f.n_experts_used + f.n_ff_shared if f.is_moe else f.n_ff) * dt
+        work = max(work, 2 * resid + max(attn, mlp))
+    return max(work, spec.n_vocab * (dt + 4)) + grow
+
+
 # ---------------------------------------------------------------------------------------------------------
 # The estimate of an MLX library tag: the runner's tensors, its check, and its caches at num_ctx
 
@@ -230,6 +293,10 @@ def estimate_mlx(spec: ModelSpec, devices: tuple[Device, ...], s: OllamaSettings
     (the MTP layer's freed: x/models/qwen3_5 LoadWeights freeTensorKeys "mtp.") and grows its caches as the
     conversation does, up to num_ctx (kv_cache_bytes), which no check covers."""
     v = parse_version(s.engine_version)
+    if s.kv_cache_type.strip().lower() not in KV_TYPES_ACCEPTED:
+        raise OomkitError(f"Ollama's MLX runner has no KV cache type: OLLAMA_KV_CACHE_TYPE={s.kv_cache_type} is not "
+                          "read by x/mlxrunner (its caches take the activations' dtype); leave it unset for an MLX "
+                          "library tag")
     if v < V_MLX_RUNNER:
         raise OomkitError(f"Ollama {s.engine_version} has no MLX runner (x/mlxrunner, first in v0.16.0): an MLX "
                           "library tag does not load")
@@ -247,13 +314,14 @@ def estimate_mlx(spec: ModelSpec, devices: tuple[Device, ...], s: OllamaSettings
     if spec.n_ctx_train:
         num_ctx = min(num_ctx, spec.n_ctx_train)
     kv = kv_cache_bytes(spec, num_ctx)
+    compute = compute_bytes(spec, num_ctx)
     mtp_size = sum(_one_size(t, quantize, spec.architecture) for t in spec.weights.tensors
                    if t.layer is not None and t.layer >= spec.n_trunk_layers)
     held = size.total - mtp_size
     warnings: list[str] = []
     view: dict[str, Any] = {"runner": "mlx", "quantization": quantize, "total_tensor_size": size.total,
                             "tensor_bytes_by_type": size.by_type, "tower_bytes": size.towers, "num_ctx": num_ctx,
-                            "n_ctx": num_ctx}
+                            "n_ctx": num_ctx, "prefill_chunk": PREFILL_CHUNK, "compute": compute}
     if gpu is not None and v >= V_LOAD_CHECK:
         free = gpu.free_bytes if gpu.free_bytes is not None else gpu.memory_bytes
         if free is not None:
@@ -273,13 +341,36 @@ def estimate_mlx(spec: ModelSpec, devices: tuple[Device, ...], s: OllamaSettings
     state = kv_cache_bytes(spec, KV_STEP) - per_token
     dev = Usage(id=gpu.id if gpu else "host", name=gpu.name if gpu else "host",
                 memory_bytes=gpu.memory_bytes if gpu else None, weights_bytes=held,
-                kv_cache_bytes=kv - state, recurrent_state_bytes=state,
+                kv_cache_bytes=kv - state, recurrent_state_bytes=state, compute_bytes=compute,
                 overhead_bytes=(MINIMUM_MEMORY_METAL if metal else MINIMUM_MEMORY_OTHER) if gpu else 0)
     host = Usage(id="host", name="host")
-    return MemoryEstimate(model=spec, engine="ollama", settings={**s.to_dict(), "num_ctx": num_ctx, "num_parallel": 1},
+    return MemoryEstimate(model=_with_tower_label(spec, v), engine="ollama", settings={**s.to_dict(), "num_ctx": num_ctx, "num_parallel": 1},
                           devices=(dev,) if gpu else (), host=host if gpu else replace(dev, id="host"),
                           engine_view=view, kv_bytes_per_token=per_token // KV_STEP,
                           warnings=tuple(warnings), notes=tuple(labels))
+
+
+# x/models/qwen3_5/vision.go loadVisionWeights, from v0.32.7 (1e85fe8e9, "qwen3_5: image input support"): the
+# runner builds the vision tower from the manifest's own safetensors
+V_TOWER_LOADED = (0, 32, 7)
+
+
+def _with_tower_label(spec: ModelSpec, v: tuple[int, ...]) -> ModelSpec:
+    """The model's vision-tower note in the MLX build's terms: x/create writes the tower into the build's
+    safetensors at source precision (no mmproj file), so TotalTensorSize and these weights count it."""
+    if not spec.towers:
+        return spec
+    size_gib = sum(tw.params for tw in spec.towers) * 2 / 2**30
+    if spec.architecture not in _QWEN35:
+        loads = "whether this architecture's runner model reads it is not modelled"
+    elif v >= V_TOWER_LOADED:
+        loads = "the runner loads it with the model (x/models/qwen3_5/vision.go loadVisionWeights, v0.32.7+)"
+    else:
+        loads = "this release's runner takes no image input (x/models/qwen3_5 loads the tower from v0.32.7)"
+    note = (f"vision tower: {size_gib:.2f} GiB at 16 bits, inside the MLX build's safetensors (no mmproj file), "
+            f"counted in TotalTensorSize and the weights; {loads}")
+    labels = tuple(note if lb.startswith("vision tower:") else lb for lb in spec.labels)
+    return replace(spec, labels=labels)
 
 
 def _one_size(t: TensorSpec, quantize: str, architecture: str) -> int:
