@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from oomkit.errors import OomkitError
@@ -204,6 +204,8 @@ def format_of(fmt: QuantFormat, module_name: str) -> QuantFormat | None:
         return None
     if not fmt.per_module:
         return fmt
+    if fmt.method == "mlx":
+        return _mlx_module(fmt, module_name)
     for name, sub in fmt.per_module:
         if module_name == name or module_name.startswith(name + "."):
             return sub
@@ -220,6 +222,12 @@ def parse_quantization_config(config: Mapping[str, Any] | None, torch_dtype: str
     if not config:
         return QuantFormat(name=dtype, bits=8 * dtype_bytes(dtype), dtype=dtype)
     method = str(config.get("quant_method", "")).lower().replace("_", "-")
+    if not method and "bits" in config:
+        # mlx-lm writes its "quantization" block a second time as "quantization_config", with no quant_method
+        # (mlx_lm/utils.py quantize_model: `quantized_config["quantization_config"] = quantized_config["quantization"]`,
+        # #957, mlx-lm 0.18.1 on; load_model reads "quantization" first), and config.json's quantization_config
+        # comes first here: the same block, read as MLX's
+        method = "mlx"
     parser = _PARSERS.get(method)
     if parser is None:
         raise OomkitError(f"unknown quant_method {config.get('quant_method')!r}; "
@@ -522,6 +530,15 @@ _MLX_FP_MODES = {"mxfp4": (4, 32), "mxfp8": (8, 32), "nvfp4": (4, 16)}
 def _mlx(c: Mapping[str, Any], dtype: str) -> QuantFormat:
     # mlx-lm's config.json "quantization" block ({"group_size": 64, "bits": 4[, "mode": ...]}, mlx_lm/utils.py
     # quantize_model); every Linear and Embedding with a whole number of groups is quantized, lm_head included.
+    # Beside the block's own settings, a module path may carry its own: {"group_size": 64, "bits": 8[, "mode"]}, or
+    # a bool (see _mlx_modules); they go into per_module, which format_of reads for method "mlx" (a module not
+    # listed takes the block's settings).
+    base = _mlx_one(c, dtype)
+    modules = _mlx_modules(c, base, dtype)
+    return replace(base, per_module=modules) if modules else base
+
+
+def _mlx_one(c: Mapping[str, Any], dtype: str) -> QuantFormat:
     mode = str(c.get("mode", "affine")).lower()
     if mode in _MLX_FP_MODES:  # mlx/quantization_mode.h QuantizationMode: Affine, Mxfp4, Mxfp8, Nvfp4
         bits, group = _MLX_FP_MODES[mode]
@@ -534,6 +551,41 @@ def _mlx(c: Mapping[str, Any], dtype: str) -> QuantFormat:
         raise OomkitError(f"MLX quantization with {bits} bits: mlx quantizes to 2-8 bits")
     return QuantFormat("mlx-affine", bits, group_size=_whole(c, "group_size", 64), dtype=dtype, strategy="group",
                        scale_dtype=dtype, zero_point=True, method="mlx")
+
+
+def _mlx_modules(c: Mapping[str, Any], base: QuantFormat, dtype: str) -> tuple[tuple[str, QuantFormat], ...]:
+    """The per-module entries of an MLX "quantization" block, as mlx_lm/utils.py load_model applies them: its
+    class_predicate returns `config["quantization"][p]` for a module path listed there (mlx-lm 0.20.3 on, #1132),
+    and nn.quantize quantizes with a dict's own group_size / bits / mode (to_quantized's defaults, affine 64 / 4,
+    for what it leaves out), with the block's settings for True, and not at all for False. quantize_model writes
+    them from a quant_predicate: 0.20.3-0.26.1 every leaf module's answer, True / False / dict (convert.py
+    --quant-predicate mixed_3_6 / mixed_2_6, 0.21.5 on); 0.26.2 on (#349) only the dicts, which the models' own
+    predicates give (qwen3_moe.py / gpt_oss.py: the router at 8 bits, gemma4_text.py: router.proj at 8 bits).
+    A module left in the dtype is an entry of the unquantized format (not `quantized`)."""
+    plain = QuantFormat(dtype, 8 * dtype_bytes(dtype), dtype=dtype)
+    out = []
+    for key, v in c.items():
+        if isinstance(v, bool):
+            out.append((str(key), base if v else plain))
+        elif isinstance(v, Mapping):
+            try:
+                out.append((str(key), _mlx_one(v, dtype)))
+            except OomkitError as e:
+                raise OomkitError(f"MLX quantization of {key}: {e}") from None
+    return tuple(out)
+
+
+def _mlx_module(fmt: QuantFormat, module_name: str) -> QuantFormat | None:
+    """The format an MLX checkpoint stores `module_name` in: its own entry where the block lists it, the block's
+    otherwise. mlx-lm names modules by its Model's tree: a wrapper's prefix ("language_model.model.layers.N..."
+    in gemma3.py / gemma4.py), the stacked experts as mlp.switch_mlp (switch_layers.py SwitchGLU); the decoder's
+    names here ("model.layers.N.mlp.experts...") are matched on the path's end."""
+    tail = "." + module_name
+    for key, sub in fmt.per_module:
+        path = key.replace(".switch_mlp.", ".experts.")
+        if path == module_name or path.endswith(tail):
+            return sub if sub.quantized else None
+    return fmt
 
 
 _PARSERS = {"mlx": _mlx, "fp8": _fp8, "fbgemm-fp8": _fbgemm_fp8, "gptq": _gptq, "awq": _awq, "bitsandbytes": _bnb,
