@@ -136,3 +136,24 @@ def test_a_module_entry_mlx_cannot_quantize_is_refused_in_one_line():
     with pytest.raises(OomkitError, match=r"^MLX quantization of model\.layers\.0\.mlp\.down_proj: .*2-8 bits$"):
         _tensors(_config("Qwen/Qwen3-8B", {"group_size": 64, "bits": 4,
                                            "model.layers.0.mlp.down_proj": {"group_size": 64, "bits": 9}}))
+
+
+def _q(name: str, version: str, bits: int = 4) -> dict:
+    spec = spec_from_config(copy.deepcopy(dict(catalog.lookup(name).config)), name=name)
+    s = mlx.MlxSettings(q_bits=bits, context_length=1024, engine_version=version)
+    return {t.name: b for t, b in mlx.tensor_bytes(spec, s, mlx.resolve(spec, s))}
+
+
+@pytest.mark.parametrize("version,router_bits", [("0.26.2", 4), ("0.26.3", 8), ("0.31.3", 8)])
+def test_convert_q_keeps_the_qwen3_moe_router_at_8_bits_from_0_26_3(version, router_bits):
+    """qwen3_moe.py quant_predicate (`mlp.gate` -> group 64, bits 8) came with PR #349 (cbfba0a9), first in v0.26.3;
+    before it -q quantized the router at --q-bits like any Linear."""
+    b = _q("Qwen/Qwen3-30B-A3B", version)
+    assert b["blk.0.ffn_gate_inp.weight"] == _affine(128, 2048, router_bits, 64)
+    assert b["blk.0.attn_q.weight"] == _affine(4096, 2048, 4, 64)
+
+
+def test_convert_q_quantizes_mixtral_s_router_at_q_bits():
+    """mixtral.py defines no quant_predicate (nor do deepseek_v3.py, qwen2_moe.py, glm4_moe.py): its 8-expert gate
+    goes to --q-bits with everything else (8 rows x 4096 inputs at 4 bits, group 64)."""
+    assert _q("mistralai/Mixtral-8x7B-Instruct-v0.1", "0.31.3")["blk.0.ffn_gate_inp.weight"] == _affine(8, 4096, 4, 64)

@@ -25,6 +25,28 @@ _SANITIZED_HEAD = {"gemma3": "gemma3_tied_head"}
 _LOADED_QUANTIZED = frozenset({"mlx-affine", "mlx-mxfp4", "mlx-mxfp8", "mlx-nvfp4", "mxfp4", "awq", "gptq"})
 
 
+# mlx-lm model types whose Model.quant_predicate gives the MoE router {group_size 64, bits 8} under -q (utils.py
+# quantize_model: `quant_predicate or getattr(model, "quant_predicate", None)`; models/<type>.py, e.g. qwen3_moe.py
+# `path.endswith("mlp.gate")`, gpt_oss.py `router`, gemma4_text.py `router.proj`, qwen3_next.py / qwen3_5.py the
+# shared_expert_gate too), each with the first release holding it (`git tag --contains` of the commit adding it,
+# read at d78bf58e; the first, qwen3_moe's, PR #349 cbfba0a9, in 0.26.3). Other MoE models (mixtral, deepseek_v3,
+# qwen2_moe, glm4_moe, llama4, ...) define none: their router is quantized at --q-bits like any Linear. Keys are
+# config.json model types after utils.py MODEL_REMAPPING (minimax_m2 -> minimax).
+_ROUTER_8BIT = {"qwen3_moe": (0, 26, 3), "bailing_moe": (0, 26, 4), "gpt_oss": (0, 27, 0), "granitemoe": (0, 27, 1),
+                "longcat_flash": (0, 27, 1), "Klear": (0, 28, 0), "granitemoehybrid": (0, 28, 0),
+                "qwen3_next": (0, 28, 0), "jamba": (0, 28, 3), "lfm2_moe": (0, 28, 3), "afmoe": (0, 28, 4),
+                "bailing_moe_linear": (0, 28, 4), "kimi_linear": (0, 28, 4), "minimax": (0, 28, 4),
+                "minimax_m2": (0, 28, 4), "step3p5": (0, 30, 6), "qwen3_5": (0, 30, 7), "qwen3_5_moe": (0, 30, 7),
+                "gemma4_text": (0, 31, 2), "gemma4": (0, 31, 2)}
+_ROUTERS = ("ffn_gate_inp.weight", "ffn_gate_inp_shexp.weight")
+
+
+def router_at_8_bits(spec: ModelSpec, version) -> bool:
+    """Whether mlx_lm.convert -q of this release keeps the model's MoE router at 8 bits, group 64 (_ROUTER_8BIT)."""
+    first = _ROUTER_8BIT.get(spec.hf_model_type)
+    return first is not None and tuple(version) >= first
+
+
 def is_plain_dtype(name: str) -> bool:
     """A float dtype in any spelling (float32, float16, bfloat16)."""
     return float_bytes(name) is not None
@@ -35,8 +57,8 @@ def tensor_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved) -> list[tuple[Ten
 
     q_bits (an mlx_lm.convert -q model): utils.py quantize_model quantizes every module with `to_quantized`
     (Linear, Embedding, SwitchLinear experts) whose input width divides by the group size, mode "affine": packed
-    uint32 data of bits/32 per value plus a scale and a bias per group in the model dtype; MoE routers at 8 bits
-    (the models' quant_predicate, e.g. qwen3_moe.py `mlp.gate` -> bits 8, gpt_oss.py `router`). Norms, biases and
+    uint32 data of bits/32 per value plus a scale and a bias per group in the model dtype; MoE routers at 8 bits,
+    group 64, where the model's quant_predicate says so in that release (_ROUTER_8BIT), at q_bits otherwise. Norms, biases and
     conv weights stay in the dtype. Without q_bits: float checkpoints in their dtype, others as stored.
 
     q_bits over a quantized checkpoint (mlx-community's gpt-oss "-MXFP4-Q8": openai/gpt-oss-20b's MXFP4 experts, the
@@ -60,6 +82,7 @@ def tensor_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved) -> list[tuple[Ten
     plain = is_plain_dtype(spec.weights.format)
     version = parse_version(s.engine_version)
     linear_only = not ERAS.reached(version, "quantize_embeddings")
+    router_8 = router_at_8_bits(spec, version)
     tensors = spec.weights.tensors
     if s.q_bits is not None or s.converted_repo:
         # an mlx_lm.convert output, quantized (-q) or not (--dtype: an mlx-community "-bf16" repo): convert.py saves
@@ -72,8 +95,9 @@ def tensor_bytes(spec: ModelSpec, s: MlxSettings, r: Resolved) -> list[tuple[Ten
         if (s.q_bits is not None and len(t.shape) >= 2 and not t.name.endswith(_NOT_QUANTIZED)
                 and not loaded_quantized and not (linear_only and _float_before_0_10(t))):
             in_dim = t.shape[0]
-            bits = 8 if t.name.endswith("ffn_gate_inp.weight") else s.q_bits
-            g = 64 if t.name.endswith("ffn_gate_inp.weight") else s.q_group_size
+            router = router_8 and t.name.endswith(_ROUTERS)
+            bits = 8 if router else s.q_bits
+            g = 64 if router else s.q_group_size
             if in_dim % g == 0:
                 rows = t.n_elements // in_dim
                 out.append((t, rows * quant_row(in_dim, bits, g, r.dtype_bytes)))
