@@ -231,6 +231,8 @@ def _large_reserve(d: Diagnosis) -> bool:
 # apply. (why, drops(text, d, computed, runner))
 _CANNED_DROPS: tuple[tuple[str, Callable[[str, Diagnosis, list[Fix], str | None], bool]], ...] = (
     ("a computed fix already says it", lambda t, d, c, r: _covered(t, c)),
+    ("the MLX runner's load check: its computed fixes give each of the message's fixes with the figures",
+     lambda t, d, c, r: d.signature == "ollama_mlx_load" and bool(c)),
     ("the MoE offload's fix names -ngl beside --n-cpu-moe",
      lambda t, d, c, r: t.startswith("-ngl fewer") and any(f.summary.startswith("--n-cpu-moe higher") for f in c)),
     # reader.py GARBAGE_CAUSE: a size computed wrongly; no batch, quantization or GPU count makes it fit
@@ -2163,6 +2165,78 @@ def _ollama_system(d: Diagnosis) -> list[Fix]:
             Fix(summary="a smaller quant of the same model (e.g. the q4_K_M tag) or a smaller model")]
 
 
+def _mlx_build_sizes(model: str | None) -> tuple[str, str, dict[str, int]] | None:
+    """(the GGUF tag of the same model, the build's quantization, TotalTensorSize of each x/create quantization) for
+    an Ollama MLX library tag whose model the catalog holds (engines/ollama/mlx_runner.py total_tensor_size); None
+    for other names (no network)."""
+    if not model:
+        return None
+    # lazy: the catalog, the resolver and the MLX runner's sizes only when a refusal names an MLX tag
+    from ..engines.ollama import mlx_runner
+    from ..errors import OomkitError
+    from ..model import names
+    from ..model.resolve import resolve
+
+    try:
+        build = names.ollama_mlx_build(model)
+        if build is None:
+            return None
+        spec = resolve(model)
+        return build[0], build[1], {q: mlx_runner.total_tensor_size(spec, q).total for q in mlx_runner.QUANT}
+    except (OomkitError, ValueError, KeyError):
+        return None
+
+
+def _ollama_mlx_load(d: Diagnosis) -> list[Fix]:
+    """Ollama's MLX runner refused the build before it started (x/mlxrunner/client.go Load, v0.18.2+): the weights
+    (the manifest's TotalTensorSize) must fit the first GPU's free memory less MinimumMemory() (ml/device.go: 512 MiB
+    on Metal, 457 MiB elsewhere) and OLLAMA_GPU_OVERHEAD. The runner keeps every tensor on that GPU: no num_gpu or
+    num_ctx changes the figure; fewer weight bytes, or more free memory, do."""
+    req, avail, over = (d.numbers.get(k) for k in ("model_required_bytes", "available_bytes", "overhead_bytes"))
+    if not isinstance(req, int) or not isinstance(avail, int):
+        return []
+    short = max(req - avail, 0)
+    out: list[Fix] = []
+    model = d.settings.get("ollama_model")
+    sizes = _mlx_build_sizes(model)
+    if sizes:
+        gguf, q, by_q = sizes
+        fit = sorted((b, k) for k, b in by_q.items() if k != q and b <= avail)
+        if fit:
+            listed = ", ".join(f"{k} {_g(b)}" for b, k in fit)
+            out.append(Fix(summary=f"a smaller quantization of the same model that fits the {_g(avail)} available: "
+                                   f"{listed} (TotalTensorSize of x/create's quantization; {q} is {_g(by_q[q])})"))
+        else:
+            b, k = min((b, k) for k, b in by_q.items())
+            if k != q:
+                out.append(Fix(summary=f"no MLX quantization of this model fits the {_g(avail)} available: the "
+                                       f"smallest, {k}, is {_g(b)} ({_g(b - avail)} over; {q} is {_g(by_q[q])})"))
+        known = _ollama_weight_bytes(gguf)
+        tail = f" ({known[0]}, {_g(known[1])} of weights)" if known else ""
+        out.append(Fix(summary=f"{gguf}, the GGUF tag of the same model{tail}: Ollama's llama.cpp runner splits its "
+                               "layers between the GPU and the CPU (slower), where the MLX runner must hold all "
+                               f"{_g(req)} on the GPU"))
+    else:
+        out.append(Fix(summary=f"a smaller quantization of the same model, {_g(short)} smaller at least (nvfp4 / int4 "
+                               f"instead of mxfp8 / int8: 4 bits a weight against 8), or its GGUF tag, which Ollama's "
+                               f"llama.cpp runner splits between the GPU and the CPU: the MLX build's weights are "
+                               f"{_g(req)}, {_g(avail)} is available"))
+    free = avail + over if isinstance(over, int) else None
+    had = f" (it had {_g(free)} free)" if free is not None else ""
+    out.append(Fix(summary=f"free {_g(short)} more on the first GPU{had}: close other apps, `ollama stop` other "
+                           "loaded models (`ollama ps` lists them)", command="ollama ps"))
+    if isinstance(over, int):
+        # the overhead printed is MinimumMemory() + OLLAMA_GPU_OVERHEAD, HumanBytes2's one decimal
+        minimum = min((512 * MiB, 457 * MiB), key=lambda m: abs(over - m))
+        env = over - minimum
+        if env > MiB:
+            enough = "enough" if env >= short else f"not enough alone ({_g(short)} short)"
+            out.append(Fix(summary=f"OLLAMA_GPU_OVERHEAD lower or unset: the {_m(over)} overhead holds about {_m(env)} "
+                                   f"of it beside the runner's {_m(minimum)} minimum; {enough}",
+                           env=(("OLLAMA_GPU_OVERHEAD", "0"),), saves_bytes=env))
+    return out
+
+
 def _mlx_host_ram(d: Diagnosis) -> list[Fix]:
     """An MLX program's Metal command buffer ran out of memory where the signature's own fixes do not name MLX's
     cache: mlx/backend/metal/allocator.cpp MetalAllocator keeps freed buffers cached up to max_pool_size_ (by default
@@ -2396,6 +2470,7 @@ _BY_SIGNATURE = {
     "mlx_max_buffer": _mlx_max_buffer,
     "torch_mps_buffer_size": _mps_buffer,
     "ollama_system_memory": _ollama_system,
+    "ollama_mlx_load": _ollama_mlx_load,
     "ollama_layout": _ollama_layout,
     "exllama_insufficient": _exllama,
     "omlx_preflight_guard": _omlx_guard,

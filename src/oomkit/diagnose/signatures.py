@@ -1288,6 +1288,26 @@ SIGNATURES: tuple[Signature, ...] = (
         fixes=("a smaller model or quant", "num_ctx / OLLAMA_CONTEXT_LENGTH smaller",
                "free RAM: ollama stop other models, OLLAMA_MAX_LOADED_MODELS=1", "add swap")),
     Signature(
+        # x/mlxrunner/client.go Load (v0.18.2+, bbbad9768 "sched: Model eviction for MLX"): the MLX runner's one
+        # check before it starts: the manifest's TotalTensorSize against the first GPU's free memory less
+        # MinimumMemory() (ml/device.go: 512 MiB on Metal, 457 MiB elsewhere) + OLLAMA_GPU_OVERHEAD, each figure
+        # format.HumanBytes2 (engines/ollama/mlx_runner.py load_check); the KV cache is not in it
+        "ollama_mlx_load", "ollama", ("are available (after",),
+        r"model requires " + SIZE + r" but only " + SIZE + r" are available \(after " + SIZE + r" overhead\)",
+        stage="weights", priority=7,
+        fields=(Field("model_required_bytes", r"model requires " + SIZE + " but only", "size_as_written"),
+                Field("available_bytes", r"but only " + SIZE + r" are available", "size_as_written"),
+                Field("overhead_bytes", r"\(after " + SIZE + r" overhead\)", "size_as_written")),
+        message="Error: 500 Internal Server Error: model requires {X} but only {Y} are available (after {Z} overhead)",
+        versions="Ollama >= 0.18.2, MLX library tags (x/mlxrunner)",
+        causes=("the MLX build's weights (TotalTensorSize) are larger than the first GPU's free memory less the "
+                "runner's minimum and OLLAMA_GPU_OVERHEAD; the MLX runner keeps every tensor on the GPU (no CPU "
+                "split)",),
+        fixes=("a smaller quantization of the same model (nvfp4 / int4 instead of mxfp8 / int8), or its GGUF tag: "
+               "Ollama's llama.cpp runner splits a GGUF model between the GPU and the CPU",
+               "close what else holds GPU memory (other apps; `ollama ps`, `ollama stop <model>`)",
+               "OLLAMA_GPU_OVERHEAD lower or unset, if set")),
+    Signature(
         # llm/server.go (Ollama 0.11+ layouts; sched.go before): when a model would not load fully beside the ones
         # already loaded, the scheduler logs this at INFO, unloads one (ErrLoadRequiredFull) and retries; in its
         # three wordings ("more memory", "more gpu memory", "more system memory"). Nothing failed
