@@ -13,7 +13,9 @@ disagreements lie in engine files this set does not own (vLLM's V0 profile of De
 Qwen2.5-VL's encoder, Ollama 0.4.0's mllama estimate) or in what fit weighs (a serving-time batch short of memory,
 which the vLLM estimate gives only as a warning): strict xfails with the figures. Later, engines/vllm/encoder.py
 (QWEN_V0_PIXEL_COPIES) turned gpustack#1800's verdict to the refusal the thread shows (4 of 8); its count stays a
-strict xfail.
+strict xfail. Then engines/ollama/layout.py _mllama_projector put the mllama projector on the llama runner's GPU 0
+(llama/mllama.cpp mllama_model_load: its 1.8 GiB of weights and at least a global layer's 2,525 MiB KQ), which
+turns ollama#7440's verdict at 31/41 to the OOM the thread shows (5 of 8).
 
 | report | engine, release, GPUs | what it shows | oomkit before | after | agrees |
 |---|---|---|---|---|---|
@@ -22,7 +24,7 @@ strict xfail.
 | vllm-project/vllm#7553 Yi-1.5-34B-Chat TP4, 0.9 | vLLM 0.5.4, 4 x RTX 4090 | graphs 2,464 MiB a card; OOM at a batch of 4 x 2k | graphs 2,466 MiB; warns the 4,096-token batch; fit unchanged | same | check yes, fit no (strict xfail) |
 | vllm-project/vllm#12890 DeepSeek-V3 FP8 TP8, 0.98 | vLLM 0.7.0 (before MLA, 0.7.1), 8 x H20 96GB | at most 6,500 tokens | 13,568 (15,248 in the pool at 6,500) | same | no (strict xfail) |
 | gpustack/gpustack#1800 Qwen2.5-VL-7B-Instruct, 8,192 | vLLM 0.8.4 V0, RTX 3090 | refused: 2,400 tokens of KV cache | fits, 80,848 tokens (15,600 once V0's dummy prompt was read) | refused, 4,848 tokens (the pixels' second copy) | yes (the count: strict xfail) |
-| ollama/ollama#7440 x/llama3.2-vision:11b-instruct | Ollama 0.4.0-rc6, RTX 3080 Ti, 9.5 GiB free | 31/41 layers offloaded, CUDA OOM | 26/41 (0.4.0's rules), runs split; fit unchanged | at 0.4.0-rc6 the offload line to the character (31/41) below 9.5 GiB free; fit unchanged | line yes, fit no (strict xfail) |
+| ollama/ollama#7440 x/llama3.2-vision:11b-instruct | Ollama 0.4.0-rc6, RTX 3080 Ti, 9.5 GiB free | 31/41 layers offloaded, CUDA OOM | 26/41 (0.4.0's rules), runs split; fit unchanged | at 0.4.0-rc6 the offload line to the character (31/41) below 9.5 GiB free; with the projector on GPU 0, 124 MiB over at 31; fit num_gpu 31 -> 30 | yes |
 | AlexsJones/llmfit#755 Qwen3-30B-A3B-Instruct-2507 Q4_K_M, -ngl 99 --n-cpu-moe 36 | llama.cpp (2026-07-16: b9986), RTX 2080 8GB | runs | runs (--fit shortens the unset context to 14,592) | same | yes |
 | QwenLM/Qwen3#389 Qwen1.5-32B-Chat-GPTQ-Int4, 0.99 | vLLM 0.4.2, RTX 2080 Ti 22GB (22,356 MB) | fails; lower utilizations did not help | fails at 0.99, 0.9, 0.8 (the profile run of 32,768 tokens); fit --max-model-len 9728 + fp8 KV | same | yes |
 
@@ -335,17 +337,17 @@ def test_7440_the_runners_cache_and_gpu_weights_are_the_logs():
     assert round(sum(view["kv_buffer_bytes"].values()) / MiB, 2) == 656.25
 
 
-@pytest.mark.xfail(strict=True, reason="ollama#7440: at 0.4.0-rc6 with 9.49 GiB free oomkit prints the log's offload "
-                   "line (31/41, test_7440_rc6_prints_the_logs_offload_line), the runner's CUDA0 weights (3841.44 "
-                   "against 3841.45 MiB) and its KV (656.25 MiB, exact), but judges the split to run with 4,250 MiB "
-                   "left where the runner ran out of CUDA memory: the mllama projector the runner loads on GPU 0 "
-                   "(llama/mllama.cpp, 1.8 GiB of weights and its vision graph, which no log here measures) is not "
-                   "in the GPU's total, so fit sets num_gpu 31 -> 41 (every layer on the GPU: it has them all fit) "
-                   "where the thread lowers num_gpu")
 def test_7440_ollama_offloads_31_layers_and_fit_lowers_num_gpu():
+    """At 0.4.0-rc6 with 9.49 GiB free: the log's 31/41, and the runner out of CUDA memory there: llama/mllama.cpp
+    mllama_model_load puts the projector file (projector.weights="1.8 GiB") on CUDA device 0 and reserves its
+    vision graph there, a global layer's KQ alone 16 heads x 6432^2 x 4 B (4 tiles x 1608 positions: (560/14)^2 + 1
+    padded to 8); fit lowers num_gpu, as the thread's answer says to."""
     gpu, version = ["--vram", "9.49GiB"], "0.4.0-rc6"
     r = _check(gpu, version, R7440["command"])
     assert r["estimate"]["engine_view"]["ollama_layers"] == "31/41"
+    proj = r["estimate"]["engine_view"]["mllama_projector"]
+    assert proj["device"] == "CUDA0" and proj["graph"] == 16 * 6432 * 6432 * 4
+    assert r["fits"] is False and r["estimate"]["devices"][0]["total_bytes"] > r["estimate"]["devices"][0]["memory_bytes"]
     assert _changes(_fit(gpu, version, R7440["command"])).get("num_gpu", (0, 99))[1] < 31
 
 

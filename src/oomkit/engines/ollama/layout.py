@@ -66,6 +66,7 @@ from .projector import (
     Projector,
     catalog_vision_config,
     llamacpp_mmproj_projector,
+    mllama_runner_scores,
     mmproj_projector,
     own_pixtral_graph,
     own_siglip_graph,
@@ -410,6 +411,28 @@ def _mllama_cross_cache(spec: ModelSpec, runner: MemoryEstimate) -> MemoryEstima
     return replace(runner, devices=devices, host=host, engine_view=dict(runner.engine_view, kv_buffer_bytes=kv))
 
 
+def _mllama_projector(spec: ModelSpec, launch: Launch, runner: MemoryEstimate,
+                      devs: tuple[Device, ...]) -> MemoryEstimate:
+    """The llama runner's mllama projector (--mmproj, v0.4.0-v0.6.x): llama/mllama.cpp mllama_model_load (v0.4.0-rc6
+    read) takes ggml_backend_cuda_init(0) (Metal, CANN, Vulkan alike; the CPU only without a GPU backend),
+    allocates every tensor of the projector file there (ggml_backend_alloc_ctx_tensors: the file's weights,
+    projector.weights in Ollama's log) and reserves the vision graph on it (ggml_gallocr_reserve of
+    mllama_image_build_graph, at least a global layer's KQ: projector.mllama_runner_scores). Device 0 is the first
+    GPU the runner sees (Ollama's CUDA_VISIBLE_DEVICES lists the GPUs it placed layers on); none without layers
+    on a GPU. ollama/ollama#7440: 31/41 layers and the 1.8 GiB projector, CUDA OOM on the 12 GiB card."""
+    if spec.architecture != "mllama" or not devs or not runner.devices:
+        return runner
+    proj = _projector(spec, launch.version)
+    if proj is None:
+        return runner
+    graph = mllama_runner_scores(spec)
+    dev = devs[0].id
+    usage = tuple(replace(u, weights_bytes=u.weights_bytes + proj.weights, compute_bytes=u.compute_bytes + graph)
+                  if u.id == dev else u for u in runner.devices)
+    view = dict(runner.engine_view, mllama_projector={"device": dev, "weights": proj.weights, "graph": graph})
+    return replace(runner, devices=usage, engine_view=view)
+
+
 def _split(counts: list[int]) -> tuple[float, ...]:
     return tuple(float(c) for c in counts) if len(counts) > 1 and sum(counts) else ()
 
@@ -572,6 +595,7 @@ def _estimate_eras_abc(spec: ModelSpec, g: GgufView, devices: tuple[Device, ...]
         runner = _patched_output_buffer(spec, launch, ls, runner)
         runner = _hip_cublas_pool(spec, launch, ls, runner, used_devs)
         runner = _mllama_cross_cache(spec, runner)
+        runner = _mllama_projector(spec, launch, runner, used_devs)
     return _finish(spec, g, devices, used_idx, s, launch, num_parallel, runner, own, ls)
 
 

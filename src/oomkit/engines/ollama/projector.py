@@ -242,6 +242,26 @@ def mmproj_projector(spec: ModelSpec) -> Projector | None:
                      "embeddings F32")
 
 
+def mllama_runner_scores(spec: ModelSpec) -> int:
+    """The llama runner's mllama vision graph, at least (v0.4.0-v0.6.x, llama/mllama.cpp mllama_model_load reserves
+    mllama_image_build_graph for a batch of one image on the vision backend): a global layer's KQ, computed over
+    every tile's positions at once (the embeddings reshaped to num_tiles x (num_positions + num_padding_patches)
+    rows, build_attention's ggml_mul_mat(K, Q) of n_head x P x P F32, scaled and soft-maxed in place). num_positions
+    = (image_size / patch_size)^2 + 1 (class_embedding), padded to a multiple of 8. The rest of the graph (Q, K, V,
+    the MLP) is not counted. 0 where the config is not read."""
+    towers = [t for t in getattr(spec, "towers", ()) if t.kind == "vision"]
+    if not towers or towers[0].family != "mllama_vision_model":
+        return 0
+    vc = catalog_vision_config(spec) or towers[0].config.get("vision_config")
+    if not isinstance(vc, Mapping) or not vc.get("patch_size"):
+        return 0
+    positions = (int(vc["image_size"]) // int(vc["patch_size"])) ** 2 + 1
+    padded = positions + (8 - positions % 8) % 8
+    P = int(vc.get("max_num_tiles", 4)) * padded
+    heads = int(vc.get("attention_heads", vc.get("num_attention_heads", 0)))
+    return 4 * heads * P * P
+
+
 def _gemma4_tensors(vc: Mapping[str, Any], text_hidden: int) -> list[tuple[str, int, int]]:
     """(name, elements, bytes per element) of the gemma4 vision tensors as Ollama's converter writes them
     (convert/convert_gemma4.go Tensors, convert/reader.go tensorBase.Kind): matrices F16 (v.patch_embd forced F16
