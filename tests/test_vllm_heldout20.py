@@ -17,7 +17,10 @@ vLLM's defaults is 10.89 GiB (31.38 GiB x 0.9 - 15.71 weights - 1.51 activation 
 0.13 non-torch - 0.48 CUDA graphs) against 11.25 GiB for one 122,880-token request (48 layers x 4 KV heads x 128
 x 2 x 2 bytes a token): 0.36 GiB short, 1.1 % of the GPU. The post names no flag but the context, so a higher
 --gpu-memory-utilization or a smaller batch would close it as well as a smaller activation peak would; with no
-memory line to tell them apart, no rule is written.
+memory line to tell them apart, no rule is written. --language-model-only (the Discourse command) stays unmodelled:
+vLLM 0.17+ reads it as every modality limit 0 (config/multimodal.py get_limit_per_prompt), which drops the tower
+(15.57 -> 15.04 GiB a rank here, the verdict the same), but with it vllm#41789 (tests/test_vllm_heldout5.py) moves
+from +1.70 % to +4.61 % of the GPU, its separate drafter's weights being the other term oomkit does not count.
 
 Searched and not held (corpus "pages" and "docs"): myoceane.fr and blog.huikang.dev (cited already), a Reddit post
 on Qwen3.5-4B AWQ on an RTX 3060 ("~3.23 GB" of KV, "~23k" tokens, release "latest stable": approximate figures; at
