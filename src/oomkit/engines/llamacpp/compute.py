@@ -487,6 +487,11 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
     if spec.architecture in LM_HEAD_SCALED and rows_out >= T and ctx.flash_attn and not no_cache:
         out_phase = max(out_phase, scaled_head_swiglu_in_hole(spec, ctx, T, rows_out, input_block(spec, ctx, masks, T)))
     out_phase = max(out_phase, 0 if hybrid else moe_out)  # the hybrids' own placement above
+    if ctx.flash_attn and rows_out >= T and not hybrid and not no_cache and ERAS.reached(ctx.build, "embd_input"):
+        # a plain MLP's last layer: the final norm's block (plain_mlp_output_rows)
+        rows = plain_mlp_output_rows(spec, T, masks, _rotations(spec, ctx)[1] > 0)
+        if rows:
+            out_phase = max(out_phase, spec.n_vocab * rows_out * f32 + rows * resid)
     if spec.architecture in FINAL_NORM_KEPT and ctx.flash_attn and not no_cache and ERAS.reached(ctx.build, "kq_mask_f16"):
         # Hunyuan V3 with flash attention: the whole graph replayed through ggml-alloc (compute_graphs.hy_v3_graph),
         # one peak for both phases. Equal to llama.cpp@0c1e57098's CPU buffer where the closed forms miss where the
@@ -1229,6 +1234,38 @@ GATE_IN_ATTN_OUT = frozenset({"glm4moe"})
 # ffn_up takes the freed flash-attention output's block (ggml-alloc's placement of llama.cpp@0c1e57098's reserve on
 # the 2-layer sweep file, -c 8192 -np 1, one output row: 53.51 MiB, ffn_up at 32.01)
 PLAIN_FFN_THREE_ROWS = frozenset({"gptneox"})
+# the architectures whose graph builds the final norm with LLM_NORM (src/models/<arch>.cpp: build_norm(cur,
+# model.output_norm, model.output_norm_b, LLM_NORM, -1), llama.cpp@0c1e57098 to 3f545becc): ggml_norm, which
+# ggml-alloc.c ggml_op_can_inplace does not list (RMS_NORM it does), so result_norm takes a block of its own instead of
+# the last layer's output (plain_mlp_output_rows)
+FINAL_LAYER_NORM = frozenset({"bloom", "codeshell", "cohere2", "command-r", "dbrx", "falcon", "gpt2", "gptneox", "jais",
+                              "jais2", "modern-bert", "mpt", "nemotron", "orion", "phi2", "pockettts", "rwkv6", "rwkv7",
+                              "stablelm", "starcoder", "starcoder2", "wavtokenizer-dec"})
+
+
+def plain_mlp_output_rows(spec: ModelSpec, T: int, masks: int, v_rotated: bool) -> int:
+    """The hidden-state rows below the logits (the unread embeddings input included) where the last layer is a
+    sequential ungated MLP (GELU / ReLU^2: build_ffn with ffn_up alone, LLM_FFN_SEQ), every token an output and flash
+    attention on; 0 for any other graph (the plain logits phase's two rows hold). Read off ggml-alloc's placement of
+    llama.cpp@0c1e57098's reserve (tests/groundtruth/gallocr_dump.c) on the 2-layer sweep files:
+    - an F16 cache: the last layer's output projection takes the freed KQ mask block, its gathered rows the flash
+      attention output's, so l_out lands in the mask block one row above inp_embd. An RMS final norm runs in place on
+      it (logits + 2 rows: arcee 78.50 MiB at 8K); a LayerNorm (FINAL_LAYER_NORM) needs a new block, which only the
+      free tail above l_out has: logits + 3 rows (nemotron, bloom, mpt, codeshell, jais2 86.50 at 4K to 32K);
+    - a rotated V cache (q8_0 V with flash attention) with masks of a row or more: the un-rotation and the output
+      projection both land in the mask block, and l_out a row higher, above the freed ffn_inp block. An RMS norm in
+      place on l_out: logits + 3 rows (arcee, apertus 86.50 at 32K); a LayerNorm drops into the freed ffn_inp block,
+      l_out is freed under the logits: 2 rows (nemotron 78.50 at 8K to 20K and 32K; 86.50 at 24K, where the placement
+      differs: not modelled)."""
+    last = spec.trunk_layers[-1] if spec.trunk_layers else None
+    if last is None or spec.architecture in PLAIN_FFN_THREE_ROWS or spec.architecture in POST_NORM_ENCODERS:
+        return 0
+    fused, plain, parallel = _dense_ffn_rows(spec).get(last.index, (0, 0, True))
+    if not plain or parallel or fused:
+        return 0
+    rotated = v_rotated and masks >= spec.n_embd * T * 4
+    layer_norm = spec.architecture in FINAL_LAYER_NORM
+    return 3 if rotated != layer_norm else 2
 # parallel blocks whose attention output projection (build_attn's wo and its bias) runs before the FFN in the first
 # layer: the flash-attention output's block is freed under it, too narrow for ffn_up, so the first layer's FFN sits
 # above masks + 5 rows (inp_embd, embd, attn_norm, the freed FA block, the projected output), one row over falcon's
@@ -1410,6 +1447,13 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
                     # file with one output row (-c 8192 -np 1, flash attention): ffn_up at 40.01 MiB, 61.51 in all
                     # (57.51 at 4K; the same for starcoder, bloom and mpt)
                     below = base
+                    if v_rotated:
+                        # a rotated V cache (flash attention, quantized V: the attention output un-rotated by a
+                        # mul_mat into a new block) moves the output projection and ffn_inp into the attention
+                        # norm's block, one row lower: masks + 3 rows, as MiniCPM3's (ggml-alloc's placement of
+                        # llama.cpp@0c1e57098's reserve on the 2-layer nemotron / arcee sweep files, q8_0 K and V:
+                        # ffn_up-0 at 56.09 MiB of 77.59 at 32K; 109.59 printed at 64K, masks + 4 rows: 117.50)
+                        below -= resid
                 if parallel and layer.index == spec.trunk_layers[0].index \
                         and spec.architecture in PARALLEL_ATTN_OUT_FIRST:
                     below = base + resid
