@@ -18,10 +18,11 @@ from ...units import GiB, MiB
 from ..llamacpp import ERAS, LlamaCppSettings, compute_phases, kv_caches, resolve_context
 from ..llamacpp import estimate as llamacpp_estimate
 from ..llamacpp.backends import metal_devices
-from ..llamacpp.compute import pooling_type
+from ..llamacpp.compute import OP_OFFLOAD_MIN_BATCH, pooling_type
 from ..llamacpp.fit import params_fit
 from ..llamacpp.kv import Cache
 from ..llamacpp.settings import version_warning
+from ..llamacpp.weights import gpu_alloc_size
 from ..versions import version_str
 from .cuda_pool import (
     V_CUDA_POOL_IN_GRAPH,
@@ -433,6 +434,19 @@ def _mllama_projector(spec: ModelSpec, launch: Launch, runner: MemoryEstimate,
     return replace(runner, devices=usage, engine_view=view)
 
 
+def _host_weight_copy(spec: ModelSpec, gpus: list[OGpu], num_batch: int) -> int:
+    """The largest block matrix the runner would copy into a GPU's compute buffer for a block left on the CPU
+    (op offload, ggml-backend.cpp ggml_backend_sched_backend_id_from_cur): CUDA, ROCm and Vulkan offload an op of at
+    least OP_OFFLOAD_MIN_BATCH rows (Metal only its matrix products, not counted); sized as ggml-cuda allocates it
+    (weights.gpu_alloc_size) on CUDA / ROCm. 0 without such a GPU or below the batch."""
+    if not gpus or num_batch < OP_OFFLOAD_MIN_BATCH or any(o.library not in (*_CUDA_LIBS, "vulkan") for o in gpus):
+        return 0
+    cuda = all(o.library in _CUDA_LIBS for o in gpus)
+    sizes = [gpu_alloc_size(t) if cuda else t.nbytes for t in spec.weights.tensors
+             if t.layer is not None and len(t.shape) >= 2]
+    return max(sizes, default=0)
+
+
 def _split(counts: list[int]) -> tuple[float, ...]:
     return tuple(float(c) for c in counts) if len(counts) > 1 and sum(counts) else ()
 
@@ -797,6 +811,14 @@ def _own_estimate(spec: ModelSpec, g: GgufView, launch: Launch, gpus: list[OGpu]
         # + 2 x 128 MiB of one full layer's K and V (16941.88 MiB); gpt-oss on Vulkan is sized as Ollama's own
         # scheduler places it (_vulkan_gptoss: block 0's scores under the full layers', 16988.27 MiB)
         partial = graph + max(layer_c, default=0)
+        copy = _host_weight_copy(spec, gpus, launch.num_batch)
+        if copy:
+            # ml/backend/ggml/ggml.go New: ggml_backend_sched_new_ext(..., parallel false, op_offload true, ...)
+            # (v0.23.2 read): a block left on the CPU has its matrix products run on the GPU once the batch reaches
+            # 32 rows (ggml-cuda / Vulkan offload_op), its weight copied into the GPU's compute buffer as a split
+            # input, one weight a split (llamacpp compute.host_weight_copy); the copy sits beside the FFN's
+            # workspace, after the attention's buffers are freed
+            partial = max(partial, phases.ffn + copy)
         vk = _vulkan_gptoss(spec, launch, cache, gpus, partial, graph)
         if vk is not None:
             partial, graph = vk
