@@ -215,6 +215,14 @@ def _prompt_cache(d: Diagnosis) -> list[Fix]:
                 flags=("--cache-ram", "0"))]
 
 
+def _dense(d: Diagnosis) -> bool:
+    """The log's model has no routed experts (llama.cpp's n_expert = 0, or the catalog's entry of the model it
+    names)."""
+    from .predict import expert_count  # lazy: the catalog only when a fix names the MoE offload
+
+    return expert_count(d) == 0
+
+
 def _beyond_reserve(d: Diagnosis) -> bool:
     ru, req, free = (d.numbers.get(k) for k in ("reserved_unallocated_bytes", "requested_bytes", "free_bytes"))
     return ru is not None and req is not None and free is not None and free + ru < req
@@ -233,6 +241,9 @@ _CANNED_DROPS: tuple[tuple[str, Callable[[str, Diagnosis, list[Fix], str | None]
     ("a computed fix already says it", lambda t, d, c, r: _covered(t, c)),
     ("the MLX runner's load check: its computed fixes give each of the message's fixes with the figures",
      lambda t, d, c, r: d.signature == "ollama_mlx_load" and bool(c)),
+    # common/arg.cpp --cpu-moe / --n-cpu-moe keep the ffn_*_exps tensors on the CPU: a dense model has none
+    ("a dense model (no experts): the MoE offload moves nothing",
+     lambda t, d, c, r: "cpu-moe" in t and _dense(d)),
     ("the MoE offload's fix names -ngl beside --n-cpu-moe",
      lambda t, d, c, r: t.startswith("-ngl fewer") and any(f.summary.startswith("--n-cpu-moe higher") for f in c)),
     # reader.py GARBAGE_CAUSE: a size computed wrongly; no batch, quantization or GPU count makes it fit
@@ -622,8 +633,9 @@ def _next_tier(d: Diagnosis, fixes: list[Fix]) -> list[Fix]:
         text = (f"the next tier: nothing useful fits on this GPU; {flag} {2 * tp} (the KV cache and weights "
                 f"split across {gpus}), or a quantized checkpoint (AWQ / GPTQ / FP8), or a GPU with more memory")
     else:
-        text = ("the next tier: nothing useful fits; fewer layers on the GPU (-ngl, or --n-cpu-moe for MoE), a "
-                "smaller quant, or a GPU with more memory")
+        moe = "" if _dense(d) else ", or --n-cpu-moe for MoE"
+        text = (f"the next tier: nothing useful fits; fewer layers on the GPU (-ngl{moe}), a smaller quant, or a GPU "
+                "with more memory")
     return [Fix(summary=text)]
 
 

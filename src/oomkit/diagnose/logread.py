@@ -19,6 +19,10 @@ from .scan import Text
 SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     # llama.cpp (llama-context.cpp / llama-kv-cache.cpp / llama-model-loader.cpp start-up prints)
     ("n_ctx", r"\bn_ctx\s{0,12}=\s{0,4}([0-9]{1,20})", "n_ctx", "int"),
+    # llama-model.cpp print_info (llm_load_print_meta before 2025): "n_expert = N", 0 for a dense model (not
+    # n_expert_used / n_expert_shared); the GGUF key the loader dumps, "<arch>.expert_count u32 = N"
+    ("n_expert", r"\bn_expert\s{0,12}=\s{0,4}([0-9]{1,6})\b", "n_expert", "int"),
+    ("expert_count", r"\.expert_count\s{1,12}u32\s{0,4}=\s{0,4}([0-9]{1,6})\b", "n_expert", "int"),
     ("n_ctx_train", r"\bn_ctx_train\s{0,12}=\s{0,4}([0-9]{1,20})", "n_ctx_train", "int"),
     ("n_seq_max", r"\bn_seq_max\s{0,12}=\s{0,4}([0-9]{1,20})", "n_parallel", "int"),
     # llama-context.cpp (2025): "n_ctx_per_seq (N) < n_ctx_train (M)" and llama-kv-cache-unified.cpp "kv_size = K":
@@ -46,8 +50,15 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("V (", r"\bV \((\w{1,64})\):", "cache_type_v", "str"),
     ("layers to GPU", r"offloaded ([0-9]{1,20})/[0-9]{1,20} layers to GPU", "n_gpu_layers", "int"),
     ("layers to GPU", r"offloaded [0-9]{1,20}/([0-9]{1,20}) layers to GPU", "n_layers_total", "int"),
+    # llama-model.cpp print_info (2025+): "print_info: general.name     = Qwen2.5 Coder 7B Instruct"
+    ("general.name", r"print_info: general\.name\s{1,12}=\s{0,4}([^\n]{1,200})", "model_name", "str"),
     ("general.name", r"general\.name\s{1,12}str\s{0,4}=\s{0,4}([^\n]{1,200})", "model_name", "str"),
     ("file type", r"file type\s{0,12}=\s{0,4}([^\n]{1,60})", "file_type", "str"),
+    # the GGUF file a failed load names (common/common.cpp common_init_from_params "failed to load model '%s'",
+    # tools/server "failed to load model, '%s'") or a llama.cpp command line quoted with the log gives (-m / --model):
+    # the model whose expert count the MoE offload's fixes ask for (predict.expert_count)
+    ("failed to load model", r"failed to load model,? '([^'\n]{1,400}\.gguf)'", "model_file", "str"),
+    ("-m", r"(?:^|[\s`'\"])(?:-m|--model)[ =]([^\s'\"`]{1,400}\.gguf)\b", "model_file", "str"),
     ("from ", r"loaded meta data with [^\n]{0,200}? from (\S{1,400}\.gguf)", "model_path", "str"),
     ("build: ", r"build: ([0-9]{3,6}) \(", "llama_cpp_build", "str"),
     ("version: ", r"^version: ([0-9]{3,6}) \(", "llama_cpp_build", "str"),  # llama-cli --version
@@ -195,7 +206,11 @@ SETTINGS: tuple[tuple[str, str, str, str], ...] = (
     ("OLLAMA_NUM_PARALLEL:", r"OLLAMA_NUM_PARALLEL:([0-9]{1,20})", "OLLAMA_NUM_PARALLEL", "int"),
     ("OLLAMA_FLASH_ATTENTION:", r"OLLAMA_FLASH_ATTENTION:(\w{1,64})", "OLLAMA_FLASH_ATTENTION", "str"),
     ("OLLAMA_KV_CACHE_TYPE:", r"OLLAMA_KV_CACHE_TYPE:(\w{1,64})", "OLLAMA_KV_CACHE_TYPE", "str"),
-    ("--ctx-size", r"--ctx-size ([0-9]{1,20})", "n_ctx", "int"),
+    ("--ctx-size", r"--ctx-size[ =]([0-9]{1,20})", "n_ctx", "int"),
+    # -c, llama.cpp's short form of --ctx-size (common/arg.cpp {"-c", "--ctx-size"}), on a llama.cpp command line
+    # quoted with the log (llama-server, llama-cli, ./main, a .gguf model): the context the user asked for, read
+    # before the log's own n_ctx lines, which follow it and hold what was in force
+    ("-c", r"(?:llama|\bmain\b|\.gguf)[^\n]{0,2000}?(?:^|[\s`'\"])-c[ =]([0-9]{1,9})(?=[\s`'\"]|$)", "n_ctx", "int"),
     # an Ollama Modelfile's context (docs/modelfile.md: PARAMETER num_ctx N), quoted with the failure
     ("PARAMETER num_ctx", r"PARAMETER num_ctx ([0-9]{1,20})", "n_ctx", "int"),
     # a llama.cpp command line quoted in the text (common/arg.cpp: -ub / --ubatch-size N)

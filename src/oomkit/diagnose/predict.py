@@ -61,6 +61,27 @@ def _known(name: str | None) -> str | None:
     return None
 
 
+def expert_count(d: Diagnosis) -> int | None:
+    """The routed experts of the model the log is of: llama.cpp's own print (llama-model.cpp print_info / older
+    llm_load_print_meta "n_expert = N", or the GGUF key "<arch>.expert_count"), else the catalog's entry of the model
+    the log names (general.name, the GGUF path, the command's model); None when neither says."""
+    n = d.settings.get("n_expert")
+    if isinstance(n, int):
+        return n
+    for key in ("model_name", "model_path", "model_file", "model"):
+        cand = _known(str(d.settings.get(key) or "")) if d.settings.get(key) else None
+        if cand is None:
+            continue
+        from ..model.resolve import resolve  # lazy: the resolver only when a log names a catalog model
+
+        try:
+            spec = resolve(cand)
+        except (OomkitError, ValueError, KeyError):
+            return None
+        return max((layer.ffn.n_experts for layer in spec.layers), default=0)
+    return None
+
+
 # Where vLLM's "Model loading took" line sits in v1/worker/gpu_model_runner.py, by release, as logs that print
 # their release show it (vllm#23278 0.10.1: 2007; vllm PR #24577, main between 0.10.1 and 0.10.2: 2235;
 # vllm#33155 0.14.1: 3905; TheBuccaneer/vllm-offload-profiles, whose README names vLLM 0.17.1: 4364; llm-d's v0.19.0
