@@ -9,7 +9,7 @@ import pytest
 from oomkit.check import check
 from oomkit.engines.base import get_engine
 from oomkit.engines.cmdline import parse_command
-from oomkit.plan.options import HOST, Goals, budgets
+from oomkit.plan.options import HOST, UNIFIED, Goals, budgets
 from oomkit.plan.search import plan
 from oomkit.request import devices_from
 
@@ -25,7 +25,9 @@ M4_MAX_128 = "M4 Max 128GB"
 def test_plan_budget_of_an_apple_gpu_is_metals_working_set(gpu, working_set):
     devices = devices_from(gpu=gpu)
     assert [d.memory_bytes for d in devices] == [int(gpu.split()[-1][:-2]) << 30]  # the catalog: the unified RAM
-    assert budgets(devices, Goals()) == {devices[0].id: working_set, HOST: None}
+    ram = int(gpu.split()[-1][:-2]) << 30
+    # and the unified RAM, which the GPU's buffers and the CPU's layers share (options.UNIFIED)
+    assert budgets(devices, Goals()) == {devices[0].id: working_set, HOST: None, UNIFIED: ram}
     # what other programs hold and the headroom asked come off the working set, not off the RAM
     held = budgets(devices, Goals(reserve_bytes=1 << 30, headroom_bytes=2 << 30))
     assert held[devices[0].id] == working_set - (3 << 30)

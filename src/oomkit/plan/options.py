@@ -7,17 +7,20 @@ what was measured.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, fields, is_dataclass, replace
 from typing import Any
 
+from .. import memo
 from ..engines.base import Choice, EngineModule
 from ..engines.cmdline import ParsedCommand, parse_command
 from ..engines.llamacpp.args import download_command
-from ..engines.llamacpp.backends import metal_devices
+from ..engines.llamacpp.backends import is_metal, metal_devices
 from ..errors import OomkitError
 from ..limits import STEP, beyond_runtime_fit, context_limit, largest_context
-from ..memo import SEARCHING
+from ..memo import SEARCHING, ByObject
 from ..memory import Device, MemoryEstimate
 from ..model.spec import ModelSpec
 from . import rating
@@ -129,6 +132,54 @@ class Option:
 # Budgets and validity
 
 
+# The estimates of one planner run (search.plan, with its third tier and a family's members): the search asks the
+# engine the same question several times (the settled choice at the asked context, then its relief, then the first
+# tier's test; the least offload and its neighbour; each option again from its own command line), each the same
+# answer. Kept by the model spec's identity, the engine, the devices, the settings and the search's mode (SEARCHING:
+# an estimate weighed roughly inside a search is not the exact one), for the run only.
+_RUN_ESTIMATES: ContextVar[ByObject[Any] | None] = ContextVar("plan_estimates", default=None)
+
+
+@contextmanager
+def estimates_kept() -> Iterator[None]:
+    """Within it, run_estimate answers a question asked before from the first answer (a run nested in another
+    shares the outer table)."""
+    if _RUN_ESTIMATES.get() is not None:
+        yield
+        return
+    token = _RUN_ESTIMATES.set(ByObject(1 << 14))
+    try:
+        yield
+    finally:
+        _RUN_ESTIMATES.reset(token)
+
+
+def run_estimate(eng: EngineModule, spec: ModelSpec, devs: tuple[Device, ...], settings: Any) -> MemoryEstimate:
+    """eng.estimate(spec, devs, settings), its answer (or refusal) kept within estimates_kept."""
+    table = _RUN_ESTIMATES.get()
+    # the fields left out of the settings' equality (how a flag was typed: llama.cpp's n_ctx_typed) are echoed in the
+    # estimate's settings: they are part of the question too
+    typed = tuple(getattr(settings, f.name) for f in fields(settings) if not f.compare) if is_dataclass(settings) else ()
+    key = (eng.name, devs, settings, typed, memo.SEARCHING.get())  # the mode the engine reads (memo's own)
+    try:
+        hash(key)
+    except TypeError:  # settings holding a list or a dict: asked again
+        table = None
+    if table is None:
+        return eng.estimate(spec, devs, settings)
+
+    def ask() -> MemoryEstimate | OomkitError:
+        try:
+            return eng.estimate(spec, devs, settings)
+        except OomkitError as e:
+            return e
+
+    got = table.get(spec, key, ask)
+    if isinstance(got, OomkitError):
+        raise got
+    return got
+
+
 def budgets(devices: tuple[Device, ...], goals: Goals) -> dict[str, int | None]:
     """What each GPU may hold: its usable memory less what other programs hold and the headroom asked. An Apple GPU
     named from the catalog offers Metal's working set (recommendedMaxWorkingSetSize), not all its unified memory:
@@ -139,7 +190,23 @@ def budgets(devices: tuple[Device, ...], goals: Goals) -> dict[str, int | None]:
                                   else d.memory_bytes - goals.held_on(d.id) - goals.headroom_bytes
                                   for d in metal_devices(devices)}
     out[HOST] = goals.ram_bytes
+    # an Apple GPU from the catalog: its memory is the Mac's unified RAM, which the layers kept on the CPU fill too
+    unified = [d.memory_bytes - goals.held_on(d.id) - goals.headroom_bytes for d in devices
+               if is_metal(d) and d.memory_bytes and d.free_bytes is None]
+    if unified:
+        out[UNIFIED] = min(unified)
     return out
+
+
+# The key of budgets() for an Apple GPU's unified memory (the catalog's RAM of the Mac): what the GPU's buffers and
+# the CPU's together may hold. Ollama counts an integrated GPU's free memory as no more than the system's free memory
+# (server/sched.go availableMemoryForGPU / availableMemoryForLoad: "use the smaller value for shared-memory GPUs"),
+# and takes Metal on darwin/arm64 as integrated (discover/llama_server.go isIntegratedLlamaServerDevice), v0.33.0;
+# but on macOS it checks no system memory for what stays on the CPU (discover/gpu_darwin.go GetCPUMem: "FreeSwap
+# omitted as Darwin uses dynamic paging"), so a model larger than the RAM starts and pages its weights from disk.
+# Layers moved off the GPU there free no memory: the second tier must fit in the same RAM.
+UNIFIED = "unified"
+_NOT_A_GPU = frozenset({HOST, UNIFIED})
 
 
 def engine_devices(devices: tuple[Device, ...], goals: Goals) -> tuple[Device, ...]:
@@ -154,7 +221,7 @@ def engine_devices(devices: tuple[Device, ...], goals: Goals) -> tuple[Device, .
 def device_limits(est: MemoryEstimate, limits: dict[str, int | None]) -> list[tuple[Any, int | None]]:
     """Each GPU of the estimate with its budget: by id, or by position where the engine renamed its ranks (SGLang
     and vLLM name them "node1/GPU3 (rank 11)" under --nnodes; the estimate keeps the devices' order)."""
-    by_position = [v for k, v in limits.items() if k != HOST]
+    by_position = [v for k, v in limits.items() if k not in _NOT_A_GPU]
     return [(u, limits[u.id] if u.id in limits else (by_position[i] if i < len(by_position) else None))
             for i, u in enumerate(est.devices)]
 
@@ -168,6 +235,10 @@ def slack(est: MemoryEstimate, limits: dict[str, int | None], split_ok: bool = F
     worst = min(left)
     if limits.get(HOST) is not None and est.host.total_bytes > limits[HOST]:  # the offloaded part must fit in RAM
         worst = min(worst, limits[HOST] - est.host.total_bytes)
+    if limits.get(UNIFIED) is not None:  # the GPU's buffers and the CPU's share the Mac's RAM: the larger at least
+        # (ggml-metal maps the model file's pages as the GPU's buffer, which the CPU's layers read as well: the two
+        # totals may count those pages twice, so not their sum)
+        worst = min(worst, limits[UNIFIED] - max(sum(u.total_bytes for u in est.devices), est.host.total_bytes))
     if est.fits is False and not (split_ok and est.host.weights_bytes > 0):
         return min(worst, -1)
     return worst
@@ -205,12 +276,12 @@ def evaluate(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devic
     devs = engine_devices(devices, goals)
     top = context_limit(spec)
     f = choice.context_factor
-    choice = _settled(eng, spec, devs, choice, want * f, goals.concurrency)
+    choice = _settled(eng, spec, devs, choice, want * f, goals.concurrency, limits)
 
     def measure(settings: Any, split_ok: bool) -> Callable[[int], int | None]:
         def at(n: int) -> int | None:
             try:
-                est = eng.estimate(spec, devs, eng.with_context(settings, n * f))
+                est = run_estimate(eng, spec, devs, eng.with_context(settings, n * f))
             except OomkitError:
                 return None
             if beyond_runtime_fit(est, n * f):
@@ -282,26 +353,32 @@ def evaluate(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devic
 
 
 def _settled(eng: EngineModule, spec: ModelSpec, devs: tuple[Device, ...], choice: Choice, n_ctx: int,
-             concurrency: int = 1) -> Choice:
+             concurrency: int = 1, limits: dict[str, int | None] | None = None) -> Choice:
     """The choice with the fix the engine's own refusal of it names (engine.settle: vLLM's "lower max_num_seqs to
     at most N" for a model with Mamba-style state), so that a setting the engine would refuse at any context is
     planned as the engine asks, not dropped for system RAM or a larger GPU."""
     settings = choice.settings
     for _ in range(4):  # each fix may uncover the next phase's (the CUDA graphs, then the sampler warm-up)
         try:
-            est = eng.estimate(spec, devs, eng.with_context(settings, n_ctx))
+            est = run_estimate(eng, spec, devs, eng.with_context(settings, n_ctx))
         except OomkitError:
             break
         settled = eng.settle(settings, est)
         if settled is None or settled == settings:
             break
         settings = settled
-    settings = _relieved(eng, spec, devs, settings, n_ctx, concurrency)
+    settings = _relieved(eng, spec, devs, settings, n_ctx, concurrency, limits)
     return choice if settings is choice.settings else replace(choice, settings=settings)
 
 
+# The share of each GPU an engine claims for weights and its KV pool whatever the context (vLLM
+# --gpu-memory-utilization, config/cache.py CacheConfig; SGLang --mem-fraction-static, server_args.py): where the run
+# starts but overshoots the plan's budgets (--reserve, --headroom) at every context, only a lower share brings it in.
+BUDGET_FRACTIONS = frozenset({"gpu_memory_utilization", "mem_fraction_static"})
+
+
 def _relieved(eng: EngineModule, spec: ModelSpec, devs: tuple[Device, ...], settings: Any, n_ctx: int,
-              concurrency: int = 1) -> Any:
+              concurrency: int = 1, limits: dict[str, int | None] | None = None) -> Any:
     """Settings the engine refuses at every context (its start-up error, engine_view "error", at the shortest
     context too) with the engine's own move that costs no context (engine.relief) that lets it start at `n_ctx`
     and leaves the largest token pool, ties to the engine's order. vLLM's V1 engine (0.8.0 on) profiles the sampler
@@ -312,10 +389,15 @@ def _relieved(eng: EngineModule, spec: ModelSpec, devs: tuple[Device, ...], sett
     init_memory_pool). Without this, plan dropped such a choice for weights in system RAM or for lower-precision
     weights (vllm-project/vllm#17238: --cpu-offload-gb 2 where --max-num-seqs 8 ran; ai-dynamo/dynamo#9238:
     --quantization fp8 where --mem-fraction-static 0.9 ran). A move never caps the engine's running sequences
-    (its "parallel" field) below the concurrency asked."""
+    (its "parallel" field) below the concurrency asked. With `limits` (the plan's budgets: --reserve and --headroom
+    taken off each GPU), a move whose run stays within them comes before one that only lets the engine start; and a
+    run that starts but overshoots them at every context, its memory fraction (BUDGET_FRACTIONS) claiming its share
+    whatever the context, takes the engine's lower fraction that keeps within them and leaves the largest pool: 0.98,
+    which vLLM's own warm-up fix leaves on 2 x H100 80GB for Llama 3.1 70B at --reserve 128MiB, keeps 0.07 GiB free
+    per GPU and failed --headroom 128MiB at every context (every option dropped), where 0.97 keeps 0.74 GiB."""
     def estimate(s: Any, n: int) -> MemoryEstimate | None:
         try:
-            return eng.estimate(spec, devs, eng.with_context(s, n))
+            return run_estimate(eng, spec, devs, eng.with_context(s, n))
         except OomkitError:
             return None
 
@@ -323,23 +405,37 @@ def _relieved(eng: EngineModule, spec: ModelSpec, devs: tuple[Device, ...], sett
         return est is not None and est.fits is False and bool(est.engine_view.get("error"))
 
     here = estimate(settings, n_ctx)
-    if here is None or not refused(here) or not refused(estimate(settings, min(n_ctx, STEP))):
+    if here is None:
+        return settings
+    over = False  # the engine starts, but its memory fraction overshoots the plan's budgets at every context
+    if not refused(here):
+        if (limits is None or here.fits is not True or slack(here, limits) >= 0
+                or not any(m[0] in BUDGET_FRACTIONS for m in eng.relief(settings, dict(here.settings)))):
+            return settings
+        short = estimate(settings, min(n_ctx, STEP))
+        if short is None or slack(short, limits) >= 0:
+            return settings
+        over = True
+    elif not refused(estimate(settings, min(n_ctx, STEP))):
         return settings
     parallel = set(eng.neutral_fields("parallel"))
-    best, best_pool = settings, -1
+    best, best_key = settings, (False, -1)
     for field, value, _why in eng.relief(settings, dict(here.settings)):
         if field in parallel and isinstance(value, int) and value < concurrency:
             continue
+        if over and field not in BUDGET_FRACTIONS:
+            continue
         moved = replace(settings, **{field: value})
         est = estimate(moved, n_ctx)
-        if est is None or est.fits is not True:
+        if est is None or est.fits is not True or (over and slack(est, limits or {}) < 0):
             continue
         pool = est.engine_view.get("kv_cache_tokens", est.engine_view.get("max_total_num_tokens"))
         if isinstance(pool, dict):
             pool = min(pool.values()) if pool else 0
         pool = pool if isinstance(pool, int) else 0
-        if pool > best_pool:
-            best, best_pool = moved, pool
+        key = (limits is not None and slack(est, limits) >= 0, pool)
+        if key > best_key:
+            best, best_key = moved, key
     return best
 
 
@@ -399,7 +495,7 @@ def _option(eng: EngineModule, spec: ModelSpec, choice: Choice, ref: str, devs: 
     # the release the command is written for is no flag of it (--engine-version): it stays the one planned for
     release = {n: getattr(s, n) for n in eng.neutral_fields("engine_version")}
     parsed = replace(parsed, settings=replace(parsed.settings, **release))
-    est = eng.estimate(spec, devs, parsed.settings)
+    est = run_estimate(eng, spec, devs, parsed.settings)
     if slack(est, limits, split_ok=tier == 2) < 0:
         return None
     split = tier == 2 and offload is None and est.host.weights_bytes > 0

@@ -34,7 +34,16 @@ from ..request import model_and_quant, resolve_model
 from . import published
 from .family import family_members, survey
 from .hardware import smallest_hardware
-from .options import DEFAULT_MIN_CTX, Goals, Option, check_concurrency, evaluate
+from .options import (
+    DEFAULT_MIN_CTX,
+    UNIFIED,
+    Goals,
+    Option,
+    budgets,
+    check_concurrency,
+    estimates_kept,
+    evaluate,
+)
 from .rating import USABLE_TOKENS_PER_S
 from .speed import tps_number
 from .together import Companion, companion, held
@@ -123,6 +132,14 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
     `model` may name a family ("qwen3", "llama 3.1"): the largest member that fits is planned (family.py).
     `also`: models planned alongside (a draft model, an embedding server: together.py), in what they leave.
     `kv_type`: the KV cache type asked for (--kv-type): only options with it are planned, and it is said so."""
+    with estimates_kept():  # the run asks the engine some questions more than once: each answered once
+        return _plan(model, engine, devices=devices, goals=goals, settings=settings, quant=quant,
+                     fixed_format=fixed_format, limit=limit, also=also, kv_type=kv_type)
+
+
+def _plan(model: str | ModelSpec, engine: str, *, devices: tuple[Device, ...], goals: Goals | None,
+          settings: Any, quant: str | None, fixed_format: bool | None, limit: int | None, also: tuple[str, ...],
+          kv_type: str | None) -> Plan:
     goals = goals or Goals()
     eng = get_engine(engine)
     check_concurrency(eng, settings if settings is not None else eng.settings(), goals.concurrency)
@@ -183,7 +200,8 @@ def plan(model: str | ModelSpec, engine: str = "llama.cpp", *, devices: tuple[De
             found.append(option)
     front = rank(one_per_outcome(pareto(found)), ram_checked=goals.ram_bytes is not None)
     notes = picked + _notes(eng, spec, front, want, goals, ref, fixed_format,
-                            offloads=any(c.offload is not None for c in choices))
+                            offloads=any(c.offload is not None for c in choices),
+                            unified=budgets(devices, goals).get(UNIFIED))
     if kv_type is not None:
         notes += (f"KV cache fixed at {kv_type} (--kv-type); other options vary the weights, context and placement",)
     if settings is not None and (untold := unmodelled_note(settings)) is not None:
@@ -382,7 +400,7 @@ def _speed_note(front: list[Option]) -> str | None:
 
 
 def _notes(eng: EngineModule, spec: ModelSpec, front: list[Option], want: int, goals: Goals, ref: str,
-           fixed_format: bool, offloads: bool = True) -> tuple[str, ...]:
+           fixed_format: bool, offloads: bool = True, unified: int | None = None) -> tuple[str, ...]:
     notes = []
     quality = _quality_note(front)
     if quality:
@@ -392,7 +410,13 @@ def _notes(eng: EngineModule, spec: ModelSpec, front: list[Option], want: int, g
         notes.append(speed)
     if goals.min_ctx and goals.min_ctx > want:
         notes.append(f"{goals.min_ctx} tokens asked; {spec.name} is trained for {want}: planned for {want}")
-    if not front:
+    if not front and unified is not None:
+        # an Apple GPU: the CPU's layers fill the same RAM (options.UNIFIED), so no second tier frees any of it
+        notes.append(f"nothing fits {want} tokens of context in this Mac's {_gib(unified)} of unified memory with "
+                     f"{eng.name}: the GPU and the CPU share it, so layers kept on the CPU free none of it (the weights "
+                     f"alone are {_gib(spec.weights.nbytes)}); an engine that still starts it pages the weights "
+                     "from disk, far slower: smaller weights (--quant) or a smaller model fit")
+    elif not front:
         # an engine (or release) with no way to keep weights in system RAM has no second tier to have tried
         notes.append(f"nothing fits {want} tokens of context on these GPUs with {eng.name}" + (
             ", even with part of the model in system RAM" if offloads else
