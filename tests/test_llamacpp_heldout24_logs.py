@@ -12,14 +12,15 @@ gives them), read through oomkit with the page's own model, flags and build, not
   with the default -b 2048 (6368 MiB; oomkit 5744). The rule that explains them: from #13194 (e298d2fb, b5429)
   until #13833 (3600cc28, b5554) llama_kv_cache_unified_iswa sized the SWA cache n_swa*n_seq_max + n_batch
   (llama-model.cpp create_memory passed cparams.n_batch; src/llama-kv-cache.cpp: GGML_PAD(n_swa*n_seq_max +
-  n_batch, padding)), and #13833 made it n_ubatch; oomkit's kv.py _kv_caches applies n_ubatch at every build.
-  Strict xfail. The 27b total with -b 64 (5562 MiB) is exact.
+  n_batch, padding)), and #13833 made it n_ubatch; oomkit's kv.py _kv_caches applied n_ubatch at every build.
+  Now by build (ERAS swa_cells_ubatch): all 12 and both 27b totals (6368 / 5562 MiB) exact.
 - lilting.ch, Qwen3.5-35B-A3B Q6_K on a Radeon 8060S (gfx1151) through Vulkan at b8183, --no-mmap, the server's
   default 4 slots: the recurrent state's 'fixed-size buffer (251 MiB)' as the page rounds it (oomkit's RS buffer
   251.25 MiB: 30 delta-net layers x 4 sequences) and the file's 26.55 GiB (oomkit's model buffers 26784.88 +
   397.85 MiB) agree, 2 of 2.
 
-In all: 38 of 45 figures exact (or to the page's rounding), 7 off, all seven the b5429-b5553 SWA cache size.
+In all: 38 of 45 figures exact (or to the page's rounding) before, 7 off, all seven the b5429-b5553 SWA cache size;
+45 of 45 after.
 
 Searched and not used: pages whose stored copy stops before any buffer line (a Qwen3.6-35B-A3B teardown on an RTX
 5060 Ti, a Qwen3.5-35B-A3B 160K-context write-up, a Qwen3.6-35B-A3B -ncmoe post on an RTX 3060, a Qwen3.5-35B-A3B
@@ -76,14 +77,7 @@ def test_gemma3_global_kv_after_iswa(model, ctx):
     assert got["non-SWA"] == G3["printed"]["global_kv_mib"][model][ctx]
 
 
-_SWA_NBATCH = pytest.mark.xfail(strict=True, reason="SWA KV 1248 / 3744 (27b), 960 / 2880 (12b), 348 / 1044 (4b) MiB "
-                                "printed at -b 2048 / 8192 (3072 / 9216 cells), oomkit 624 / 480 / 174 at 1536 cells: "
-                                "b5429-b5553 sized the SWA cache n_swa + n_batch (#13194, e298d2fb; n_ubatch from "
-                                "#13833, 3600cc28, b5554), oomkit's kv.py _kv_caches uses n_ubatch at every build")
-
-
-@pytest.mark.parametrize(("model", "batch"), [pytest.param(m, b, marks=[_SWA_NBATCH] if int(b) > 512 else [])
-                                              for m, b in _params("swa_kv_mib")])
+@pytest.mark.parametrize(("model", "batch"), _params("swa_kv_mib"))
 def test_gemma3_swa_kv_by_batch(model, batch):
     """The windowed layers' cache: n_swa 1024 + the batch, padded. At -b 64 and 512 (-ub follows -b down to it)
     n_batch and n_ubatch are the same and oomkit agrees: 1088 and 1536 cells."""
@@ -91,7 +85,7 @@ def test_gemma3_swa_kv_by_batch(model, batch):
     assert got["SWA"] == G3["printed"]["swa_kv_mib"][model][batch]
 
 
-@pytest.mark.parametrize("batch", [pytest.param("64"), pytest.param("2048", marks=_SWA_NBATCH)])
+@pytest.mark.parametrize("batch", ["64", "2048"])
 def test_gemma3_27b_total_at_64k(batch):
     """The post's 27b totals at 64k: 5120 + 442 = 5562 MiB with -b 64, 5120 + 1248 = 6368 with the default 2048."""
     got = _caches("gemma-3-27b", 65536, int(batch), G3["engine_version_new"])

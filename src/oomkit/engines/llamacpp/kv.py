@@ -319,7 +319,9 @@ def _kv_caches(spec: ModelSpec, ctx: Context, swa_full: bool) -> list[Cache]:
         size_swa = round_up(min(size_base, n_swa * (ctx.n_seq_max if ctx.kv_unified else 1) + ctx.n_ubatch), 256)
     else:
         pad = 256 if ctx.flash_attn else 32
-        size_swa = min(size_base, round_up(n_swa * (ctx.n_seq_max if ctx.kv_unified else 1) + ctx.n_ubatch, pad))
+        # b5429-b5553 (ERAS swa_cells_ubatch): + n_batch, the logical batch, where later builds add n_ubatch
+        batch = ctx.n_ubatch if ERAS.reached(ctx.build, "swa_cells_ubatch") else ctx.n_batch
+        size_swa = min(size_base, round_up(n_swa * (ctx.n_seq_max if ctx.kv_unified else 1) + batch, pad))
     caches = []
     if full:
         caches.append(_build_cache("non-SWA", full, size_base, ctx, v_max))

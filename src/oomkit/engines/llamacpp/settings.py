@@ -51,6 +51,9 @@ ERAS = Eras({
     # PR #13194 "kv-cache : add SWA support" (e298d2fbd, 2025-05-20, b5429): sliding-window layers get their own
     # small cache (before: n_ctx everywhere)
     "iswa": 5429,
+    # PR #13833 "llama : use n_swa + n_ubatch cells for SWA cache" (3600cc288, 2025-05-31, b5554): from PR #13194 to
+    # it llama_kv_cache_unified_iswa sized the sliding-window cache n_swa*n_seq_max + n_batch (the logical batch)
+    "swa_cells_ubatch": 5554,
     # PR #13676 "model : disable SWA for Phi models" (b44890df2, 2025-05-21, b5440): Phi-3 caches every layer in
     # full again; its windowed cache lived only in b5429-b5439
     "phi3_swa_off": 5440,
