@@ -139,12 +139,12 @@ def test_the_mlx_runner_has_no_kv_cache_type(qwen36_35b):
     # OLLAMA_KV_CACHE_TYPE is read by no file under x/ (envconfig.KvCacheType; llm/server.go only); kvcache.go
     # appendKV allocates mlx.Zeros(keys.DType(), ...): the check lists f16 alone
     from oomkit.check import check
-    from oomkit.errors import OomkitError
     spec = replace(qwen36_35b, weights=replace(qwen36_35b.weights, format="ollama-mlx-nvfp4"))
     gpu = Device("MTL0", "Apple GPU", memory_bytes=64 * GiB)
-    with pytest.raises(OomkitError, match="OLLAMA_KV_CACHE_TYPE=q8_0 is not read by x/mlxrunner"):
-        ENGINE.estimate_fn(spec, (gpu,), OllamaSettings(kv_cache_type="q8_0"))
-    assert ENGINE.estimate_fn(spec, (gpu,), OllamaSettings(kv_cache_type="f16")).devices
+    q8 = ENGINE.estimate_fn(spec, (gpu,), OllamaSettings(kv_cache_type="q8_0"))  # set, and ignored as Ollama does
+    f16 = ENGINE.estimate_fn(spec, (gpu,), OllamaSettings(kv_cache_type="f16"))
+    assert q8.devices[0].kv_cache_bytes == f16.devices[0].kv_cache_bytes
+    assert any("OLLAMA_KV_CACHE_TYPE=q8_0 is ignored by Ollama's MLX runner" in w for w in q8.warnings)
     r = check(spec, "ollama", vram="48GiB", num_ctx=8192)
     assert list(r.max_context_by_kv) == ["f16"]
 

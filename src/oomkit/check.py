@@ -339,7 +339,7 @@ def _largest_contexts(eng: EngineModule, spec: ModelSpec, settings: Any, target:
 
     best, _ = search(settings)
     by_kv: dict[str, int | None] = {}
-    for kv in eng.kv_types:
+    for kv in eng.kv_types_of(spec):
         try:
             s_kv = eng.with_kv_type(settings, kv)
         except OomkitError:
@@ -365,7 +365,7 @@ def _smallest_requirement(result: CheckResult, eng: EngineModule, spec: ModelSpe
     """Nothing fits at any context with any KV type: the least it would take (the smallest context, the smallest
     KV type) on the tightest device, against that device's physical memory."""
     best: tuple[int, str, DeviceCheck] | None = None
-    for kv in eng.kv_types:
+    for kv in eng.kv_types_of(spec):
         token = SEARCHING.set("least")  # exact figures; an engine's own count of its tries is not read
         try:
             e = eng.estimate(spec, devs, eng.with_context(eng.with_kv_type(settings, kv), STEP))

@@ -223,7 +223,7 @@ def contexts_for(n_ctx_train: int, contexts: tuple[int, ...] = CONTEXTS) -> tupl
 
 def build_tables(eng: EngineModule, spec: ModelSpec, settings: Any, targets: tuple[Target, ...],
                  kv_types: tuple[str, ...] | None = None, contexts: tuple[int, ...] | None = None) -> Tables:
-    kv_types = kv_types or eng.kv_types
+    kv_types = kv_types or eng.kv_types_of(spec)
     contexts = contexts or contexts_for(spec.n_ctx_train)
     settings = eng.typed_layout(settings)  # what each context needs as typed, not llama.cpp's --fit moving layers
     probe_dev = (Device(id="CUDA0", name="GPU"),)  # one GPU of unknown size: what the model needs on one GPU

@@ -30,6 +30,7 @@ from typing import Any
 
 from ..errors import OomkitError
 from ..memory import Device, MemoryEstimate
+from ..model.spec import ModelSpec
 
 # (argv without the program, env or None for os.environ[, the program variant]) -> (model, quant, Settings); the
 # variant is passed only when the engine's `programs` name one (llama-cli vs llama-server, mlx_lm.generate vs server)
@@ -99,6 +100,9 @@ class EngineModule:
     # settings -> the same with the engine's own fitting to memory off (llama.cpp -fit off): the layout as typed,
     # for the questions asked of it (the VRAM tables, the KV headroom); None: the engine does not refit
     typed_layout_fn: Callable[[Any], Any] | None = None
+    # spec -> the KV cache types the engine offers for that model, where it depends on the model (Ollama's MLX
+    # runner has one); None: kv_types
+    kv_types_fn: Callable[[ModelSpec], tuple[str, ...]] | None = None
     # the context the engine settled on, from its estimate (None: the estimate's settings[context_field])
     effective_context_fn: Callable[[MemoryEstimate], int | None] | None = None
     # (model argument, settings, quant or None) -> the command line as typed (argv, leading VAR=value for the
@@ -181,6 +185,10 @@ class EngineModule:
     def typed_layout(self, settings: Any) -> Any:
         """The settings loaded as typed, without the engine fitting them to the memory first."""
         return settings if self.typed_layout_fn is None else self.typed_layout_fn(settings)
+
+    def kv_types_of(self, spec: ModelSpec) -> tuple[str, ...]:
+        """The KV cache types tables, checks and plans offer for `spec`."""
+        return self.kv_types if self.kv_types_fn is None else self.kv_types_fn(spec)
 
     def with_kv_type(self, settings: Any, kv: str) -> Any:
         """The same settings with KV cache type `kv` (one of kv_types, or another the engine accepts)."""

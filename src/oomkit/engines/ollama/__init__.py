@@ -73,6 +73,7 @@ from .memory import (
     layout_era_c,
     predict_server_vram,
 )
+from .mlx_runner import kv_types_for
 from .settings import (
     DEFAULT_GGUF_TYPE,
     NEUTRAL,
@@ -92,6 +93,7 @@ ENGINE = EngineModule(
     headline=("num_ctx", "num_parallel", "kv_cache_type"),
     context_field="num_ctx", neutral=NEUTRAL,
     kv_types=("f16", "q8_0", "q4_0"), kv_fields=("kv_cache_type",),  # OLLAMA_KV_CACHE_TYPE (docs/faq.md)
+    kv_types_fn=kv_types_for,  # an MLX build's runner reads no KV type (mlx_runner.KV_TYPES_ACCEPTED)
     programs={"ollama": None}, subcommands=("run", "serve"),
     newest=NEWEST, default_format_fn=default_weight_format, loads_gguf=True,
     effective_context_fn=lambda est: est.engine_view.get("n_ctx"),

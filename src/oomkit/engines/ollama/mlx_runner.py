@@ -287,16 +287,18 @@ def format_quantization(weights_format: str) -> str | None:
     return None
 
 
+def kv_types_for(spec: ModelSpec) -> tuple[str, ...]:
+    """The KV cache types Ollama offers for `spec`: the GGUF runners' three, an MLX build's runner f16 alone."""
+    return ("f16",) if format_quantization(spec.weights.format) is not None else ("f16", "q8_0", "q4_0")
+
+
 def estimate_mlx(spec: ModelSpec, devices: tuple[Device, ...], s: OllamaSettings, quantize: str) -> MemoryEstimate:
     """An MLX library tag under Ollama: server/sched.go load starts mlxrunner.NewClient for a model with no GGUF;
     client.go Load checks TotalTensorSize against the first GPU (load_check); the runner then holds the tensors
     (the MTP layer's freed: x/models/qwen3_5 LoadWeights freeTensorKeys "mtp.") and grows its caches as the
     conversation does, up to num_ctx (kv_cache_bytes), which no check covers."""
     v = parse_version(s.engine_version)
-    if s.kv_cache_type.strip().lower() not in KV_TYPES_ACCEPTED:
-        raise OomkitError(f"Ollama's MLX runner has no KV cache type: OLLAMA_KV_CACHE_TYPE={s.kv_cache_type} is not "
-                          "read by x/mlxrunner (its caches take the activations' dtype); leave it unset for an MLX "
-                          "library tag")
+    ignored_kv = s.kv_cache_type.strip().lower() not in KV_TYPES_ACCEPTED
     if v < V_MLX_RUNNER:
         raise OomkitError(f"Ollama {s.engine_version} has no MLX runner (x/mlxrunner, first in v0.16.0): an MLX "
                           "library tag does not load")
@@ -330,6 +332,9 @@ def estimate_mlx(spec: ModelSpec, devices: tuple[Device, ...], s: OllamaSettings
                                   "available": check.available, "fits": check.fits}
             if check.error:
                 warnings.append(f"Ollama refuses to load it (x/mlxrunner/client.go Load): {check.error}")
+    if ignored_kv:  # Ollama runs it all the same: the setting is the GGUF runners' only
+        warnings.append(f"OLLAMA_KV_CACHE_TYPE={s.kv_cache_type} is ignored by Ollama's MLX runner (no file under x/ "
+                        "reads it; its caches take the activations' dtype): the KV cache is counted at 16 bits")
     if gpu is not None and not metal:
         warnings.append("Ollama's MLX runner outside macOS needs Ollama's MLX CUDA library (\"MLX not available: "
                         "failed to load MLX dynamic library\", ollama#16340), and ollama.com may refuse the pull "
