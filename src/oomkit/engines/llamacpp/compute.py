@@ -459,8 +459,12 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
         attn_phase = max(attn_phase, kpool_indexer_phase(spec, ctx, caches, T))
     if spec.architecture in DSA_SCORE_ARCHS and not no_cache:
         attn_phase = max(attn_phase, dsa_score_phase(spec, T, caches, masks))
+    # the attention output un-rotated for a rotated V cache (ERAS attn_rot: build_attn's llama_mul_mat_hadamard)
+    # (not on ggml-vulkan's graph, which its graph_optimize reorders first, vk_order: not read there; Ollama 0.30.3's
+    # llama3.2 on a Vega iGPU with a q4_0 cache prints 128 MiB, which the rows without the rotation give)
+    v_rotated = ctx.flash_attn and _rotations(spec, ctx)[1] > 0 and ERAS.reached(ctx.build, "attn_rot") and not vk_order
     ffn_phase, moe_out = feed_forward_phases(spec, T, masks, T if n_outputs is None else n_outputs, ctx.build,
-                                             old_graph=old, v_rotated=ctx.flash_attn and _rotations(spec, ctx)[1] > 0,
+                                             old_graph=old, v_rotated=v_rotated,
                                              sum_hole=not msa_streams, iswa_v_idxs=v_idxs,
                                              freed_masks={} if no_cache or hybrid or not ctx.flash_attn
                                              else _freed_iswa_masks(run, caches, T, ctx.flash_attn))
@@ -489,7 +493,7 @@ def _compute_phases(spec: ModelSpec, ctx: Context, caches: list[Cache], n_output
     out_phase = max(out_phase, 0 if hybrid else moe_out)  # the hybrids' own placement above
     if ctx.flash_attn and rows_out >= T and not hybrid and not no_cache and ERAS.reached(ctx.build, "embd_input"):
         # a plain MLP's last layer: the final norm's block (plain_mlp_output_rows)
-        rows = plain_mlp_output_rows(spec, T, masks, _rotations(spec, ctx)[1] > 0)
+        rows = plain_mlp_output_rows(spec, T, masks, v_rotated)
         if rows:
             out_phase = max(out_phase, spec.n_vocab * rows_out * f32 + rows * resid)
     if spec.architecture in FINAL_NORM_KEPT and ctx.flash_attn and not no_cache and ERAS.reached(ctx.build, "kq_mask_f16"):
@@ -1157,6 +1161,27 @@ def _dense_ffn_rows(spec: ModelSpec) -> dict[int, tuple[int, int, bool]]:
     return _DENSE_FFN_ROWS.get(spec, None, lambda: _read_dense_ffn_rows(spec))
 
 
+_FFN_NORMED = ByObject[frozenset[int]](64)
+
+
+def _ffn_normed(spec: ModelSpec) -> frozenset[int]:
+    """The layers with a norm of their own before the FFN (ffn_norm / post_attention_norm), memoised."""
+    return _FFN_NORMED.get(spec, None, lambda: frozenset(
+        t.layer for t in spec.weights.tensors
+        if t.layer is not None and t.name.split(".", 2)[-1].startswith(("ffn_norm.", "post_attention_norm."))))
+
+
+_HEAD_GATED = ByObject[frozenset[int]](64)
+
+
+def _head_gated(spec: ModelSpec) -> frozenset[int]:
+    """The layers whose attention output is gated per head (attn_gate narrower than the hidden state: one sigmoid
+    a head and token, a small block of its own after the attention), memoised."""
+    return _HEAD_GATED.get(spec, None, lambda: frozenset(
+        t.layer for t in spec.weights.tensors
+        if t.layer is not None and ".attn_gate." in t.name and len(t.shape) == 2 and t.shape[1] < spec.n_embd))
+
+
 def _read_dense_ffn_rows(spec: ModelSpec) -> dict[int, tuple[int, int, bool]]:
     """Per layer with a dense FFN: (gated wide tensors, ungated wide tensors, parallel block), each wide tensor
     n_ff floats a token, read off the layer's tensors as llm_graph_context::build_ffn (src/llama-graph.cpp) runs
@@ -1470,6 +1495,19 @@ def feed_forward_phases(spec: ModelSpec, T: int, masks: int, n_outputs: int, bui
                 # the gate takes the attention output's freed block (GATE_IN_ATTN_OUT)
                 work = max(work, masks + 3 * resid + attn_out + 2 * f.n_ff * T * f32)
             else:
+                if v_rotated and layer.index in _ffn_normed(spec) and layer.index not in _head_gated(spec) \
+                        and spec.architecture not in LM_HEAD_SCALED and spec.architecture not in SWIGLU_IN_HOLE \
+                        and spec.architecture not in NO_CACHE_GRAPHS and spec.architecture not in DRAFT_FFN_ROWS \
+                        and not (old_graph or layer.index == gathered):
+                    # a rotated V cache: ffn_inp one row lower, as for the plain MLP's first layer above (ggml-alloc's
+                    # placement of llama.cpp@0c1e57098's reserve on the 4-layer xverse sweep file, q8_0 K and V: gate,
+                    # up and the SwiGLU product above the masks and three rows in every layer, 120.59 MiB at 32K,
+                    # 152.59 at 64K; masks + 4 rows: 128.50 / 160.50). Not where the FFN reads the layer input's
+                    # own rows without a norm of its own (talkie, hrm_text: 128.59 at 32K, masks + 4 rows), nor under
+                    # a per-head attention gate (_head_gated: its small block takes the freed one the output
+                    # projection would, spark2_5 133.18 at 32K), nor in a graph without a cache (no rotation), nor
+                    # in the drafts' graphs (DRAFT_FFN_ROWS, placed there)
+                    base -= resid
                 work = max(work, base + alive * f.n_ff * T * f32)
     T, resid, masks = T_all, resid_all, masks_all
     out = 0
