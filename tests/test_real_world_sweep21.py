@@ -347,3 +347,11 @@ def test_mlx_fp_modes_store_one_byte_scale_per_group(mode, bits_per_value):
 
     fmt = parse_quantization_config({"quant_method": "mlx", "group_size": 32, "bits": 4, "mode": mode}, "bfloat16")
     assert linear_weight_bytes(fmt, 4096, 4096) == 4096 * 4096 * bits_per_value / 8
+
+
+def test_plan_keeps_an_ollama_mlx_build_whole():
+    """plan splits a model's :QUANT suffix (request.model_and_quant), but an MLX build's "-nvfp4" is its tag's: the
+    plan sizes the build itself (was: "nvfp4: a Hugging Face checkpoint format ..." for the GGUF of qwen3.8:27b)."""
+    rc, out, err = run_cli("plan", "qwen3.8:27b-nvfp4", "--engine", "ollama", "--gpu", "M4 Max 64GB", "--json")
+    assert rc == 0, err
+    assert "ollama run qwen3.8:27b-nvfp4" in out

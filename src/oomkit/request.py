@@ -18,7 +18,7 @@ from .engines.base import EngineModule
 from .errors import HardwareError, ModelError, SettingsError
 from .hardware.visible import device_prefix, hides_any_count, renumbered, select
 from .memory import Device
-from .model.names import OLLAMA_MLX_FORMAT
+from .model.names import OLLAMA_MLX_FORMAT, ollama_mlx_build
 from .model.resolve import resolve, split_quant
 from .model.spec import ModelSpec
 from .units import GiB, MiB, parse_size, parse_sizes
@@ -70,8 +70,8 @@ def model_and_quant(ref: str, quant: str | None) -> tuple[str, str | None]:
     "Q4_K_M"), the one format both name (two different ones refused, naming both); a file's path unchanged."""
     check_quant_agrees(ref, quant)
     name, suffix = split_quant(ref)
-    if suffix is None or Path(ref).expanduser().exists():
-        return ref, quant
+    if suffix is None or Path(ref).expanduser().exists() or ollama_mlx_build(ref) is not None:
+        return ref, quant  # an Ollama MLX build's "-nvfp4" is its tag's, resolved whole (model/resolve.py)
     return name, quant or suffix
 
 
