@@ -147,12 +147,13 @@ def test_encoder_cache_until_b5311():
 
 def test_swa_cache_from_b5429_and_phi3_full_again_from_b5440():
     cells = {b: [c["cells"] for c in _view(_b(b), "gemma-2-2b-it")["kv_caches"]] for b in (5428, 5429)}
-    assert cells == {5428: [8192], 5429: [8192, 4608]}  # gemma-2: a 4096 window + the ubatch, padded
-    # Phi-3-mini-4k: every layer windowed at 2047, PAD(2047 + 512, 32) cells only in b5429-b5439 (flash attention
+    # gemma-2: a 4096 window + the logical batch (2048; n_ubatch from PR #13833, b5554), padded
+    assert cells == {5428: [8192], 5429: [8192, 6144]}
+    # Phi-3-mini-4k: every layer windowed at 2047, PAD(2047 + 2048, 32) cells only in b5429-b5439 (flash attention
     # is off by default in those builds: 32-cell padding)
-    phi = {b: [c["cells"] for c in _view(_b(b), "phi-3-mini-4k-instruct", n_ctx=4096)["kv_caches"]]
+    phi = {b: [c["cells"] for c in _view(_b(b), "phi-3-mini-4k-instruct", n_ctx=8192)["kv_caches"]]
            for b in (5428, 5429, 5439, 5440)}
-    assert phi == {5428: [4096], 5429: [2560], 5439: [2560], 5440: [4096]}
+    assert phi == {5428: [8192], 5429: [4096], 5439: [4096], 5440: [8192]}
 
 
 def test_flash_attention_default_off_until_b6324():
