@@ -45,3 +45,18 @@ def test_c_elsewhere_is_not_a_context():
     for text in ("bash -c 'echo 4096'\nCUDA out of memory. Tried to allocate 20.00 MiB",
                  "docker run -c 512 vllm/vllm-openai\nCUDA out of memory. Tried to allocate 20.00 MiB"):
         assert "n_ctx" not in diagnose(text).settings
+
+
+def test_a_saved_log_with_the_command_that_wrote_it(tmp_path, capsys):
+    """`oomkit diagnose FILE -- COMMAND`: the FILE is the command's log (not run); the command's -c / -ub are the
+    settings and each fix rewrites it (llama.cpp PR #26297's compute-buffer failure: 51748.72 MiB on device 1)."""
+    from oomkit.cli import main
+
+    log = tmp_path / "server.log"
+    log.write_text(_text("llama-cpp-pr26297-recovered-compute"), encoding="utf-8")
+    rc = main(["diagnose", str(log), "--json", "--", "llama-server", "-m", "Qwen3-8B-Q4_K_M.gguf", "-c", "8192",
+               "-ub", "2048"])
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 0 and d["stage"] == "compute"
+    assert (d["settings"]["n_ctx"], d["settings"]["n_ubatch"]) == (8192, 2048)
+    assert any(f.get("command") == "llama-server -m Qwen3-8B-Q4_K_M.gguf -c 8192 -ub 1024" for f in d["fixes"])

@@ -18,6 +18,7 @@ from ..model._bytes import open_for_header
 HELP = """\
 usage: oomkit diagnose [FILE|-|"MESSAGE"] [--json]
        oomkit diagnose [--json] -- ENGINE-COMMAND ...
+       oomkit diagnose FILE [--json] -- ENGINE-COMMAND ...
 
 Paste the error or the whole log (stdin by default, or a file): which program failed (PyTorch, CUDA, vLLM, SGLang,
 llama.cpp, Ollama, LM Studio, MLX, TGI, ExLlama, TensorRT-LLM, transformers), the stage that ran out (weights,
@@ -25,7 +26,8 @@ kv_cache, compute, fragmentation, other_process, host_ram, buffer_limit) or that
 all (not_oom), the numbers it carries in bytes, the settings a start-up log shows, and the fix: the exact flags
 or variables for that engine, with the memory each saves. The first out-of-memory in a log is the cause.
 
-With -- ENGINE-COMMAND, runs the command, shows its output, and diagnoses it when it fails.
+With -- ENGINE-COMMAND, runs the command, shows its output, and diagnoses it when it fails. With a FILE as well,
+the FILE is that command's log: nothing is run, and the fixes rewrite that command.
 
 options:
   --json    the Diagnose JSON (engine, engine_version, confidence, stage, numbers, settings, causes, fixes)
@@ -53,9 +55,14 @@ def run(argv: list[str]) -> int:
         if a.startswith("-") and a != "-":
             raise OomkitError(f"unknown option {a!r} for diagnose (see oomkit diagnose --help)")
     command = None
-    if "--" in argv:
-        if rest:
-            raise OomkitError("give either a FILE or -- ENGINE-COMMAND, not both")
+    if "--" in argv and rest:  # a saved log and the command that wrote it: read, not run
+        if len(rest) > 1:
+            raise OomkitError("diagnose reads one FILE (or - for stdin) before the -- ENGINE-COMMAND")
+        command = argv[argv.index("--") + 1:]
+        if not command:
+            raise OomkitError("nothing after --: give the engine command that wrote the log")
+        text = _read(rest[0])
+    elif "--" in argv:
         command = argv[argv.index("--") + 1:]
         text, code = _run_command(command)
         if code == 0:
