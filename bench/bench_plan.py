@@ -32,6 +32,9 @@ CASES = {
     # --only 405B --against` the tree before (9bd6cc7c): small fits, large needs offload, far too large
     "plan meta-llama/Llama-3.1-405B-Instruct --gpu 'RTX 4090' (far too large)": [
         *OOMKIT, "plan", "meta-llama/Llama-3.1-405B-Instruct", "--gpu", "RTX 4090", "--json"],
+    # a dense 32B on an 8 GiB laptop GPU: no weight format fits, every option a layer split, tier 3 through the catalog
+    "plan qwen3:32b --gpu 'RTX 4070 Laptop' (8 GiB: layer splits)": [*OOMKIT, "plan", "qwen3:32b", "--gpu",
+                                                                      "RTX 4070 Laptop", "--json"],
     "plan --all --vram 12GiB (the whole catalog at 8K)": [*OOMKIT, "plan", "--all", "--vram", "12GiB", "--json"],
     "fit -- llama-server ... -c 65536 (8 GiB)": [*OOMKIT, "fit", "--vram", "8GiB", "--json", "--", "llama-server",
                                                   "-hf", "unsloth/Qwen3-8B-GGUF:Q4_K_M", "-c", "65536"],
