@@ -6,7 +6,7 @@ Limits: weights 3 % of the printed load; a start/die verdict as printed.
 
 | page | release | GPUs, flags | figure | printed | oomkit |
 |---|---|---|---|---|---|
-| discuss.vllm.ai/t/2674 | 0.21.0 | 2x RTX 5070 Ti, Gemma-4-31B-IT-NVFP4, TP 2, fp8 KV, 1,024, --language-model-only | verdict | OOM | dies loading (15.57 GiB a rank, 14.86 free) |
+| discuss.vllm.ai/t/2674 | 0.21.0 | 2x RTX 5070 Ti, Gemma-4-31B-IT-NVFP4, TP 2, fp8 KV, 1,024, --language-model-only | verdict | OOM | dies loading (15.04 GiB a rank, 14.86 free; 15.57 before --language-model-only was modelled) |
 | robotmunki.com | 0.19.0 (assumed) | 1 GPU (not named), Gemma-4-31B-IT-NVFP4, 4,096 batched | weights | 31.18 GiB | 30.77 (-1.3 %) |
 | r/LocalLLaMA (RTX 5090 sweep) | 0.16.0 (assumed) | RTX 5090, Qwen3-Coder-30B-A3B AWQ, defaults | verdict at 122,880 | starts | refused: strict xfail |
 | | | | verdict at 131,072 | OOM | refused |
@@ -17,10 +17,11 @@ vLLM's defaults is 10.89 GiB (31.38 GiB x 0.9 - 15.71 weights - 1.51 activation 
 0.13 non-torch - 0.48 CUDA graphs) against 11.25 GiB for one 122,880-token request (48 layers x 4 KV heads x 128
 x 2 x 2 bytes a token): 0.36 GiB short, 1.1 % of the GPU. The post names no flag but the context, so a higher
 --gpu-memory-utilization or a smaller batch would close it as well as a smaller activation peak would; with no
-memory line to tell them apart, no rule is written. --language-model-only (the Discourse command) stays unmodelled:
-vLLM 0.17+ reads it as every modality limit 0 (config/multimodal.py get_limit_per_prompt), which drops the tower
-(15.57 -> 15.04 GiB a rank here, the verdict the same), but with it vllm#41789 (tests/test_vllm_heldout5.py) moves
-from +1.70 % to +4.61 % of the GPU, its separate drafter's weights being the other term oomkit does not count.
+memory line to tell them apart, no rule is written. --language-model-only (the Discourse command) is modelled:
+vLLM 0.17+ reads it as every modality limit 0 (config/multimodal.py get_limit_per_prompt, read in 0.17.0, 0.20.0 and
+0.21.0), which drops the tower (15.57 -> 15.04 GiB a rank here, the verdict the same); with it vllm#41789
+(tests/test_vllm_heldout5.py) moves from +1.70 % to +4.61 % of the GPU (a strict xfail there), its separate
+drafter's weights being the other term oomkit does not count.
 
 Searched and not held (corpus "pages" and "docs"): myoceane.fr and blog.huikang.dev (cited already), a Reddit post
 on Qwen3.5-4B AWQ on an RTX 3060 ("~3.23 GB" of KV, "~23k" tokens, release "latest stable": approximate figures; at
@@ -87,13 +88,20 @@ def test_command_reads_as_the_page(stem):
 
 
 def test_gemma4_nvfp4_on_two_5070ti_dies():
-    """The poster's OOM: oomkit puts it at the load, 15.57 GiB of weights a rank on a 15.46 GiB card (14.86 GiB free
-    after the CUDA context); --language-model-only is reported as not modelled."""
+    """The poster's OOM: oomkit puts it at the load, 15.04 GiB of weights a rank on a 15.46 GiB card (14.86 GiB free
+    after the CUDA context). --language-model-only (0.17+, config/multimodal.py get_limit_per_prompt: every modality
+    0) leaves the vision tower out of the load: 15.57 GiB a rank with it."""
     est = estimate(DISCUSS)
     assert fixture(DISCUSS)["printed"]["starts"] is False
     assert not starts(est)
     assert est.engine_view["error"].startswith("CUDA out of memory while loading the model")
-    assert any("--language-model-only" in w for w in est.warnings)
+    assert not any("--language-model-only" in w for w in est.warnings)
+    model, _, s = parse_args(fixture(DISCUSS)["argv"], env={})
+    assert s.limit_mm_per_prompt == (("audio", 0), ("image", 0), ("video", 0), ("vision_chunk", 0))
+    # the same run with the tower loaded: a larger load (15.57 GiB a rank against 15.04), the same verdict
+    full = ENGINE.estimate(resolve_model(ENGINE, model), gpus("RTX 5070 Ti", 2),
+                           replace(s, limit_mm_per_prompt=None, engine_version=fixture(DISCUSS)["engine_version"]))
+    assert first(full.engine_view, "model_loading_bytes") > first(est.engine_view, "model_loading_bytes")
 
 
 @pytest.mark.parametrize("gpu", ["DGX Spark", "RTX PRO 6000"])

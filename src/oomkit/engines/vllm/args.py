@@ -271,6 +271,11 @@ def parse_args(argv: list[str], env: dict[str, str] | None = None) -> tuple[str 
         # of them named without one (vllm-project/vllm#17661, 0.8.4: "pass the local path of the GGUF checkpoint")
         raise OomkitError(f"{model} is a hub repo of GGUF files, and vLLM loads a GGUF from a .gguf file, not from a "
                           "repo of them: download the file and give its path")
+    if opts.pop("language_model_only", False):
+        # config/multimodal.py MultiModalConfig.get_limit_per_prompt (read in 0.17.0, 0.20.0, 0.21.0; the flag is
+        # 0.17.0's): language_model_only answers 0 for every modality before --limit-mm-per-prompt is read, so
+        # models/interfaces.py _mark_tower_model skips every tower (meta device) and profile_run skips the encoder
+        opts["limit_mm_per_prompt"] = tuple((m, 0) for m in LANGUAGE_MODEL_ONLY_MODALITIES)
     if opts.get("unmodelled"):
         opts["unmodelled"] = tuple(dict.fromkeys(opts["unmodelled"]))
     _apply_env(env, opts)
@@ -558,6 +563,8 @@ def _apply(flag: str, value: Any, opts: dict[str, Any]) -> None:
         opts["mamba_cache_mode"] = str(value)
     elif flag == "--limit-mm-per-prompt":
         opts["limit_mm_per_prompt"] = _mm_limits(flag, value)
+    elif flag == "--language-model-only":
+        opts["language_model_only"] = value is not False
     elif flag == "--mm-processor-kwargs":
         cfg = _json_object(flag, value)
         _mm_sizes(flag, cfg)
@@ -718,7 +725,6 @@ _UNMODELLED = {
     "--offload-group-size": _always("weights moved to the host by the offloader"),
     "--offload-num-in-group": _always("weights moved to the host by the offloader"),
     "--offload-params": _always("weights moved to the host by the offloader"),
-    "--language-model-only": _always("the multimodal encoder not loaded"),
     "--mm-encoder-only": _always("only the multimodal encoder loaded"),
 }
 _JSON_FLAGS = ("--kv-transfer-config", "--eplb-config")
@@ -737,6 +743,10 @@ def _apply_hf_overrides(flag: str, value: Any, opts: dict[str, Any]) -> None:
         cfg = {"rope_scaling": cfg}
     merged = {**json.loads(opts.get("hf_overrides") or "{}"), **cfg}
     opts["hf_overrides"] = json.dumps(merged, sort_keys=True)
+
+
+# the modalities vLLM's multimodal classes name (image, video, audio; kimi_k25's vision_chunk): every one of them 0
+LANGUAGE_MODEL_ONLY_MODALITIES = ("audio", "image", "video", "vision_chunk")
 
 
 def _mm_limits(flag: str, value: Any) -> tuple[tuple[str, int], ...]:
