@@ -30,9 +30,10 @@ def _fraction(argv: tuple[str, ...]) -> float | None:
 
 
 def test_headroom_beside_a_reserve_keeps_the_options_at_a_lower_fraction():
-    """2 x H100 SXM, Llama 3.1 70B: --reserve 128MiB alone plans options at --gpu-memory-utilization 0.98 leaving
-    under 128 MiB; with --headroom 128MiB too, every option was dropped. Each option now keeps the headroom asked,
-    at a fraction below the reserve's alone, and the same weight formats are planned."""
+    """2 x H100 SXM, Llama 3.1 70B: --reserve 128MiB alone planned options at --gpu-memory-utilization 0.98 leaving
+    under 128 MiB; with --headroom 128MiB too, every option was dropped. Each option now keeps the headroom asked, at
+    a fraction no higher than vLLM's default (a reserve lowers the fraction, never raises it: knobs.py), and the
+    same weight formats are planned."""
     devs = devices_from(gpu="2x H100 SXM")
     reserve = Goals(reserve_bytes=128 * MiB, ram_bytes=2 * GiB)
     both = Goals(reserve_bytes=128 * MiB, headroom_bytes=128 * MiB, ram_bytes=2 * GiB)
@@ -42,7 +43,7 @@ def test_headroom_beside_a_reserve_keeps_the_options_at_a_lower_fraction():
     assert len(kept.options) == len(alone.options)
     for o in kept.options:
         assert o.tier == 1 and o.headroom_bytes >= 0  # the headroom asked is already off each GPU's budget
-        assert _fraction(o.argv) is not None and _fraction(o.argv) < max(_fraction(a.argv) for a in alone.options)
+        assert (_fraction(o.argv) or 0.92) <= 0.92  # 0.92: the newest releases' default (config.default_utilization)
     assert {o.weight_format for o in kept.options} == {o.weight_format for o in alone.options}
     assert kept.smallest_hardware is None
 
@@ -54,11 +55,9 @@ def test_headroom_beside_a_reserve_exit_status_from_the_cli(capsys):
     assert '"tier": 1' in capsys.readouterr().out
 
 
-@pytest.mark.xfail(strict=True, reason="engines/vllm/knobs.py utilization_for raises --gpu-memory-utilization from "
-                   "vLLM's default 0.9 to 0.99 for any --reserve (then 0.98 by the warm-up fix): bf16 weights with "
-                   "a model-dtype KV cache plan 38,656 tokens at --reserve 128MiB and none without it (fp8 KV: "
-                   "77,312 against 15,104); less memory must not plan more")
 def test_a_reserve_never_plans_more_than_none():
+    """A reserve raised --gpu-memory-utilization from vLLM's default 0.9 to 0.99 (then 0.98 by the warm-up fix):
+    bf16 weights with a model-dtype KV cache planned 38,656 tokens at --reserve 128MiB and none without it."""
     devs = devices_from(gpu="2x H100 SXM")
     free = search.plan(LLAMA_70B, "vllm", devices=devs, goals=Goals(ram_bytes=2 * GiB))
     held = search.plan(LLAMA_70B, "vllm", devices=devs, goals=Goals(reserve_bytes=128 * MiB, ram_bytes=2 * GiB))

@@ -503,6 +503,11 @@ def _v0_only_class(spec: ModelSpec, version: Version) -> str | None:
 MLLAMA_LAST = (0, 10, 2)
 
 
+def default_utilization(version: tuple[int, ...]) -> float:
+    """--gpu-memory-utilization's default: 0.9, 0.92 from 0.20 (config/cache.py CacheConfig)."""
+    return 0.92 if version >= ERAS["cudagraph_budget"] else 0.9
+
+
 def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Resolved:
     version = parse_version(s.engine_version)
     check_model_release(spec, version)
@@ -554,9 +559,7 @@ def resolve(spec: ModelSpec, devices: tuple[Device, ...], s: VllmSettings) -> Re
     tp, pp, dp = s.tensor_parallel_size, s.pipeline_parallel_size, s.data_parallel_size
     if min(tp, pp, dp) < 1:
         raise OomkitError("tensor, pipeline and data parallel sizes must be at least 1")
-    util = s.gpu_memory_utilization
-    if util is None:
-        util = 0.92 if version >= ERAS["cudagraph_budget"] else 0.9
+    util = s.gpu_memory_utilization if s.gpu_memory_utilization is not None else default_utilization(version)
     if not 0 < util <= 1:
         raise OomkitError(f"GPU memory utilization must be within (0, 1]. Got {util}.")
     first = devices[0] if devices else None

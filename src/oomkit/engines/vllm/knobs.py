@@ -20,7 +20,7 @@ from ...model.spec import ModelSpec
 from .._hf_knobs import hf_weight_choices
 from ..base import Choice
 from ..release_flags import known_in
-from .config import FLAGS_FILE, auto_kv_dtype, fp8_kv_name
+from .config import FLAGS_FILE, auto_kv_dtype, default_utilization, fp8_kv_name
 from .quantization import check_fp8_block_tp, offered_at
 from .settings import VllmSettings, parse_version
 
@@ -68,7 +68,10 @@ def knobs(model: str, spec: ModelSpec, devices: tuple[Device, ...], base: VllmSe
                     # SchedulerConfig refuses max_num_batched_tokens < max_num_seqs (config.resolve): the budget a
                     # smaller GPU defaults to (2048) is raised to the requests asked for
                     s = replace(s, max_num_batched_tokens=concurrency)
-            if util is not None and (base.gpu_memory_utilization is None or base.gpu_memory_utilization > util):
+            # other programs' memory lowers the fraction from the user's (or the release's default), never raises it:
+            # a reserve must not plan more than none
+            current = base.gpu_memory_utilization
+            if util is not None and (current if current is not None else default_utilization(version)) > util:
                 s = replace(s, gpu_memory_utilization=util)
             # "auto" is the checkpoint's own KV quantization where the release takes it (config.auto_kv_dtype)
             auto = auto_kv_dtype(spec, version)[0]
