@@ -247,7 +247,7 @@ CASES = [
     Case('lms1556', 'https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1556', 'model', 'M4 Max 36GB', None, RIGHT,
          'liquid/lfm2-24b-a2b',
          ('reads', {'model': 'liquid/lfm2-24b-a2b'})),
-    # omlx327: mlx_lm.convert --q-mode mxfp8, read as the other MLX names are, and on --engine mlx refused for the mode
+    # omlx327: mlx_lm.convert --q-mode mxfp8, read as the other MLX names are, and sized on --engine mlx
     # (was: unknown model, "unset HF_HUB_OFFLINE to look it up", though the catalog holds Qwen3-Embedding-8B)
     Case('omlx327', 'https://github.com/jundot/omlx/issues/327', 'model', 'M4 Max 64GB', None, FIXED,
          'mlx-community/Qwen3-Embedding-8B-mxfp8',
@@ -380,14 +380,19 @@ def test_an_ik_llama_file_that_is_not_here_is_refused_for_its_type():
     assert rc == 2 and "is ik_llama.cpp's" in err and "give that to estimate it" not in err, err
 
 
-def test_an_mlx_mxfp8_name_is_read_and_its_mode_refused_on_mlx():
-    # jundot/omlx#327: the name is read (mlx_lm.convert --q-mode mxfp8); oomkit's MLX byte layouts hold affine and
-    # mxfp4 only, so MLX itself is refused for the mode, in one line
+def test_an_mlx_mxfp8_name_is_read_and_sized_on_mlx():
+    # jundot/omlx#327: the name is read (mlx_lm.convert --q-mode mxfp8), and the mode sized as mx.quantize stores it
+    # (e4m3 values, a ue8m0 scale per 32: 8.25 bits a weight, below the 8-bit affine build's 8.5)
     d = names.derive("mlx-community/Qwen3-Embedding-8B-mxfp8")
     assert d is not None and d.base_hf_id == "Qwen/Qwen3-Embedding-8B"
     assert (d.quantization_config["bits"], d.quantization_config["mode"]) == (8, "mxfp8")
-    rc, _, err = run_cli("check", "mlx-community/Qwen3-Embedding-8B-mxfp8", "--engine", "mlx", "--gpu", "M4 Max 64GB")
-    assert rc == 2 and "MLX quantization mode 'mxfp8' is not supported" in err, err
+    weights = {}
+    for q in ("mxfp8", "8bit"):
+        rc, out, err = run_cli("check", f"mlx-community/Qwen3-Embedding-8B-{q}", "--engine", "mlx", "--gpu",
+                               "M4 Max 64GB", "--json")
+        assert rc in (0, 1), err
+        weights[q] = sum(u["weights_bytes"] for u in json.loads(out)["estimate"]["devices"])
+    assert 0.95 < weights["mxfp8"] / weights["8bit"] < 1.0
 
 
 def test_a_gguf_file_named_without_its_type_is_not_given_one():
