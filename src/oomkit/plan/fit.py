@@ -283,7 +283,7 @@ class _Turns:
         self.offload = self.offload or eng.fit_offload(spec, devs, self.user)
         self.offload_experts = any(c.offload_experts for c in choices if c.offload is not None)
         self.reliefs = eng.relief(self.user, effective)
-        self.user_ctx = _context(eng, self.user, spec)
+        self.user_ctx = _context(eng, self.user, spec, devs)
         ctx = eng.context_field
         self.ctx_set = getattr(self.user, ctx) != getattr(self.defaults, ctx)
         self.specs: dict[tuple[str | None, str | None], ModelSpec | None] = {}
@@ -438,10 +438,11 @@ def _layout(choices: tuple[Choice, ...], user: Any) -> tuple[tuple[str, Any], ..
     return tuple(out)
 
 
-def _context(eng: EngineModule, settings: Any, spec: ModelSpec) -> int:
-    """The context the user's command runs with (the engine's own default when none is given)."""
+def _context(eng: EngineModule, settings: Any, spec: ModelSpec, devs: tuple[Device, ...]) -> int:
+    """The context the user's command runs with on these GPUs (the engine's own default when none is given: Ollama's
+    depends on their memory, server/routes.go from v0.15.5: 262144 from 47 GiB, 32768 from 23 GiB, else 4096)."""
     try:
-        est = eng.estimate(spec, (Device(id="CUDA0", name="GPU"),), settings)
+        est = eng.estimate(spec, devs, settings)
     except OomkitError:
         return context_limit(spec)
     return eng.effective_context(est) or context_limit(spec)
