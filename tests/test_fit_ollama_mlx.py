@@ -35,3 +35,12 @@ def test_fit_offers_the_context_plan_finds_and_check_passes_it():
     assert env == [f"OLLAMA_CONTEXT_LENGTH={to}"]
     after = _check(GPU, None, " ".join([*env, run]))
     assert after["fits"] is True
+
+
+def test_tier_three_names_an_apple_machine_for_an_mlx_build():
+    """On a 16 GB M4 nothing fits: the machine tier 3 names runs the MLX build (plan/hardware.py candidates: Apple
+    machines for MLX weights), not an NVIDIA card (it named an H100)."""
+    f = _fit(["--gpu", "M4 16GB"], None, f"ollama run {TAG}")
+    assert f["tier"] == 3
+    hw = f["smallest_hardware"]
+    assert hw["gpu"].startswith("Apple") and hw["command"].endswith(f"ollama run {TAG}"), hw

@@ -15,6 +15,7 @@ from ..engines.base import EngineModule
 from ..errors import OomkitError
 from ..hardware.catalog import devices_for_names, lookup
 from ..memory import Device
+from ..model.names import OLLAMA_MLX_FORMAT
 from ..units import GiB
 from .options import evaluate
 
@@ -41,9 +42,11 @@ class Hardware:
                 "context": self.option.context, "estimate": self.option.estimate.to_dict()}
 
 
-def candidates(eng: EngineModule) -> list[tuple[int, int, str]]:
-    """(total memory, count, catalog name) for each candidate machine, smallest first."""
-    names = CANDIDATES["apple"] if eng.name == "mlx" else CANDIDATES["gpu"]
+def candidates(eng: EngineModule, weights_format: str = "") -> list[tuple[int, int, str]]:
+    """(total memory, count, catalog name) for each candidate machine, smallest first: Apple machines for MLX
+    weights (mlx-lm, an Ollama MLX build), GPU machines for the rest."""
+    apple = eng.name == "mlx" or weights_format.startswith(OLLAMA_MLX_FORMAT)
+    names = CANDIDATES["apple"] if apple else CANDIDATES["gpu"]
     out = []
     for name in names:
         spec = lookup(name)
@@ -57,9 +60,9 @@ def candidates(eng: EngineModule) -> list[tuple[int, int, str]]:
 def smallest_hardware(eng: EngineModule, models: Any, ref: str, base: Any, goals: Any, fixed_format: bool,
                       quant: str | None) -> Hardware | None:
     """The first candidate machine on which the model, as asked, fits entirely on the GPUs at the asked context."""
-    for _, count, name in candidates(eng):
+    spec = models.spec(None, quant)
+    for _, count, name in candidates(eng, spec.weights.format):
         devices = devices_for_names(f"{count}x {name}")
-        spec = models.spec(None, quant)
         try:
             choice = eng.knobs(ref, spec, devices, base, concurrency=goals.concurrency, fixed_format=True,
                                reserve_bytes=0)[0]
