@@ -415,7 +415,7 @@ def _notes(eng: EngineModule, spec: ModelSpec, front: list[Option], want: int, g
         notes.append(f"nothing fits {want} tokens of context in this Mac's {_gib(unified)} of unified memory with "
                      f"{eng.name}: the GPU and the CPU share it, so layers kept on the CPU free none of it (the weights "
                      f"alone are {_gib(spec.weights.nbytes)}); an engine that still starts it pages the weights "
-                     "from disk, far slower: smaller weights (--quant) or a smaller model fit")
+                     "from disk, far slower: smaller weights (a lower-bit quantization) or a smaller model fit")
     elif not front:
         # an engine (or release) with no way to keep weights in system RAM has no second tier to have tried
         notes.append(f"nothing fits {want} tokens of context on these GPUs with {eng.name}" + (
