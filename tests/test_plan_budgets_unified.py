@@ -80,7 +80,7 @@ def test_ollama_on_a_16gb_mac_plans_no_cpu_split_of_a_model_larger_than_its_ram(
     assert not p.options
     assert not any("num_gpu 0" in line for o in p.options for line in o.argv)
     note = next(n for n in p.notes if "unified memory" in n)
-    assert "16.0 GiB of unified memory" in note and "--quant" in note
+    assert "16.0 GiB of unified memory" in note and "a lower-bit quantization" in note
 
 
 def test_ollama_on_a_16gb_mac_still_plans_a_model_that_fits():
