@@ -825,9 +825,9 @@ _OLLAMA_MLX_TAGS = {"mlx": "in MLX's own format", "nvfp4": "quantized to NVFP4",
                     "int4": "quantized to 4-bit affine (int4)", "int8": "quantized to 8-bit affine (int8)"}
 
 
-def ollama_mlx_tag(name: str) -> str | None:
-    """The refusal for an Ollama library tag of an MLX build ("qwen3.8:27b-mlx", "qwen3.6:35b-a3b-coding-nvfp4"),
-    naming the GGUF tag of the same model where the catalog holds it; None for any other name."""
+def _ollama_mlx_parts(name: str) -> tuple[str, str, bool] | None:
+    """"qwen3.8:27b-nvfp4" -> (its last tag word, the GGUF tag of the same model, whether the catalog holds that
+    tag); None for a name that is no Ollama library tag of an MLX build."""
     key = catalog.normalize(name)
     if "/" in key or ":" not in key:
         return None
@@ -836,7 +836,15 @@ def ollama_mlx_tag(name: str) -> str | None:
     if not base or end not in _OLLAMA_MLX_TAGS:
         return None
     gguf = f"{lib}:{base}"
-    known = catalog.lookup(gguf) is not None or ollama_tag(gguf) is not None
+    return end, gguf, catalog.lookup(gguf) is not None or ollama_tag(gguf) is not None
+
+
+def ollama_mlx_tag(name: str) -> str | None:
+    """The refusal for an Ollama library tag of an MLX build ("qwen3.8:27b-mlx", "qwen3.6:35b-a3b-coding-nvfp4"),
+    naming the GGUF tag of the same model where the catalog holds it; None for any other name."""
+    if (parts := _ollama_mlx_parts(name)) is None:
+        return None
+    end, gguf, known = parts
     what = (f"an Ollama tag of an MLX build (safetensors weights {_OLLAMA_MLX_TAGS[end]}, loaded by Ollama's MLX "
             "runner, x/mlxrunner), which oomkit's Ollama model of the GGUF runners does not size")
     if not known:
@@ -848,15 +856,8 @@ def ollama_mlx_build(name: str) -> tuple[str, str] | None:
     """An Ollama library tag of an MLX build that x/create quantized ("qwen3.8:27b-nvfp4") -> (the GGUF tag of the
     same model, the quantization: "qwen3.8:27b", "nvfp4"); None for "-mlx" (an import whose quantization the tag
     does not say, ollama#17050), other names, and a model the catalog does not hold."""
-    key = catalog.normalize(name)
-    if "/" in key or ":" not in key:
-        return None
-    lib, tag = key.split(":", 1)
-    base, _, end = tag.rpartition("-")
-    if not base or end not in _OLLAMA_MLX_TAGS or end == "mlx":
-        return None
-    gguf = f"{lib}:{base}"
-    return (gguf, end) if catalog.lookup(gguf) is not None or ollama_tag(gguf) is not None else None
+    parts = _ollama_mlx_parts(name)
+    return (parts[1], parts[0]) if parts is not None and parts[0] != "mlx" and parts[2] else None
 
 
 def ollama_namespaced(name: str) -> tuple[str, tuple[str, ...]] | None:
